@@ -1,0 +1,5 @@
+import sys
+
+from flydsl_ls.cli import main
+
+sys.exit(main())

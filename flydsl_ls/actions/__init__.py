@@ -1,0 +1,1 @@
+"""Diagnostics to edits: applying fixes, fix-all, suppression comments."""

@@ -1,0 +1,63 @@
+"""What analysis produces: diagnostics and the fixes they carry (no LSP types here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from flydsl_ls.analysis.text import Range
+
+HOMEPAGE = "https://github.com/flydsl-ls/flydsl-ls"
+
+
+def rule_url(code: str) -> str:
+    """The rule's documentation page (the diagnostic's codeDescription)."""
+    return f"{HOMEPAGE}/blob/main/docs/rules/{code}.md"
+
+
+class Applicability(str, Enum):
+    """Fix safety, as in ruff."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+
+@dataclass(frozen=True)
+class Edit:
+    range: Range
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str  # human title of the quick fix, e.g. "Replace with fx.Int32(x)"
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    range: Range
+    severity: Severity = Severity.WARNING
+    fix: Fix | None = None
+    deprecated: bool = False  # carries the LSP "Deprecated" tag
+    # Why no safe fix was offered, when that is worth telling the user.
+    note: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return rule_url(self.code)
+
+    def sort_key(self):
+        return (self.range.start, self.code)

@@ -1,0 +1,109 @@
+"""Runs the enabled rules over one file in a single walk of its syntax tree."""
+
+from __future__ import annotations
+
+import ast
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
+from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.analysis.rules.base import Rule
+from flydsl_ls.analysis.suppression import is_suppressed, suppressions
+from flydsl_ls.analysis.text import LineIndex, Position, Range
+
+log = logging.getLogger(__name__)
+
+SYNTAX_ERROR = "FLY000"
+
+
+@dataclass
+class FileAnalysis:
+    diagnostics: list[Diagnostic]
+    model: SemanticModel | None  # None when the file does not parse
+    internal_errors: list[str] = field(default_factory=list)
+
+
+def analyze(
+    source: str,
+    *,
+    rules: Sequence[type[Rule]] = ALL_RULES,
+    options: AnalysisOptions | None = None,
+    package: str | None = None,
+    path: str | None = None,
+) -> FileAnalysis:
+    options = options or AnalysisOptions()
+    codes = {rule.code for rule in rules}
+    try:
+        tree = ast.parse(source, filename=path or "<unknown>")
+    except (SyntaxError, ValueError) as error:
+        diagnostics = [_syntax_error(source, error)] if SYNTAX_ERROR in codes else []
+        return FileAnalysis(diagnostics, None)
+    except (RecursionError, MemoryError):
+        return FileAnalysis([], None, ["file too deeply nested to parse"])
+    try:
+        model = SemanticModel(source, tree, package)
+        ctx = RuleContext(model, options, path)
+        errors = _run(tree, [rule(ctx) for rule in rules if rule.code != SYNTAX_ERROR], ctx)
+    except RecursionError:
+        return FileAnalysis([], None, ["file too deeply nested to analyse"])
+    table = suppressions(source)
+    diagnostics = [
+        d for d in ctx.diagnostics if not is_suppressed(d.code, d.range.start.line, table)
+    ]
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return FileAnalysis(diagnostics, model, errors)
+
+
+def _run(tree: ast.AST, rules: list[Rule], ctx: RuleContext) -> list[str]:
+    dispatch: dict[type, list] = {}
+    for rule in rules:
+        for attr in dir(rule):
+            if attr.startswith("visit_"):
+                node_type = getattr(ast, attr[len("visit_") :], None)
+                if node_type is not None:
+                    dispatch.setdefault(node_type, []).append(getattr(rule, attr))
+    errors: list[str] = []
+    failed: set[str] = set()
+    parents = ctx.parents
+
+    def visit(node: ast.AST) -> None:
+        for handler in dispatch.get(type(node), ()):
+            code = handler.__self__.code
+            if code in failed:
+                continue
+            try:
+                handler(node)
+            except Exception as error:  # one broken rule must not hide the others
+                failed.add(code)
+                line = getattr(node, "lineno", 0)
+                errors.append(f"{code} crashed at line {line}: {type(error).__name__}: {error}")
+                log.exception("rule %s failed", code)
+        parents.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+        parents.pop()
+
+    visit(tree)
+    return errors
+
+
+def _syntax_error(source: str, error: Exception) -> Diagnostic:
+    index = LineIndex(source)
+    lineno = getattr(error, "lineno", None) or 1
+    offset = getattr(error, "offset", None) or 1
+    line = min(max(lineno - 1, 0), len(index.lines) - 1)
+    # SyntaxError.offset counts characters (1-based) of the line as decoded.
+    column = min(max(offset - 1, 0), len(index.line_text(line)))
+    start = Position(line, column)
+    end = Position(line, len(index.line_text(line))) if column < len(index.line_text(line)) else start
+    message = getattr(error, "msg", None) or str(error)
+    return Diagnostic(
+        code=SYNTAX_ERROR,
+        message=f"SyntaxError: {message}",
+        range=Range(start, end),
+        severity=Severity.ERROR,
+    )

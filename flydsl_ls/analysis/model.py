@@ -1,0 +1,321 @@
+"""The per-document semantic model: what each name is, and the fx type of each value.
+
+Built from the stdlib ``ast`` (fast enough for every keystroke), queried by rules and
+hover. ``resolve`` answers "which FlyDSL object is this expression" as a canonical
+symbol (see ``modules``); ``type_of`` answers "what fx type does this value have, and
+why".
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from flydsl_ls.analysis import fxtypes as T
+from flydsl_ls.analysis.fxtypes import FxType, join
+from flydsl_ls.analysis.modules import canonical_symbol, is_module
+from flydsl_ls.analysis.scopes import Binding, Scope, ScopeBuilder, lookup, reaching
+from flydsl_ls.analysis.text import LineIndex
+
+# Typed accessors: every release we support returns fx.Int32 from these.
+TYPED_INDEX_ACCESSORS = {
+    f"{module}.{kind}.{axis}"
+    for module in ("fx", "fx.gpu")
+    for kind in ("thread_idx", "block_idx", "block_dim", "grid_dim")
+    for axis in ("x", "y", "z")
+}
+RAW_ID_CALLS = {"fx.gpu.thread_id", "fx.gpu.block_id", "mlir.gpu.thread_id", "mlir.gpu.block_id"}
+
+_CALL_RESULT_KINDS = {
+    T.LAYOUT: ("make_layout", "make_shape", "make_stride", "make_layout_tv", "make_ordered_layout"),
+    T.ATOM: ("make_copy_atom", "make_mma_atom", "make_tiled_copy", "make_tiled_mma", "make_tiled_copy_tv"),
+    T.TENSOR: ("make_view", "make_fragment_like", "make_rmem_tensor", "rocdl.make_buffer_tensor"),
+}
+_RESULT_KIND_OF = {f"fx.{name}": kind for kind, names in _CALL_RESULT_KINDS.items() for name in names}
+RANGE_CONSTEXPR = {"fx.range_constexpr", "flyc.range_constexpr"}
+
+
+class SemanticModel:
+    def __init__(self, source: str, tree: ast.Module, package: str | None = None):
+        self.source = source
+        self.tree = tree
+        builder = ScopeBuilder(package)
+        self.module_scope: Scope = builder.build(tree)
+        self.scopes = builder.scopes
+        self._scope_of_node = builder.scope_of_node
+        self._scope_of_def = builder.scope_of_def
+        self._path_of_node = builder.path_of_node
+        self._loops = builder.loop_entries
+        self._calls_by_name = builder.calls_by_name
+        self._dotted_cache: dict[int, str | None] = {}
+        self._binding_types: dict[int, FxType | None] = {}
+        self._param_modules: dict[int, str | None] = {}
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return LineIndex(self.source)
+
+    # --- names ----------------------------------------------------------------
+    def scope_of(self, name: ast.Name) -> Scope | None:
+        return self._scope_of_node.get(id(name))
+
+    def binding_of(self, name: ast.Name) -> Binding | None:
+        scope = self._scope_of_node.get(id(name))
+        if scope is None:
+            return None
+        return lookup(name.id, scope, (name.lineno, name.col_offset))
+
+    def function_scope(self, node: ast.AST) -> Scope | None:
+        return self._scope_of_def.get(id(node))
+
+    # --- what an expression refers to -------------------------------------------
+    def resolve(self, expr: ast.AST) -> str | None:
+        """Canonical FlyDSL symbol of a name or attribute chain (``fx.arith.addf``)."""
+        dotted = self.dotted(expr)
+        return canonical_symbol(dotted) if dotted else None
+
+    def dotted(self, expr: ast.AST) -> str | None:
+        """Absolute dotted path of a name or attribute chain, through aliases."""
+        key = id(expr)
+        if key in self._dotted_cache:
+            return self._dotted_cache[key]
+        self._dotted_cache[key] = None  # cycle guard
+        result = None
+        if isinstance(expr, ast.Name):
+            result = self._dotted_name(expr)
+        elif isinstance(expr, ast.Attribute):
+            base = self.dotted(expr.value)
+            result = f"{base}.{expr.attr}" if base else None
+        self._dotted_cache[key] = result
+        return result
+
+    def _dotted_name(self, name: ast.Name) -> str | None:
+        scope = self._scope_of_node.get(id(name))
+        if scope is None:
+            return None
+        binding = lookup(name.id, scope, (name.lineno, name.col_offset))
+        if binding is None:
+            for module in _star_modules(scope):
+                if canonical_symbol(module):
+                    return f"{module}.{name.id}"
+            return None
+        return self.binding_dotted(binding)
+
+    def binding_dotted(self, binding: Binding) -> str | None:
+        if binding.kind == "import":
+            return binding.dotted
+        if binding.kind in ("assign", "annassign", "walrus") and isinstance(
+            binding.value, (ast.Name, ast.Attribute)
+        ):
+            return self.dotted(binding.value)  # alias such as ``_raw = arith._to_raw``
+        if binding.kind == "param":
+            return self._param_module(binding)
+        return None
+
+    def _param_module(self, binding: Binding) -> str | None:
+        """A module passed in as a parameter, when every call site in the file agrees."""
+        key = id(binding)
+        if key in self._param_modules:
+            return self._param_modules[key]
+        self._param_modules[key] = None
+        function = binding.scope.node
+        result = None
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            passed = set()
+            for call in self._calls_by_name.get(function.name, ()):
+                callee = self.binding_of(call.func)
+                if callee is None or callee.node is not function:
+                    continue
+                arg = _argument_for(call, binding)
+                dotted = self.dotted(arg) if arg is not None else None
+                canon = canonical_symbol(dotted) if dotted else None
+                passed.add(dotted if canon and is_module(canon) else None)
+            if len(passed) == 1:
+                result = passed.pop()
+        self._param_modules[key] = result
+        return result
+
+    # --- fx types ---------------------------------------------------------------
+    def type_of(self, expr: ast.AST) -> FxType:
+        if isinstance(expr, ast.Constant):
+            value = expr.value
+            if isinstance(value, bool):
+                return FxType(T.PY_BOOL, "literal")
+            if isinstance(value, int):
+                return FxType(T.PY_INT, "literal")
+            if isinstance(value, float):
+                return FxType(T.PY_FLOAT, "literal")
+            if isinstance(value, str):
+                return FxType(T.PY_STR, "literal")
+            return T.UNKNOWN_TYPE
+        if isinstance(expr, ast.Name):
+            return self._name_type(expr)
+        if isinstance(expr, ast.Attribute):
+            symbol = self.resolve(expr)
+            if symbol in TYPED_INDEX_ACCESSORS:
+                return FxType("fx.Int32", ast.unparse(expr), expr.lineno)
+            return T.UNKNOWN_TYPE
+        if isinstance(expr, ast.Call):
+            return self._call_type(expr)
+        if isinstance(expr, ast.BinOp):
+            return _arith_result(self.type_of(expr.left), self.type_of(expr.right), expr)
+        if isinstance(expr, ast.UnaryOp):
+            if isinstance(expr.op, ast.Not):
+                return T.UNKNOWN_TYPE
+            return self.type_of(expr.operand)
+        if isinstance(expr, ast.Compare):
+            return _compare_result([self.type_of(e) for e in (expr.left, *expr.comparators)], expr)
+        if isinstance(expr, ast.IfExp):
+            return join([self.type_of(expr.body), self.type_of(expr.orelse)])
+        return T.UNKNOWN_TYPE
+
+    def reaching_bindings(self, name: ast.Name) -> list[Binding]:
+        """Every binding whose value a read of ``name`` may see."""
+        scope = self._scope_of_node.get(id(name))
+        if scope is None:
+            return []
+        path = self._path_of_node.get(id(name), ())
+        return reaching(name.id, scope, (name.lineno, name.col_offset), path, self._loops)
+
+    def _name_type(self, name: ast.Name) -> FxType:
+        bindings = self.reaching_bindings(name)
+        types = [t for t in (self.binding_type(b) for b in bindings) if t is not None]
+        if not bindings or not types:
+            return T.UNKNOWN_TYPE
+        return join(types)
+
+    def binding_type(self, binding: Binding) -> FxType | None:
+        """The binding's type; None while it is being computed (a loop-carried cycle)."""
+        key = id(binding)
+        if key in self._binding_types:
+            return self._binding_types[key]
+        self._binding_types[key] = None
+        result = self._compute_binding_type(binding)
+        self._binding_types[key] = result
+        return result
+
+    def _compute_binding_type(self, binding: Binding) -> FxType:
+        line = binding.position[0]
+        if binding.annotation is not None:
+            annotated = self.annotation_type(binding.annotation)
+            if annotated.known:
+                return FxType(annotated.name, f"annotation {ast.unparse(binding.annotation)}", line)
+        if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
+            inferred = self.type_of(binding.value)
+            if inferred.known and inferred.line is None:
+                return FxType(inferred.name, inferred.origin, line)
+            return inferred
+        if binding.kind == "augassign":
+            node = binding.value
+            target = self._name_type_before(binding)
+            return _arith_result(target, self.type_of(node.value), node)
+        if binding.kind in ("for", "comprehension") and isinstance(binding.iter, ast.Call):
+            callee = self.resolve(binding.iter.func)
+            if callee in RANGE_CONSTEXPR:
+                return FxType(T.PY_INT, "range_constexpr loop variable", line)
+            if _is_builtin_range(self, binding.iter) and all(
+                self.type_of(a).name == T.PY_INT for a in binding.iter.args
+            ):
+                return FxType(T.PY_INT, "range over Python ints", line)
+        return T.UNKNOWN_TYPE
+
+    def _name_type_before(self, binding: Binding) -> FxType:
+        target = binding.node
+        scope = binding.scope
+        path = binding.path
+        bindings = reaching(
+            binding.name, scope, (target.lineno, target.col_offset), path, self._loops
+        )
+        types = [t for t in (self.binding_type(b) for b in bindings if b is not binding) if t]
+        return join(types) if types else T.UNKNOWN_TYPE
+
+    def annotation_type(self, annotation: ast.expr) -> FxType:
+        base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        symbol = self.resolve(base)
+        if symbol is None:
+            return T.UNKNOWN_TYPE
+        name = symbol.removeprefix("fx.")
+        if symbol.startswith("fx.") and T.is_numeric_class(name):
+            return FxType(symbol)
+        if symbol in ("fx.Constexpr", "flyc.Constexpr"):
+            return FxType(T.PY_INT if isinstance(annotation, ast.Subscript) else "constexpr")
+        if symbol in ("fx.Tensor", "flyc.Tensor"):
+            return FxType(T.TENSOR)
+        if symbol == "fx.Vector":
+            return FxType(T.VECTOR)
+        return T.UNKNOWN_TYPE
+
+    def _call_type(self, call: ast.Call) -> FxType:
+        func = call.func
+        symbol = self.resolve(func)
+        line = call.lineno
+        if symbol is not None:
+            name = symbol.removeprefix("fx.")
+            if symbol.startswith("fx.") and T.is_numeric_class(name):
+                return FxType(symbol, f"{symbol}(...)", line)
+            if symbol in ("fx.Vector", "fx.Vector.filled", "fx.Vector.from_elements"):
+                return FxType(T.VECTOR, f"{symbol}(...)", line)
+            if symbol == "fx.arith.ArithValue":
+                return FxType(T.ARITH_VALUE, "ArithValue(...)", line)
+            if symbol in RAW_ID_CALLS:
+                return FxType(T.RAW, f"{ast.unparse(func)}(...) returns a raw ir.Value", line)
+            if symbol.startswith("mlir.") and not is_module(symbol):
+                return FxType(T.RAW, f"raw dialect op {ast.unparse(func)}", line)
+            if symbol in _RESULT_KIND_OF:
+                return FxType(_RESULT_KIND_OF[symbol], f"{symbol}(...)", line)
+            return T.UNKNOWN_TYPE
+        if isinstance(func, ast.Attribute):
+            if func.attr == "ir_value" and not call.args:
+                return FxType(T.RAW, ".ir_value()", line)
+            if func.attr == "to" and len(call.args) == 1:
+                target = self.resolve(call.args[0])
+                if target and target.startswith("fx.") and T.is_numeric_class(target[3:]):
+                    return FxType(target, f".to({target})", line)
+        return T.UNKNOWN_TYPE
+
+
+def _star_modules(scope: Scope):
+    while scope is not None:
+        yield from reversed(scope.star_imports)
+        scope = scope.parent
+
+
+def _argument_for(call: ast.Call, param: Binding) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == param.name:
+            return keyword.value
+    index = param.param_index
+    if index is not None and index < len(call.args):
+        arg = call.args[index]
+        return None if isinstance(arg, ast.Starred) else arg
+    return None
+
+
+def _is_builtin_range(model: SemanticModel, call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "range"
+        and model.binding_of(call.func) is None
+    )
+
+
+def _compare_result(operands: list[FxType], node: ast.AST) -> FxType:
+    if all(t.is_python for t in operands):
+        return FxType(T.PY_BOOL, "Python comparison")
+    if any(t.is_fx_scalar for t in operands) and all(t.is_fx_scalar or t.is_python for t in operands):
+        return FxType("fx.Boolean", "comparison of fx values", node.lineno)
+    return T.UNKNOWN_TYPE
+
+
+def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
+    """Type of ``left <op> right`` following fx operator overloading."""
+    if left.is_python and right.is_python:
+        name = T.PY_FLOAT if T.PY_FLOAT in (left.name, right.name) else T.PY_INT
+        return FxType(name, "Python arithmetic")
+    if left.name == T.ARITH_VALUE or right.name == T.ARITH_VALUE:
+        return FxType(T.ARITH_VALUE, "arithmetic on an ArithValue", node.lineno)
+    if left.is_typed and (right.is_python or right.name == left.name):
+        return FxType(left.name, f"arithmetic on {left.name}", node.lineno)
+    if right.is_typed and left.is_python:
+        return FxType(right.name, f"arithmetic on {right.name}", node.lineno)
+    return T.UNKNOWN_TYPE

@@ -1,0 +1,88 @@
+"""Small text-level building blocks for fixes: operand parenthesising, the fx alias."""
+
+from __future__ import annotations
+
+import ast
+
+from flydsl_ls.analysis.diagnostic import Edit
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.text import Position, Range
+
+_ATOMS = (
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Subscript,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+)
+# Parents in which any expression may stand in place of a call without parentheses.
+_OPEN_CONTEXTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr, ast.keyword)
+
+
+def replacement_text(model: SemanticModel, inner: ast.expr, outer: ast.AST, parent) -> str:
+    """Source of ``inner`` fit to stand where ``outer`` (a call around it) stood."""
+    text = model.index.slice(model.index.node_range(inner))
+    if _is_atom(inner) and not (isinstance(inner, ast.Tuple) and not text.startswith("(")):
+        return text
+    if "\n" not in text and _accepts_any(parent, outer):
+        return text
+    return f"({text})"
+
+
+def _is_atom(node: ast.expr) -> bool:
+    return isinstance(node, (ast.Constant, *_ATOMS))
+
+
+def _accepts_any(parent, outer) -> bool:
+    if isinstance(parent, _OPEN_CONTEXTS):
+        return True
+    if isinstance(parent, ast.Call):
+        return outer is not parent.func and not any(
+            isinstance(a, ast.Starred) and a.value is outer for a in parent.args
+        )
+    if isinstance(parent, (ast.List, ast.Set)):
+        return True
+    return False
+
+
+def fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
+    """The module-level name bound to ``flydsl.expr``, or ``fx`` plus an edit importing it."""
+    best = None
+    for name, bindings in model.module_scope.bindings.items():
+        for binding in bindings:
+            if binding.kind == "import" and binding.dotted == "flydsl.expr":
+                if best is None or name == "fx":
+                    best = name
+    if best is not None:
+        return best, ()
+    return "fx", (_import_edit(model, "import flydsl.expr as fx"),)
+
+
+def _import_edit(model: SemanticModel, statement: str) -> Edit:
+    """Insert ``statement`` after the module's last top-level import (or docstring)."""
+    body = model.tree.body
+    anchor = None
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            anchor = stmt
+        elif index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            anchor = stmt
+    if anchor is None:
+        start = Position(0, 0)
+        return Edit(Range(start, start), statement + "\n")
+    line = anchor.end_lineno  # the line after the anchor, 0-based
+    start = Position(line, 0)
+    if line >= len(model.index.lines) or not model.index.lines[line - 1].endswith(("\n", "\r")):
+        end_of_anchor = model.index.from_ast(anchor.end_lineno, anchor.end_col_offset)
+        return Edit(Range(end_of_anchor, end_of_anchor), "\n" + statement)
+    return Edit(Range(start, start), statement + "\n")

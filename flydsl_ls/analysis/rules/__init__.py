@@ -1,0 +1,55 @@
+"""The rule registry: one module per rule, listed here in code order."""
+
+from __future__ import annotations
+
+from flydsl_ls.analysis.rules.base import Rule
+from flydsl_ls.analysis.rules.fly000_syntax_error import SyntaxErrorRule
+from flydsl_ls.analysis.rules.fly101_arith_value_wrapper import ArithValueWrapper
+from flydsl_ls.analysis.rules.fly102_raw_unwrap import RawUnwrap
+from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
+from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
+from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
+from flydsl_ls.analysis.rules.fly901_deprecated_api import DeprecatedApi
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    SyntaxErrorRule,
+    ArithValueWrapper,
+    RawUnwrap,
+    IndexCast,
+    RedundantWrap,
+    RawThreadId,
+    DeprecatedApi,
+)
+BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+
+
+def lookup_rule(selector: str) -> type[Rule] | None:
+    return BY_CODE.get(selector.upper()) or BY_NAME.get(selector.lower())
+
+
+def select_rules(select: list[str] | None, ignore: list[str] | None) -> tuple[type[Rule], ...]:
+    """Rules chosen by codes, code prefixes (``FLY1``), names or ``ALL``, as in ruff."""
+    chosen = [r for r in ALL_RULES if _matches_any(r, select)] if select else list(ALL_RULES)
+    return tuple(r for r in chosen if not _matches_any(r, ignore or []))
+
+
+def _matches_any(rule: type[Rule], selectors: list[str]) -> bool:
+    for selector in selectors:
+        selector = selector.strip()
+        if selector.upper() == "ALL" or rule.name == selector.lower():
+            return True
+        if selector and rule.code.startswith(selector.upper()):
+            return True
+    return False
+
+
+def unknown_selectors(selectors: list[str]) -> list[str]:
+    known_prefix = [r.code for r in ALL_RULES]
+    return [
+        s
+        for s in selectors
+        if s.upper() != "ALL"
+        and s.lower() not in BY_NAME
+        and not any(code.startswith(s.upper()) for code in known_prefix)
+    ]

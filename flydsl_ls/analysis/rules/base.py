@@ -1,0 +1,108 @@
+"""What a rule is: code, name, documentation, test cases, and ``visit_<Node>`` hooks.
+
+A rule's class docstring is its documentation; ``VALID`` and ``INVALID`` are its test
+cases (the test suite runs every one, the docs generator prints them). Rules only
+query the semantic model; they never match text.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
+from flydsl_ls.analysis.text import Range
+
+if TYPE_CHECKING:
+    from flydsl_ls.analysis.context import RuleContext
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must not flag."""
+
+    code: str
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag.
+
+    ``expected`` is the exact text after applying this rule's fixes (safe ones, or also
+    unsafe ones when ``unsafe``); None means the diagnostic carries no such fix.
+    ``line``/``column`` (1-based) locate the first diagnostic; ``count`` is how many.
+    """
+
+    code: str
+    expected: str | None = None
+    unsafe: bool = False
+    line: int | None = None
+    column: int | None = None
+    count: int = 1
+    message: str | None = None  # a substring the first message must contain
+    settings: dict = field(default_factory=dict)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line: what is flagged
+    replacement: ClassVar[str]  # what to write instead
+    fix_safety: ClassVar[str]  # "safe", "unsafe", "none", or a short qualified phrase
+    fix_title: ClassVar[str | None] = None  # the quick fix's human title
+    deprecated_tag: ClassVar[bool] = True  # LSP "Deprecated" tag on the diagnostic
+    severity: ClassVar[Severity] = Severity.WARNING
+    example_before: ClassVar[str] = ""
+    example_after: ClassVar[str] = ""
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def __init__(self, ctx: RuleContext):
+        self.ctx = ctx
+        self.model = ctx.model
+
+    @classmethod
+    def explanation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    # --- helpers for subclasses -----------------------------------------------
+    def report(
+        self,
+        node: ast.AST,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        note: str | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        self.ctx.diagnostics.append(
+            Diagnostic(
+                code=self.code,
+                message=message,
+                range=self.ctx.range(node),
+                severity=severity or self.severity,
+                fix=fix,
+                deprecated=self.deprecated_tag,
+                note=note,
+            )
+        )
+
+    def replace(
+        self, node: ast.AST, content: str, title: str, safe: bool = True, extra: tuple = ()
+    ) -> Fix:
+        """A fix replacing ``node``'s exact source span (plus any extra edits)."""
+        return Fix(
+            title=title if safe else f"{title} (unsafe)",
+            applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
+            edits=(Edit(self.ctx.range(node), content), *extra),
+        )
+
+    def edit(self, rng: Range, content: str) -> Edit:
+        return Edit(rng, content)
+
+    def text(self, node: ast.AST) -> str:
+        return self.ctx.segment(node)

@@ -1,0 +1,121 @@
+import ast
+
+from flydsl_ls.analysis.rewrite import replacement_text
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+
+UNWRAPPERS = {"fx.arith.unwrap", "fx.arith._to_raw", "shim.tensor_shim._to_raw"}
+
+
+class RawUnwrap(Rule):
+    """
+    `arith.unwrap(v)` and `arith._to_raw(v)` turn a typed value into a raw `ir.Value`.
+    The typed values say it directly: `v.ir_value()`, and only where a raw value is
+    really needed (a raw MLIR builder, an `scf.IfOp` condition).
+
+    Aliases are followed: `from flydsl.expr.arith import _to_raw as _raw`,
+    `_to_raw as as_mlir_value`, aiter's `tensor_shim._to_raw`, or `_raw = arith.unwrap`.
+    Local helpers that merely share the name (for instance `_raw = as_ir_value`, the
+    canonical converter) are not flagged.
+
+    The fix is safe when `v` is an fx value (`_to_raw(v)` is then exactly
+    `v.ir_value()`), and when `v` is already raw (the call is the identity). It is not
+    offered for Python scalars (which `unwrap` materialises as constants) or when
+    `unwrap` is given `type=`/`index=`.
+    """
+
+    code = "FLY102"
+    name = "raw-unwrap"
+    summary = "`arith.unwrap(v)` / `arith._to_raw(v)` (any alias)"
+    replacement = "`v.ir_value()`, only where a raw ir.Value is needed"
+    fix_safety = "safe"
+    fix_title = "Replace with v.ir_value()"
+    example_before = "cond = arith.unwrap(idx >= limit)"
+    example_after = "cond = (idx >= limit).ir_value()"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol not in UNWRAPPERS:
+            return
+        spelled = ast.unparse(node.func)
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            self.report(node, f"`{spelled}(...)` is legacy: use `.ir_value()` on the fx value")
+            return
+        inner = node.args[0]
+        kind = self.model.type_of(inner)
+        message = f"`{spelled}(v)` is legacy: use `v.ir_value()` where a raw value is needed"
+        if kind.is_fx_scalar or kind.name == "fx.Vector":
+            receiver = self._receiver(inner)
+            self.report(
+                node, message, fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title)
+            )
+        elif kind.is_raw or kind.name == "ArithValue":
+            text = replacement_text(self.model, inner, node, self.ctx.parent)
+            self.report(
+                node,
+                f"`{spelled}(v)` on a value that is already an ir.Value: drop it",
+                fix=self.replace(node, text, "Remove the unwrap"),
+            )
+        elif kind.is_python:
+            self.report(node, f"{message} (a Python {kind.name} needs an fx type first)")
+        else:
+            receiver = self._receiver(inner)
+            self.report(
+                node,
+                message,
+                fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title, safe=False),
+            )
+
+    def _receiver(self, inner: ast.expr) -> str:
+        text = self.text(inner)
+        if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            return text
+        return f"({text})"
+
+    VALID = [
+        Valid("from flydsl.expr.typing import as_ir_value as _raw\nx = _raw(v)\n"),
+        Valid("def _raw(v):\n    return v\nx = _raw(v)\n"),
+        Valid("import flydsl.expr as fx\nx = fx.Int32(1).ir_value()\n"),
+        Valid("from flydsl.expr.arith import unwrap\n# unwrap(x) in a comment\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(idx: fx.Int32, limit: fx.Int32):\n    return arith.unwrap(idx >= limit)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(idx: fx.Int32, limit: fx.Int32):\n    return (idx >= limit).ir_value()\n",
+            message="legacy",
+            line=4,
+            column=12,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(idx: fx.Int32):\n    return arith.unwrap(idx + 1)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(idx: fx.Int32):\n    return (idx + 1).ir_value()\n",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import _to_raw as _raw\n"
+            "x = fx.Float32(1.0)\ny = _raw(x)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.arith import _to_raw as _raw\n"
+            "x = fx.Float32(1.0)\ny = x.ir_value()\n",
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
+            "def f(v):\n    return as_mlir_value(v)\n",
+            expected="from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
+            "def f(v):\n    return v.ir_value()\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\n_raw = arith._to_raw\n"
+            "from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    s = std_arith.addi(a, b)\n    return _raw(s)\n",
+            expected="from flydsl.expr import arith\n_raw = arith._to_raw\n"
+            "from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    s = std_arith.addi(a, b)\n    return s\n",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nc = arith.unwrap(4, index=True)\n",
+            expected=None,
+        ),
+    ]

@@ -1,0 +1,105 @@
+import ast
+
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+
+INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
+INDEX_CONSTANTS = {"fx.arith.index"}
+CONSTANTS = {"fx.arith.constant"}
+INDEX_TYPES = {"fx.T.index", "mlir.ir.IndexType.get"}
+
+
+class IndexCast(Rule):
+    """
+    Index-typed values built with the arith helpers: `arith.index_cast(T.index, v)`,
+    `arith.index(n)`, `arith.constant(n, index=True)` and the deprecated
+    `fx.index_cast(T.index, v)`.
+
+    At an index-typed boundary (a launch, layout, loop or other API that needs
+    `index`), write `fx.Index(v)`; the fix does exactly that. For plain counters prefer
+    an explicit width, `fx.Int64(...)` or `fx.Int32(...)`, chosen on purpose: that
+    choice changes the IR and is left to you. Casts to other types
+    (`index_cast(T.i32, v)`) belong to FLY301. `fx.Index(...)` itself is not flagged.
+    """
+
+    code = "FLY103"
+    name = "index-cast"
+    summary = "`arith.index_cast(T.index, v)`, `arith.index(n)`, `arith.constant(n, index=True)`, `fx.index_cast`"
+    replacement = "`fx.Index(v)` at index-typed boundaries; `fx.Int64`/`fx.Int32` for plain counters"
+    fix_safety = "safe for the fx.Index form"
+    fix_title = "Replace with fx.Index(v)"
+    example_before = "off = arith.index_cast(T.index, x)"
+    example_after = "off = fx.Index(x)"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol in INDEX_CASTS:
+            if len(node.args) == 2 and not node.keywords and self._is_index_type(node.args[0]):
+                self._offer(node, node.args[1], f"`{ast.unparse(node.func)}(T.index, v)`")
+            elif symbol == "fx.index_cast":
+                self.report(node, "`fx.index_cast` is deprecated: use `fx.Int32(v)`/`fx.Int64(v)`/`fx.Index(v)`")
+        elif symbol in INDEX_CONSTANTS and len(node.args) == 1 and not node.keywords:
+            self._offer(node, node.args[0], f"`{ast.unparse(node.func)}(n)`")
+        elif symbol in CONSTANTS and self._index_keyword(node) and len(node.args) == 1:
+            self._offer(node, node.args[0], f"`{ast.unparse(node.func)}(n, index=True)`")
+
+    def _offer(self, node: ast.Call, value: ast.expr, spelled: str) -> None:
+        if isinstance(value, ast.Starred):
+            return
+        fx, imports = fx_alias(self.model)
+        replacement = f"{fx}.Index({self.text(value)})"
+        self.report(
+            node,
+            f"{spelled} builds an index value by hand: use `fx.Index(...)` "
+            "(or an explicit-width `fx.Int64`/`fx.Int32` for plain counters)",
+            fix=self.replace(node, replacement, f"Replace with {fx}.Index(...)", extra=imports),
+        )
+
+    def _is_index_type(self, expr: ast.expr) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) and not expr.args else expr
+        return self.model.resolve(target) in INDEX_TYPES
+
+    @staticmethod
+    def _index_keyword(node: ast.Call) -> bool:
+        keywords = {k.arg: k.value for k in node.keywords}
+        flag = keywords.get("index")
+        return (
+            set(keywords) == {"index"}
+            and isinstance(flag, ast.Constant)
+            and flag.value is True
+        )
+
+    VALID = [
+        Valid("import flydsl.expr as fx\noff = fx.Index(x)\n"),
+        Valid("from flydsl.expr import arith\nc = arith.constant(4)\n"),
+        Valid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nv = arith.index_cast(T.i32, x)\n"),
+        Valid("import pandas as pd\nidx = pd.index_cast(x)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "off = arith.index_cast(T.index, x)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "off = fx.Index(x)\n",
+            line=4,
+            column=7,
+        ),
+        Invalid(
+            "import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"
+            "n = _arith.index(16)\nm = _arith.constant(8, index=True)\n",
+            expected="import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"
+            "n = _fx.Index(16)\nm = _fx.Index(8)\n",
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
+            "off = arith.index_cast(ir.IndexType.get(), x)\n",
+            expected="from flydsl.expr import arith\nfrom flydsl._mlir import ir\nimport flydsl.expr as fx\n"
+            "off = fx.Index(x)\n",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nv = fx.index_cast(T.i64, x)\n",
+            expected=None,
+            message="deprecated",
+        ),
+    ]

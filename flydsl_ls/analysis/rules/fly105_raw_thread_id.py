@@ -1,0 +1,94 @@
+import ast
+
+from flydsl_ls.analysis.model import RAW_ID_CALLS
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+
+
+class RawThreadId(Rule):
+    """
+    `gpu.thread_id("x")` and `gpu.block_id("x")` return raw `index`-typed values. Used in
+    arithmetic they silently compute in `index`, mixing with typed `fx.Int32` values
+    through implicit casts. Wrap the call once, `fx.Int32(gpu.thread_id("x"))`, or use
+    the typed accessor `fx.thread_idx.x` (already `fx.Int32`).
+
+    The diagnostic points at the call whose value reaches the arithmetic, directly or
+    through a variable. The fix is unsafe: it changes the arithmetic from `index`
+    (64-bit) to `i32`, which changes the IR and can overflow where `index` did not.
+    `fx.thread_idx.x`, `fx.block_idx.x` and `gpu.thread_idx.x` are never flagged.
+    """
+
+    code = "FLY105"
+    name = "raw-thread-id"
+    summary = '`gpu.thread_id("x")` / `gpu.block_id("x")` used in arithmetic without a type'
+    replacement = '`fx.Int32(gpu.thread_id("x"))` or `fx.thread_idx.x`'
+    fix_safety = "unsafe (index arithmetic becomes i32)"
+    fix_title = "Wrap in fx.Int32(...)"
+    example_before = 'lane = gpu.thread_id("x") % 64'
+    example_after = "lane = fx.thread_idx.x % 64"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self._check(node.left)
+        self._check(node.right)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for operand in (node.left, *node.comparators):
+            self._check(operand)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check(node.target)
+        self._check(node.value)
+
+    def _check(self, operand: ast.expr) -> None:
+        if isinstance(operand, ast.Call):
+            self._flag(operand)
+        elif isinstance(operand, ast.Name):  # a load, or an AugAssign target
+            for binding in self.model.reaching_bindings(operand):
+                if isinstance(binding.value, ast.Call):
+                    self._flag(binding.value)
+
+    def _flag(self, call: ast.Call) -> None:
+        if id(call) in self._reported or self.model.resolve(call.func) not in RAW_ID_CALLS:
+            return
+        self._reported.add(id(call))
+        fx, imports = fx_alias(self.model)
+        spelled = ast.unparse(call.func)
+        self.report(
+            call,
+            f"`{spelled}(...)` returns a raw index value used in arithmetic: "
+            f"wrap it once, `{fx}.Int32(...)`, or use `{fx}.thread_idx`/`{fx}.block_idx`",
+            fix=self.replace(call, f"{fx}.Int32({self.text(call)})", self.fix_title, safe=False, extra=imports),
+        )
+
+    VALID = [
+        Valid("import flydsl.expr as fx\nlane = fx.thread_idx.x % 64\n"),
+        Valid("import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = fx.Int32(gpu.thread_id('x')) % 64\n"),
+        Valid("from flydsl.expr import gpu\ntid = gpu.thread_id('x')\nprint(tid)\n"),
+        Valid("from flydsl.expr import gpu\nlane = gpu.thread_idx.x % 64\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = gpu.thread_id('x') % 64\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = fx.Int32(gpu.thread_id('x')) % 64\n",
+            unsafe=True,
+            line=3,
+            column=8,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+            "def k():\n    tid = gpu.thread_id('x')\n    row = tid // 4\n    col = tid % 4\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+            "def k():\n    tid = fx.Int32(gpu.thread_id('x'))\n    row = tid // 4\n    col = tid % 4\n",
+            unsafe=True,
+            line=4,
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import gpu\nbid = gpu.block_id('x')\nbase = bid * 128\n",
+            expected="from flydsl._mlir.dialects import gpu\nimport flydsl.expr as fx\nbid = fx.Int32(gpu.block_id('x'))\nbase = bid * 128\n",
+            unsafe=True,
+        ),
+    ]

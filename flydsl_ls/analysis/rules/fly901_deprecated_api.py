@@ -1,0 +1,136 @@
+import ast
+from dataclasses import dataclass
+
+from flydsl_ls.analysis.diagnostic import Severity
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.versions import at_least
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    api: str  # as FlyDSL's stability table spells it
+    replacement: str
+    removal: str  # declared removal release
+    owner: str | None = None  # another rule reports this API (with a fix)
+
+
+# FlyDSL docs/api_stability.md, section 3 ("Stable but deprecated").
+DEPRECATED_SYMBOLS = {
+    "fx.get": Deprecation("fx.get", "`fx.get_(...).unpack()` or `IntTuple[...].unpack()`", "0.4"),
+    "fx.index_cast": Deprecation("fx.index_cast", "`fx.Index(x)`", "0.4", owner="FLY103"),
+    "fx.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4"),
+    "fx.arith.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4"),
+    "fx.rocdl.BufferCopyLDS64b": Deprecation("fx.rocdl.BufferCopyLDS64b", "`fx.rocdl.BufferCopyLDS32b`, or `fx.rocdl.BufferCopyLDS128b` on gfx950 (the 64b atom never worked: it now raises)", "0.4"),
+}
+TDM_OPS_ALIAS = "flydsl.expr.tdm_ops"
+TDM_OPS = Deprecation("fx.tdm_ops", "`fx.rocdl.tdm_ops` (a target-specific, unstable path)", "0.4")
+DEPRECATED_METHODS = {
+    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.max(x, y)`", "0.4"),
+    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.min(x, y)`", "0.4"),
+    "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
+    "addf": Deprecation("fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4"),
+    "exp2": Deprecation("fx.Numeric.exp2", "`fx.math.exp2(x)`", "0.4"),
+    "shuffle_xor": Deprecation("fx.Numeric.shuffle_xor", "`fx.gpu.shuffle_xor(x, offset, width)`", "0.4"),
+}
+# Method names no other library uses on values: flagged even when the receiver's type
+# is not inferred (FlyDSL's own guard flags every `.maximumf(` call).
+_DISTINCTIVE_METHODS = {"maximumf", "minimumf", "shuffle_xor", "shrui"}
+
+
+class DeprecatedApi(Rule):
+    """
+    FlyDSL's own "stable but deprecated" list (`docs/api_stability.md`, section 3):
+    `fx.get`, `fx.index_cast`, `fx.constant_vector`, `fx.tdm_ops`, the `Numeric`
+    methods `maximumf`/`minimumf`/`shrui`/`addf`/`exp2`/`shuffle_xor`, and
+    `fx.rocdl.BufferCopyLDS64b`. Each still works during its deprecation window and is
+    removed no earlier than its declared removal release.
+
+    The diagnostic names the replacement and the removal release. It is a warning, and
+    an error once the project's FlyDSL version (the `flydsl-version` setting) is at or
+    past the removal release. `fx.index_cast` is reported by FLY103, which can fix it.
+    """
+
+    code = "FLY901"
+    name = "deprecated-api"
+    summary = "A FlyDSL API on FlyDSL's deprecated list"
+    replacement = "the API FlyDSL names for it (see the message)"
+    fix_safety = "none"
+    example_before = "m = acc.maximumf(peer)"
+    example_after = "m = fx.max(acc, peer)"
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.model.dotted(node) == TDM_OPS_ALIAS:
+            self._flag(node, TDM_OPS)
+            return
+        entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
+        if entry and entry.owner is None:
+            self._flag(node, entry)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            return
+        if self.model.dotted(node) == TDM_OPS_ALIAS:
+            self._flag(node, TDM_OPS)
+            return
+        entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
+        if entry and entry.owner is None:
+            self._flag(node, entry)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in DEPRECATED_METHODS:
+            return
+        receiver = func.value
+        if self.model.resolve(receiver) is not None or self._is_imported(receiver):
+            return  # a module function such as np.exp2, not a Numeric method
+        kind = self.model.type_of(receiver)
+        if kind.is_typed or kind.is_raw or (not kind.known and func.attr in _DISTINCTIVE_METHODS):
+            self._flag(func, DEPRECATED_METHODS[func.attr], method=True)
+
+    def _is_imported(self, expr: ast.expr) -> bool:
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return False
+        binding = self.model.binding_of(expr)
+        return binding is not None and binding.kind == "import"
+
+    def _flag(self, node: ast.AST, entry: Deprecation, method: bool = False) -> None:
+        version = self.ctx.options.flydsl_version
+        removed = at_least(version, entry.removal)
+        status = (
+            f"removed as of FlyDSL {entry.removal} (project uses {version})"
+            if removed
+            else f"declared removal in FlyDSL {entry.removal}"
+        )
+        self.report(
+            node,
+            f"`{entry.api}` is deprecated ({status}): use {entry.replacement}",
+            severity=Severity.ERROR if removed else Severity.WARNING,
+        )
+
+    VALID = [
+        Valid("import flydsl.expr as fx\nm = fx.max(a, b)\n"),
+        Valid("import numpy as np\ny = np.exp2(x)\n"),
+        Valid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS32b()\n"),
+        Valid("import math\ny = math.exp2(3)\n"),
+        Valid("import flydsl.expr as fx\nt = fx.rocdl.tdm_ops\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer):\n    return acc.maximumf(peer)\n",
+            message="`fx.Numeric.maximumf` is deprecated",
+            line=3,
+            column=12,
+        ),
+        Invalid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS64b()\n", message="BufferCopyLDS32b"),
+        Invalid("import flydsl.expr as fx\nops = fx.tdm_ops.make_tdm_desc\n", column=7),
+        Invalid("from flydsl.expr import tdm_ops\nx = tdm_ops.foo\n"),
+        Invalid("import flydsl.expr as fx\nv = fx.get(t, 0)\n", message="declared removal in FlyDSL 0.4"),
+        Invalid(
+            "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
+            message="removed as of FlyDSL 0.4",
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        Invalid("def f(v):\n    return v.shuffle_xor(1, 64)\n"),
+    ]

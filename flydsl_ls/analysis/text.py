@@ -1,0 +1,119 @@
+"""Positions and text arithmetic: the one place where column units are converted.
+
+Internally a position is (0-based line, column in code points). Python's `ast`
+reports UTF-8 byte columns; LSP clients count UTF-16 code units unless they
+negotiate UTF-8; ruff-style CLI output shows 1-based code-point columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Encoding = Literal["utf-8", "utf-16", "utf-32"]
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int  # 0-based
+    column: int  # 0-based, code points
+
+
+@dataclass(frozen=True)
+class Range:
+    start: Position
+    end: Position
+
+    def contains(self, pos: Position) -> bool:
+        return self.start <= pos <= self.end
+
+    def overlaps(self, other: Range) -> bool:
+        return not (self.end <= other.start or other.end <= self.start)
+
+
+class LineIndex:
+    """Line table of one text, converting between column units and offsets."""
+
+    def __init__(self, text: str):
+        self.text = text
+        # Only \n, \r\n and \r end lines for ast and LSP (str.splitlines knows more).
+        self.lines = _LINE.findall(text)[:-1] or [""]
+        if self.lines[-1].endswith(("\n", "\r")):
+            self.lines.append("")
+        starts = [0]
+        for line in self.lines[:-1]:
+            starts.append(starts[-1] + len(line))
+        self._starts = starts
+
+    def line_text(self, line: int) -> str:
+        if 0 <= line < len(self.lines):
+            return self.lines[line].rstrip("\r\n")
+        return ""
+
+    # --- ast (1-based line, UTF-8 byte column) -----------------------------
+    def from_ast(self, lineno: int, byte_col: int) -> Position:
+        line = lineno - 1
+        text = self.line_text(line)
+        if text.isascii():
+            return Position(line, min(byte_col, len(text)))
+        return Position(line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace")))
+
+    def node_range(self, node) -> Range:
+        return Range(
+            self.from_ast(node.lineno, node.col_offset),
+            self.from_ast(node.end_lineno, node.end_col_offset),
+        )
+
+    # --- offsets ------------------------------------------------------------
+    def offset(self, pos: Position) -> int:
+        if pos.line >= len(self._starts):
+            return len(self.text)
+        return min(self._starts[pos.line] + pos.column, len(self.text))
+
+    def position_at(self, offset: int) -> Position:
+        import bisect
+
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return Position(line, offset - self._starts[line])
+
+    def slice(self, rng: Range) -> str:
+        return self.text[self.offset(rng.start) : self.offset(rng.end)]
+
+    # --- client column units ------------------------------------------------
+    def to_client(self, pos: Position, encoding: Encoding) -> tuple[int, int]:
+        text = self.line_text(pos.line)
+        column = min(pos.column, len(text))
+        if encoding == "utf-32" or text.isascii():
+            return pos.line, column
+        prefix = text[:column]
+        if encoding == "utf-8":
+            return pos.line, len(prefix.encode("utf-8"))
+        return pos.line, len(prefix.encode("utf-16-le")) // 2
+
+    def from_client(self, line: int, column: int, encoding: Encoding) -> Position:
+        """Clamp out-of-range client positions to the document, as LSP asks."""
+        if line >= len(self.lines):
+            last = len(self.lines) - 1
+            return Position(last, len(self.line_text(last)))
+        text = self.line_text(line)
+        if encoding == "utf-32" or text.isascii():
+            return Position(line, min(column, len(text)))
+        unit = "utf-8" if encoding == "utf-8" else "utf-16-le"
+        width = 1 if encoding == "utf-8" else 2
+        encoded = text.encode(unit)[: column * width]
+        return Position(line, len(encoded.decode(unit, "ignore")))
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply non-overlapping edits (each with .range and .content) to text."""
+    index = LineIndex(text)
+    spans = sorted(
+        ((index.offset(e.range.start), index.offset(e.range.end), e.content) for e in edits),
+        reverse=True,
+    )
+    for start, end, content in spans:
+        text = text[:start] + content + text[end:]
+    return text

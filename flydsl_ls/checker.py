@@ -1,0 +1,40 @@
+"""Checking one file or text with resolved settings: the entry the CLI and server share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flydsl_ls.analysis.diagnostic import Diagnostic
+from flydsl_ls.analysis.engine import FileAnalysis, analyze
+from flydsl_ls.config import Settings
+from flydsl_ls.files import UnreadableFile, package_of, read_source
+
+
+@dataclass
+class FileReport:
+    path: Path
+    source: str | None  # None when the file could not be read
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None  # why the file was skipped
+    internal_errors: list[str] = field(default_factory=list)
+
+
+def check_source(source: str, path: Path | None, settings: Settings) -> FileAnalysis:
+    package = package_of(path) if path is not None else None
+    return analyze(
+        source,
+        rules=settings.rules_for(path),
+        options=settings.options(),
+        package=package,
+        path=str(path) if path else None,
+    )
+
+
+def check_path(path: Path, settings: Settings) -> FileReport:
+    try:
+        source = read_source(path)
+    except UnreadableFile as error:
+        return FileReport(path, None, error=str(error))
+    result = check_source(source, path, settings)
+    return FileReport(path, source, result.diagnostics, internal_errors=result.internal_errors)

@@ -1,0 +1,175 @@
+"""``flydsl-ls`` command line, in ruff's conventions.
+
+    flydsl-ls check [PATH ...]   lint files and folders (exit 0 clean, 1 findings, 2 errors)
+    flydsl-ls rule FLY101        print a rule's documentation
+    flydsl-ls rules              list the rules
+    flydsl-ls serve              run the language server on stdio
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from flydsl_ls import __version__, config, output
+from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
+from flydsl_ls.checker import check_path
+from flydsl_ls.files import discover
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flydsl-ls", description="Migrate legacy FlyDSL kernel code.")
+    parser.add_argument("--version", action="version", version=f"flydsl-ls {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser("check", help="check files and folders for legacy FlyDSL constructs")
+    check.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
+    check.add_argument("--select", type=_codes, help="rule codes, prefixes or names to enable (comma-separated)")
+    check.add_argument("--ignore", type=_codes, help="rule codes, prefixes or names to disable (comma-separated)")
+    check.add_argument("--target-arch", help="AMD GPU arch for arch-dependent rules, e.g. gfx942")
+    check.add_argument("--flydsl-version", help="the project's FlyDSL release, e.g. 0.3.4.1")
+    check.add_argument("--output-format", choices=output.FORMATS, default="concise")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    rule = commands.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", help="rule code or name, e.g. FLY101")
+
+    commands.add_parser("rules", help="list every rule")
+
+    serve = commands.add_parser("serve", help="run the language server")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return run_check(args)
+        if args.command == "rule":
+            return run_rule(args.code)
+        if args.command == "rules":
+            return run_rules()
+        if args.command == "serve":
+            from flydsl_ls.server.app import serve
+
+            return serve(args.tcp, args.log_level)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_ERROR
+    parser.print_help()
+    return EXIT_ERROR
+
+
+def _error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def run_check(args) -> int:
+    for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
+        unknown = unknown_selectors(values or [])
+        if unknown:
+            _error(f"{flag}: unknown rule selector(s): {', '.join(unknown)}")
+            return EXIT_ERROR
+    paths = args.paths or [Path(".")]
+    missing = [p for p in paths if not p.exists()]
+    for path in missing:
+        _error(f"{path}: no such file or directory")
+    overrides = dict(
+        select=args.select,
+        ignore=args.ignore,
+        target_arch=args.target_arch,
+        flydsl_version=args.flydsl_version,
+    )
+    entries: list[output.Entry] = []
+    checked = failed = 0
+    warned: set[str] = set()
+    try:
+        for path in discover([p for p in paths if p.exists()]):
+            settings = config.settings_for(path).with_overrides(**overrides)
+            for warning in settings.warnings:
+                if warning not in warned:
+                    warned.add(warning)
+                    print(f"warning: {warning}", file=sys.stderr)
+            report = check_path(path, settings)
+            if report.error is not None:
+                failed += 1
+                _error(f"{output._display(path)}: {report.error}; skipped")
+                continue
+            checked += 1
+            for problem in report.internal_errors:
+                failed += 1
+                _error(f"{output._display(path)}: internal error: {problem}")
+            entries.extend((path, d) for d in report.diagnostics)
+    except config.ConfigError as error:
+        _error(str(error))
+        return EXIT_ERROR
+
+    text = output.render(args.output_format, entries)
+    if text:
+        print(text)
+    if args.output_format == "concise":
+        if args.statistics:
+            _print_statistics(entries)
+        if not args.quiet:
+            _print_summary(entries, checked)
+    if checked == 0 and (failed or missing):
+        return EXIT_ERROR
+    if missing:
+        return EXIT_ERROR
+    if entries and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _print_statistics(entries: list[output.Entry]) -> None:
+    counts: dict[str, int] = {}
+    for _, d in entries:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = lookup_rule(code)
+        print(f"{count:5d}\t{code}\t{rule.name if rule else ''}")
+
+
+def _print_summary(entries: list[output.Entry], checked: int) -> None:
+    if not entries:
+        print(f"All checks passed! ({checked} file{'s' if checked != 1 else ''} checked)")
+        return
+    fixable = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "safe")
+    unsafe = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "unsafe")
+    noun = "error" if len(entries) == 1 else "errors"
+    print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.")
+    if fixable:
+        print(f"[*] {fixable} fixable with the `--fix` option", end="")
+        print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".")
+    elif unsafe:
+        print(f"No fixes available ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+
+
+def run_rule(code: str) -> int:
+    from flydsl_ls.ruledocs import render
+
+    rule = lookup_rule(code)
+    if rule is None:
+        _error(f"unknown rule `{code}`; `flydsl-ls rules` lists them")
+        return EXIT_ERROR
+    print(render(rule), end="")
+    return EXIT_CLEAN
+
+
+def run_rules() -> int:
+    for rule in ALL_RULES:
+        print(f"{rule.code}  {rule.name:<24} {rule.summary}  [fix: {rule.fix_safety}]")
+    return EXIT_CLEAN

@@ -1,0 +1,171 @@
+"""Settings: ``[tool.flydsl-ls]`` in the nearest ``pyproject.toml``, then overrides.
+
+The CLI and the server resolve settings the same way, so editor and CI agree on a
+file: pyproject values first, then command-line flags or editor settings on top.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+from flydsl_ls.analysis.context import AnalysisOptions
+from flydsl_ls.analysis.rules import Rule, select_rules
+
+SECTION = "flydsl-ls"
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pants.d", ".pytype",
+    ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out", "build",
+    "dist", "node_modules", "venv", "__pycache__",
+)
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "target-arch", "flydsl-version"}
+ARCH_ENV = "FLYDSL_GPU_ARCH"
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used (unreadable, bad TOML, wrong types)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    target_arch: str | None = None
+    flydsl_version: str | None = None
+    root: Path | None = None  # the directory of the pyproject.toml these came from
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def with_overrides(self, **overrides) -> Settings:
+        """Overrides that are None are left alone (flag not given)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        for key in ("select", "ignore", "exclude"):
+            if key in given:
+                given[key] = tuple(given[key])
+        return replace(self, **given)
+
+    def options(self) -> AnalysisOptions:
+        arch = self.target_arch or os.environ.get(ARCH_ENV) or None
+        return AnalysisOptions(target_arch=arch, flydsl_version=self.flydsl_version)
+
+    def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
+        ignore = list(self.ignore)
+        if path is not None:
+            for pattern, codes in self.per_file_ignores:
+                if self._matches(path, pattern):
+                    ignore.extend(codes)
+        return select_rules(list(self.select) if self.select else None, ignore)
+
+    def is_excluded(self, path: Path) -> bool:
+        if any(part in DEFAULT_EXCLUDE for part in path.parts):
+            return True
+        return any(self._matches(path, pattern) for pattern in self.exclude)
+
+    def _matches(self, path: Path, pattern: str) -> bool:
+        """ruff-style: a glob against the path relative to the root, or the file name."""
+        try:
+            relative = path.resolve().relative_to(self.root.resolve()) if self.root else path
+        except ValueError:
+            relative = path
+        text = relative.as_posix()
+        pattern = pattern.rstrip("/")
+        return (
+            fnmatch.fnmatch(text, pattern)
+            or fnmatch.fnmatch(path.name, pattern)
+            or any(fnmatch.fnmatch(part, pattern) for part in relative.parts[:-1])
+            or text.startswith(pattern + "/")
+        )
+
+
+def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
+    """Settings from a ``[tool.flydsl-ls]`` table (or editor settings with the same keys)."""
+    warnings = []
+    normalised = {str(k).replace("_", "-"): v for k, v in table.items()}
+    for key in sorted(set(normalised) - KNOWN_KEYS):
+        warnings.append(f"{source}: unknown setting `{key}` ignored")
+
+    def strings(key: str) -> tuple[str, ...] | None:
+        value = normalised.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{source}: `{key}` must be a list of strings")
+        return tuple(value)
+
+    def string(key: str) -> str | None:
+        value = normalised.get(key)
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: `{key}` must be a string")
+        return value
+
+    per_file = normalised.get("per-file-ignores") or {}
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{source}: `per-file-ignores` must be a table of pattern = [codes]")
+    per_file_ignores = []
+    for pattern, codes in per_file.items():
+        if isinstance(codes, str):
+            codes = [codes]
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise ConfigError(f"{source}: per-file-ignores `{pattern}` must list rule codes")
+        per_file_ignores.append((pattern, tuple(codes)))
+    return Settings(
+        select=strings("select"),
+        ignore=strings("ignore") or (),
+        per_file_ignores=tuple(per_file_ignores),
+        exclude=strings("exclude") or (),
+        target_arch=string("target-arch"),
+        flydsl_version=string("flydsl-version"),
+        root=root,
+        warnings=tuple(warnings),
+    )
+
+
+def load_pyproject(path: Path) -> Settings | None:
+    """Settings from one pyproject.toml; None when it has no [tool.flydsl-ls] table."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    table = data.get("tool", {}).get(SECTION)
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
+    return from_mapping(table, path.parent, str(path))
+
+
+@lru_cache(maxsize=256)
+def _settings_for_directory(directory: Path) -> Settings:
+    for folder in (directory, *directory.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            settings = load_pyproject(candidate)
+            if settings is not None:
+                return settings
+    return Settings()
+
+
+def settings_for(path: Path) -> Settings:
+    """The settings of the nearest pyproject.toml with a [tool.flydsl-ls] table."""
+    directory = path if path.is_dir() else path.parent
+    return _settings_for_directory(directory.resolve())
+
+
+def clear_cache() -> None:
+    _settings_for_directory.cache_clear()

@@ -1,0 +1,147 @@
+"""Report formats, as ruff prints them: concise text, JSON, GitHub annotations, SARIF."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from flydsl_ls import __version__
+from flydsl_ls.analysis.diagnostic import HOMEPAGE, Diagnostic, Severity, rule_url
+from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.analysis.text import Position
+
+FORMATS = ("concise", "json", "github", "sarif")
+
+Entry = tuple[Path, Diagnostic]
+
+
+def _location(pos: Position) -> dict:
+    return {"row": pos.line + 1, "column": pos.column + 1}
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def concise(entries: Iterable[Entry]) -> str:
+    lines = []
+    for path, d in entries:
+        start = d.range.start
+        marker = " [*]" if d.fix and d.fix.applicability.value == "safe" else ""
+        lines.append(f"{_display(path)}:{start.line + 1}:{start.column + 1}: {d.code}{marker} {d.message}")
+    return "\n".join(lines)
+
+
+def to_json(entries: Iterable[Entry]) -> str:
+    items = []
+    for path, d in entries:
+        fix = None
+        if d.fix is not None:
+            fix = {
+                "applicability": d.fix.applicability.value,
+                "message": d.fix.title,
+                "edits": [
+                    {
+                        "content": e.content,
+                        "location": _location(e.range.start),
+                        "end_location": _location(e.range.end),
+                    }
+                    for e in d.fix.edits
+                ],
+            }
+        items.append(
+            {
+                "cell": None,
+                "code": d.code,
+                "message": d.message,
+                "filename": str(path.resolve()),
+                "location": _location(d.range.start),
+                "end_location": _location(d.range.end),
+                "fix": fix,
+                "noqa_row": d.range.start.line + 1,
+                "url": d.url,
+            }
+        )
+    return json.dumps(items, indent=2)
+
+
+def github(entries: Iterable[Entry]) -> str:
+    lines = []
+    for path, d in entries:
+        level = "error" if d.severity is Severity.ERROR else "warning"
+        s, e = d.range.start, d.range.end
+        lines.append(
+            f"::{level} title=flydsl-ls ({d.code}),file={_display(path)},line={s.line + 1},"
+            f"col={s.column + 1},endLine={e.line + 1},endColumn={e.column + 1}::"
+            f"{_display(path)}:{s.line + 1}:{s.column + 1}: {d.code} {_escape(d.message)}"
+        )
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def sarif(entries: Iterable[Entry]) -> str:
+    results = []
+    for path, d in entries:
+        s, e = d.range.start, d.range.end
+        results.append(
+            {
+                "ruleId": d.code,
+                "level": "error" if d.severity is Severity.ERROR else "warning",
+                "message": {"text": d.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": path.resolve().as_uri()},
+                            "region": {
+                                "startLine": s.line + 1,
+                                "startColumn": s.column + 1,
+                                "endLine": e.line + 1,
+                                "endColumn": e.column + 1,
+                            },
+                        }
+                    }
+                ],
+            }
+        )
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.explanation()},
+            "helpUri": rule_url(rule.code),
+            "properties": {"fix": rule.fix_safety},
+        }
+        for rule in ALL_RULES
+    ]
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "flydsl-ls",
+                        "version": __version__,
+                        "informationUri": HOMEPAGE,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+def render(fmt: str, entries: list[Entry]) -> str:
+    return {"concise": concise, "json": to_json, "github": github, "sarif": sarif}[fmt](entries)
+
