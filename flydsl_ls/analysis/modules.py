@@ -56,13 +56,16 @@ for _d in _DIALECTS:
         CANONICAL_MODULES[_prefix + _d] = f"mlir.{_d}"
         CANONICAL_MODULES[f"{_prefix}_{_d}_ops_gen"] = f"mlir.{_d}"
 
-# Relative imports (``from . import buffer_ops``) inside a kernels package resolve to
-# a module we cannot name absolutely without the package layout: match the last part.
+# Kernel packages vendor their helper layers (aiter's kernels/buffer_ops.py, vector.py,
+# tensor_shim.py; FlyDSL's kernels/common/). Reached by a relative import, or inside a
+# package with a ``kernels`` folder, they are recognised by the module's own name.
 SHIM_MODULE_TAILS = {
     "buffer_ops": "shim.buffer_ops",
     "tensor_shim": "shim.tensor_shim",
     "smem_allocator": "shim.smem_allocator",
+    "vector": "shim.vector",
 }
+RELATIVE = "<relative>"  # stands for the package of a relative import we cannot name
 
 # Module objects reachable as attributes of a canonical module (``fx.arith``).
 SUBMODULES: dict[str, str] = {
@@ -88,11 +91,18 @@ def canonical_module(dotted: str) -> str | None:
 def canonical_symbol(dotted: str) -> str | None:
     """Canonical name of ``module.attr.attr`` by its longest known module prefix."""
     parts = dotted.split(".")
+    relative = parts[0] == RELATIVE
+    if relative:
+        parts = parts[1:]
     for cut in range(len(parts), 0, -1):
         canon = CANONICAL_MODULES.get(".".join(parts[:cut]))
         if canon is not None:
             rest = parts[cut:]
             return _descend(canon, rest)
+    if relative or "kernels" in parts[:-1]:
+        for index, part in enumerate(parts):
+            if part in SHIM_MODULE_TAILS:
+                return _descend(SHIM_MODULE_TAILS[part], parts[index + 1 :])
     return None
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from flydsl_ls.analysis.modules import RELATIVE
+
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -107,6 +109,10 @@ class ScopeBuilder(ast.NodeVisitor):
         if kind != "comprehension":
             while scope.kind == "comprehension":  # walrus binds in the enclosing scope
                 scope = scope.parent
+        if name in scope.global_names:
+            scope = self.module_scope
+        elif name in scope.nonlocal_names:
+            scope = _enclosing_binder(scope, name)
         binding = Binding(name, kind, node, scope, at or _pos(node), path=self.block_path, **extra)
         scope.add(binding)
         return binding
@@ -207,8 +213,9 @@ class ScopeBuilder(ast.NodeVisitor):
             parts = self.package.split(".") if self.package else []
             if node.level - 1 <= len(parts):
                 base = ".".join(parts[: len(parts) - (node.level - 1)])
-        if not base:
-            base = "<relative>"  # resolved by module-name tails (modules.SHIM_MODULE_TAILS)
+        # Marked relative either way: modules.canonical_symbol then also matches the
+        # helper layers kernels vendor by their module name.
+        base = f"{RELATIVE}.{base}" if base else RELATIVE
         return f"{base}.{node.module}" if node.module else base
 
     # --- statements that bind -------------------------------------------------
@@ -328,6 +335,15 @@ def star_import_module(name: str, scope: Scope) -> list[str]:
         modules.extend(reversed(current.star_imports))
         current = current.parent
     return modules
+
+
+def _enclosing_binder(scope: Scope, name: str) -> Scope:
+    current = scope.parent
+    while current is not None and current.parent is not None:
+        if current.kind != "class" and name in current.bindings:
+            return current
+        current = current.parent
+    return scope
 
 
 def _end(node: ast.AST) -> tuple[int, int]:

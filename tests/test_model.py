@@ -1,0 +1,302 @@
+"""The semantic model against the aliasing patterns real FlyDSL code uses (traps.md §1-2)."""
+
+import ast
+import textwrap
+
+import pytest
+
+from flydsl_ls.analysis.model import SemanticModel
+
+
+def model_of(source: str, package: str | None = None) -> SemanticModel:
+    source = textwrap.dedent(source)
+    return SemanticModel(source, ast.parse(source), package)
+
+
+def call_symbols(source: str, package: str | None = None) -> list[str | None]:
+    """Canonical symbol of every call's callee, in source order."""
+    model = model_of(source, package)
+    calls = sorted(
+        (n for n in ast.walk(model.tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    return [model.resolve(c.func) for c in calls]
+
+
+def name_type(source: str, name: str, occurrence: int = -1) -> str:
+    """Inferred type of the last (or given) load of ``name``."""
+    model = model_of(source)
+    loads = sorted(
+        (n for n in ast.walk(model.tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    return model.type_of(loads[occurrence]).name
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("import flydsl.expr as fx\nfx.arith.select(c, a, b)", ["fx.arith.select"]),
+        ("import flydsl.expr as _fx\n_fx.rocdl.s_waitcnt(0)", ["fx.rocdl.s_waitcnt"]),
+        ("import flydsl.expr as fx_mod\nfx_mod.Int32(1)", ["fx.Int32"]),
+        ("import flydsl.expr\nflydsl.expr.Int32(1)", ["fx.Int32"]),
+        ("from flydsl import expr as fx\nfx.Int32(1)", ["fx.Int32"]),
+        # two arith modules
+        ("from flydsl.expr import arith\narith.addf(a, b)", ["fx.arith.addf"]),
+        ("from flydsl.expr import arith as _arith_ext\n_arith_ext.index(4)", ["fx.arith.index"]),
+        ("from flydsl._mlir.dialects import arith as std_arith\nstd_arith.addf(a, b)", ["mlir.arith.addf"]),
+        ("from flydsl._mlir.dialects import arith as _arith_dialect\n_arith_dialect.maxsi(a, b)", ["mlir.arith.maxsi"]),
+        ("from flydsl._mlir.dialects._arith_ops_gen import MulFOp as _MulFOp\n_MulFOp(a, b)", ["mlir.arith.MulFOp"]),
+        ("from flydsl._mlir import dialects\ndialects.arith.addf(a, b)", ["mlir.arith.addf"]),
+        # ArithValue's two homes
+        ("from flydsl.expr.arith import ArithValue as _AV\n_AV(x)", ["fx.arith.ArithValue"]),
+        ("from flydsl.expr.utils.arith import ArithValue as _ArithValue\n_ArithValue(x)", ["fx.arith.ArithValue"]),
+        ("from flydsl.expr.utils import arith as ua\nua.ArithValue(x)", ["fx.arith.ArithValue"]),
+        # _to_raw aliases, and the canonical converter that is not legacy
+        ("from flydsl.expr.arith import _to_raw as as_mlir_value\nas_mlir_value(x)", ["fx.arith._to_raw"]),
+        ("from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as _raw\n_raw(x)", ["shim.tensor_shim._to_raw"]),
+        ("from flydsl.expr.typing import as_ir_value as _raw\n_raw(x)", ["fx.as_ir_value"]),
+        ("from flydsl.expr import arith\n_raw = arith._to_raw\n_raw(x)", ["fx.arith._to_raw"]),
+        # three vectors
+        ("from flydsl._mlir.dialects import vector as _vector_dialect\n_vector_dialect.extract(v)", ["mlir.vector.extract"]),
+        ("from aiter.ops.flydsl.kernels import buffer_ops, vector\nvector.extract(v)", ["shim.vector.extract"]),
+        ("from flydsl.expr.typing import Vector as Vec\nVec(v)", ["fx.Vector"]),
+        # two rocdls
+        ("from flydsl.expr import rocdl as fly_rocdl\nfly_rocdl.mfma_f32_16x16x16f16(t, ops)", ["fx.rocdl.mfma_f32_16x16x16f16"]),
+        ("from flydsl._mlir.dialects import rocdl as _rocdl_d\n_rocdl_d.s_waitcnt(0)", ["mlir.rocdl.s_waitcnt"]),
+        # buffer_ops from several places
+        ("from kernels.common import buffer_ops as _buffer_ops\n_buffer_ops.buffer_load(r, o)", ["shim.buffer_ops.buffer_load"]),
+        ("from aiter.ops.flydsl.kernels.buffer_ops import (\n    create_buffer_resource,\n    buffer_load,\n)\nbuffer_load(r, o)", ["shim.buffer_ops.buffer_load"]),
+        ("from flydsl.expr import buffer_ops\nbuffer_ops.create_buffer_resource(t)", ["shim.buffer_ops.create_buffer_resource"]),
+        # multi-line parenthesised import
+        ("from flydsl._mlir.dialects import (\n    math as mlir_math,\n)\nmlir_math.fma(a, b, c)", ["mlir.math.fma"]),
+        # Python math is not a dialect
+        ("import math\nmath.ceil(x)", [None]),
+        ("import math as host_math\nhost_math.log2(x)", [None]),
+        ("from flydsl.expr import math as fmath\nfmath.exp2(x)", ["fx.math.exp2"]),
+    ],
+)
+def test_aliases(source, expected):
+    assert call_symbols(source) == expected
+
+
+def test_function_local_import_is_scoped():
+    source = """
+    def helper():
+        from flydsl._mlir.dialects import vector as _vector_dialect
+        return _vector_dialect.extract(v)
+
+    def other():
+        return _vector_dialect.extract(v)
+    """
+    assert call_symbols(source) == ["mlir.vector.extract", None]
+
+
+def test_local_assignment_shadows_import():
+    source = """
+    from flydsl.expr import arith
+    def f():
+        arith = make_something()
+        return arith.addf(a, b)
+    """
+    assert call_symbols(source) == [None, None]
+
+
+def test_parameter_shadows_module_unless_call_sites_pass_it():
+    source = """
+    from flydsl.expr import arith
+    def helper(arith, x):
+        return arith.addf(x, x)
+    def unrelated(arith):
+        return arith.addf(1, 2)
+    helper(arith, 1)
+    helper(arith=arith, x=2)
+    """
+    assert call_symbols(source) == ["fx.arith.addf", None, None, None]
+
+
+def test_parameter_not_resolved_when_call_sites_disagree():
+    source = """
+    from flydsl.expr import arith
+    from flydsl._mlir.dialects import arith as std_arith
+    def helper(arith):
+        return arith.addf(1, 2)
+    helper(arith)
+    helper(std_arith)
+    """
+    assert call_symbols(source)[0] is None
+
+
+def test_module_parameter_fx_shadow():
+    source = """
+    import flydsl.expr as fx
+    def reduce(fx, a, b):
+        return fx.arith.maximumf(a, b)
+    def caller(a, b):
+        return reduce(fx, a, b)
+    """
+    assert call_symbols(source)[0] == "fx.arith.maximumf"
+
+
+def test_relative_imports_with_and_without_package():
+    source = "from .buffer_ops import buffer_load\nfrom ..common import tensor_shim\nbuffer_load(r, o)\ntensor_shim._to_raw(v)"
+    assert call_symbols(source, package="aiter.ops.flydsl.kernels") == [
+        "shim.buffer_ops.buffer_load",
+        "shim.tensor_shim._to_raw",
+    ]
+    assert call_symbols(source, package=None) == [
+        "shim.buffer_ops.buffer_load",
+        "shim.tensor_shim._to_raw",
+    ]
+
+
+def test_class_body_names_are_not_visible_in_methods():
+    source = """
+    class K:
+        from flydsl.expr import arith
+        def m(self):
+            return arith.addf(a, b)
+    """
+    assert call_symbols(source) == [None]
+
+
+def test_global_statement_and_later_rebinding():
+    source = """
+    arith = None
+    def setup():
+        global arith
+        from flydsl.expr import arith
+    def use():
+        return arith.addf(a, b)
+    """
+    assert call_symbols(source)[-1] == "fx.arith.addf"
+
+
+def test_nonlocal_rebinding():
+    source = """
+    def outer():
+        arith = None
+        def inner():
+            nonlocal arith
+            from flydsl.expr import arith
+        def use():
+            return arith.addf(a, b)
+    """
+    assert call_symbols(source)[-1] == "fx.arith.addf"
+
+
+def test_star_import():
+    assert call_symbols("from flydsl.expr.arith import *\nArithValue(x)") == ["fx.arith.ArithValue"]
+    assert call_symbols("from numpy import *\nArithValue(x)") == [None]
+
+
+def test_comprehension_variable_does_not_leak():
+    source = """
+    from flydsl.expr import arith
+    vals = [arith for arith in range(3)]
+    arith.addf(a, b)
+    """
+    assert call_symbols(source)[-1] == "fx.arith.addf"
+
+
+# --- types -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source,name,expected",
+    [
+        ("x = 3\ny = x", "x", "int"),
+        ("x = 3.0\ny = x", "x", "float"),
+        ("import flydsl.expr as fx\nx = fx.Int32(3)\ny = x", "x", "fx.Int32"),
+        ("import flydsl.expr as fx\ndef f(x: fx.Float32):\n    return x", "x", "fx.Float32"),
+        ("import flydsl.expr as fx\ndef f(n: fx.Constexpr[int]):\n    return n", "n", "int"),
+        ("import flydsl.expr as fx\ntid = fx.thread_idx.x\ny = tid", "tid", "fx.Int32"),
+        ("from flydsl.expr import gpu\ntid = gpu.thread_idx.x\ny = tid", "tid", "fx.Int32"),
+        ("from flydsl.expr import gpu\ntid = gpu.thread_id('x')\ny = tid", "tid", "ir.Value"),
+        ("from flydsl._mlir.dialects import arith\ns = arith.addf(a, b)\ny = s", "s", "ir.Value"),
+        ("import flydsl.expr as fx\nfor i in fx.range_constexpr(4):\n    y = i", "i", "int"),
+        ("import flydsl.expr as fx\nx = fx.Int32(1) + 2\ny = x", "x", "fx.Int32"),
+        ("import flydsl.expr as fx\nx = 2 * fx.Int64(1)\ny = x", "x", "fx.Int64"),
+        ("import flydsl.expr as fx\nx = fx.Int32(1) + fx.Int64(2)\ny = x", "x", "unknown"),
+        ("import flydsl.expr as fx\ndef f(v: fx.Float32):\n    x = v.to(fx.BFloat16)\n    return x", "x", "fx.BFloat16"),
+        ("import flydsl.expr as fx\ndef f(v: fx.Int32):\n    r = v.ir_value()\n    return r", "r", "ir.Value"),
+        ("import flydsl.expr as fx\nv = fx.Vector.filled(4, 0.0, fx.Float32)\ny = v", "v", "fx.Vector"),
+        ("from flydsl.expr.arith import ArithValue\nv = ArithValue(x) + 1\ny = v", "v", "ArithValue"),
+        ("unknown_thing = make()\ny = unknown_thing", "unknown_thing", "unknown"),
+    ],
+)
+def test_types(source, name, expected):
+    assert name_type(source, name) == expected
+
+
+def test_flow_sensitive_rebinding():
+    source = """
+    import flydsl.expr as fx
+    from flydsl.expr import gpu
+    def k():
+        tid = gpu.thread_id('x')
+        a = tid
+        tid = fx.Int32(tid)
+        b = tid
+    """
+    assert name_type(source, "tid", 0) == "ir.Value"
+    assert name_type(source, "tid", 1) == "ir.Value"  # the argument of fx.Int32(tid)
+    assert name_type(source, "tid", 2) == "fx.Int32"
+
+
+def test_branches_join_to_unknown_when_they_disagree():
+    source = """
+    import flydsl.expr as fx
+    def k(c):
+        x = fx.Int32(1)
+        if c:
+            x = fx.Int64(2)
+        return x
+    """
+    assert name_type(source, "x") == "unknown"
+
+
+def test_branches_agree():
+    source = """
+    import flydsl.expr as fx
+    def k(c):
+        if c:
+            x = fx.Int32(1)
+        else:
+            x = fx.Int32(2)
+        return x
+    """
+    assert name_type(source, "x") == "fx.Int32"
+
+
+def test_loop_carried_values():
+    source = """
+    import flydsl.expr as fx
+    def k(v: fx.Float32):
+        acc = fx.Float32(0.0)
+        for i in fx.range_constexpr(4):
+            acc = acc + v
+        return acc
+    """
+    assert name_type(source, "acc", 0) == "fx.Float32"
+    assert name_type(source, "acc") == "fx.Float32"
+
+
+def test_loop_carried_change_of_type_is_unknown():
+    source = """
+    import flydsl.expr as fx
+    def k(v):
+        x = fx.Int32(0)
+        for i in range(4):
+            y = x
+            x = make(v)
+        return y
+    """
+    assert name_type(source, "x", 0) == "unknown"
+
+
+def test_type_origin_is_described():
+    model = model_of("import flydsl.expr as fx\nx = fx.Int32(3)\ny = x\n")
+    load = [n for n in ast.walk(model.tree) if isinstance(n, ast.Name) and n.id == "x" and isinstance(n.ctx, ast.Load)][0]
+    described = model.type_of(load).describe()
+    assert "fx.Int32" in described and "line 2" in described

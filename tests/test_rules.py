@@ -1,0 +1,54 @@
+"""Every rule's embedded cases: what is flagged, where, and the exact fixed text."""
+
+import pytest
+
+from flydsl_ls.actions.fixes import parses
+from flydsl_ls.analysis.rules import ALL_RULES
+from tests.rule_cases import all_cases, diagnostics, fixed
+
+CASES = list(all_cases())
+
+
+@pytest.mark.parametrize(
+    "rule,kind,index,case", CASES, ids=[f"{r.code}-{k}-{i}" for r, k, i, _ in CASES]
+)
+def test_case(rule, kind, index, case):
+    found = diagnostics(rule.code, case.code, case.settings)
+    if kind == "valid":
+        assert found == [], [d.message for d in found]
+        return
+    assert len(found) == case.count, [d.message for d in found]
+    first = found[0]
+    if case.line is not None:
+        assert first.range.start.line + 1 == case.line
+    if case.column is not None:
+        assert first.range.start.column + 1 == case.column
+    if case.message is not None:
+        assert case.message in first.message
+    safe_result = fixed(rule.code, case.code, unsafe=False, settings=case.settings)
+    if case.expected is None:
+        assert all(d.fix is None for d in found), "case says no fix, but one is offered"
+        return
+    if case.unsafe:
+        assert safe_result == case.code, "an unsafe-only case must not change under safe fixes"
+        result = fixed(rule.code, case.code, unsafe=True, settings=case.settings)
+    else:
+        result = safe_result
+    assert result == case.expected
+    assert parses(result)
+    # Idempotent: fixing the fixed text changes nothing.
+    assert fixed(rule.code, result, unsafe=case.unsafe, settings=case.settings) == result
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_rule_is_documented_and_tested(rule):
+    assert rule.code.startswith("FLY") and len(rule.code) == 6
+    assert rule.name and rule.name == rule.name.lower() and " " not in rule.name
+    assert rule.summary and rule.replacement and rule.fix_safety
+    assert len(rule.explanation()) > 80
+    assert rule.VALID and rule.INVALID
+
+
+def test_codes_and_names_are_unique():
+    assert len({r.code for r in ALL_RULES}) == len(ALL_RULES)
+    assert len({r.name for r in ALL_RULES}) == len(ALL_RULES)
