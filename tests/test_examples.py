@@ -1,0 +1,106 @@
+"""The README's quick start: `flydsl-ls check examples/` reports a fixed set of findings."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+LEGACY = EXAMPLES / "legacy_kernel.py"
+MODERN = EXAMPLES / "modern_kernel.py"
+
+# (code, line) of every finding in examples/legacy_kernel.py, in report order.
+EXPECTED = [
+    ("FLY101", 26),  # _AV(tid) % WARP_SIZE: tid is fx.Int32
+    ("FLY103", 34),  # arith.index_cast(T.index, base)
+    ("FLY101", 40),  # _AV(std_arith.mulf(...)): raw, wrap at the source
+    ("FLY101", 44),  # arith.ArithValue(v): type unknown
+    ("FLY901", 50),  # acc.maximumf(peer)
+    ("FLY102", 63),  # arith.unwrap(idx < limit)
+    ("FLY102", 74),  # as_mlir_value(v) (_to_raw alias)
+    ("FLY105", 89),  # gpu.thread_id("x") used in arithmetic
+    ("FLY104", 94),  # fx.Int32(bid)
+    ("FLY104", 95),  # fx.Int32(fx.Int32(row))
+    ("FLY103", 100),  # arith.index(0)
+    ("FLY103", 101),  # arith.constant(VEC_WIDTH, index=True)
+    ("FLY103", 102),  # fx.index_cast(T.index, col0)
+    ("FLY104", 108),  # fx.make_layout(fx.Int32(ROWS_PER_BLOCK), ...)
+    ("FLY901", 112),  # fx.rocdl.BufferCopyLDS64b
+]
+IMPLEMENTED = {"FLY101", "FLY102", "FLY103", "FLY104", "FLY105", "FLY901"}
+SAFE_FIXES = {26, 34, 63, 74, 94, 95, 100, 101, 102, 108}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flydsl_ls", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def findings(result: subprocess.CompletedProcess) -> list[dict]:
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_examples_are_valid_python():
+    for path in (LEGACY, MODERN):
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_check_examples_reports_exactly_the_expected_findings():
+    result = run("check", "examples/", "--output-format", "json")
+    items = findings(result)
+    assert result.returncode == 1, result.stderr
+    assert {Path(item["filename"]).name for item in items} == {LEGACY.name}
+    got = [(item["code"], item["location"]["row"]) for item in items]
+    assert got == EXPECTED
+
+
+def test_every_implemented_rule_is_exercised():
+    assert {code for code, _ in EXPECTED} == IMPLEMENTED
+
+
+def test_marker_comments_match_findings():
+    """Each flagged line carries a `# FLYnnn: ...` comment naming its rule, and only those."""
+    marked = []
+    for number, line in enumerate(LEGACY.read_text(encoding="utf-8").splitlines(), start=1):
+        match = re.search(r"#\s*(FLY\d{3})\b", line)
+        if match:
+            marked.append((match.group(1), number))
+    assert marked == EXPECTED
+
+
+def test_fix_safety_of_example_findings():
+    items = findings(run("check", str(LEGACY), "--output-format", "json"))
+    safe = {item["location"]["row"] for item in items if item["fix"] and item["fix"]["applicability"] == "safe"}
+    assert safe == SAFE_FIXES
+
+
+def test_modern_kernel_is_clean():
+    result = run("check", "examples/modern_kernel.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "All checks passed!" in result.stdout
+    assert findings(run("check", "examples/modern_kernel.py", "--output-format", "json")) == []
+
+
+def test_concise_output_and_exit_code():
+    result = run("check", "examples/")
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if line.startswith("examples/")]
+    assert [(line.split(": ")[1].split()[0], int(line.split(":")[1])) for line in lines] == EXPECTED
+    assert f"Found {len(EXPECTED)} errors in 2 files checked." in result.stdout
+    assert result.stderr == ""
+
+
+def test_exit_zero_flag():
+    result = run("check", "examples/", "--exit-zero")
+    assert result.returncode == 0
