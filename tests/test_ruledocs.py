@@ -1,0 +1,63 @@
+"""docs/rules/ is generated from the rule registry and must match it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from flydsl_ls import ruledocs
+from flydsl_ls.analysis.diagnostic import rule_url
+from flydsl_ls.analysis.rules import ALL_RULES
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+def test_committed_rule_docs_are_up_to_date():
+    problems = ruledocs.stale(DOCS)
+    assert not problems, (
+        "docs/rules/ does not match the rule registry:\n  "
+        + "\n  ".join(problems)
+        + f"\nRegenerate with `{ruledocs.REGENERATE}` and commit the result."
+    )
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
+def test_page_content(rule):
+    page = ruledocs.render(rule)
+    assert page.startswith(f"# {rule.name} ({rule.code})\n")
+    assert rule.explanation() in page
+    assert rule.replacement in page
+    assert f"# flydsl: ignore[{rule.code}]" in page
+    # Examples come from the rule's own cases, so they are tested code.
+    assert "## Flagged" in page
+    first_invalid = next(case for case in rule.INVALID if not case.settings)
+    assert first_invalid.code.rstrip("\n") in page
+    # Fenced blocks are balanced.
+    assert page.count("```") % 2 == 0
+
+
+def test_url_points_at_generated_page():
+    for rule in ALL_RULES:
+        assert rule_url(rule.code).endswith(f"docs/rules/{rule.code}.md")
+        assert (DOCS / f"{rule.code}.md").is_file()
+
+
+def test_index_links_every_rule():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    linked = re.findall(r"\[(FLY\d{3})\]\((FLY\d{3})\.md\)", index)
+    assert [a for a, b in linked if a == b] == [r.code for r in ALL_RULES]
+
+
+def test_write_and_check_round_trip(tmp_path):
+    assert ruledocs.main([str(tmp_path), "--check"]) == 1
+    assert ruledocs.main([str(tmp_path)]) == 0
+    assert ruledocs.stale(tmp_path) == []
+    assert ruledocs.main([str(tmp_path), "--check"]) == 0
+    (tmp_path / "FLY999.md").write_text("stale\n", encoding="utf-8")
+    (tmp_path / "FLY101.md").write_text("edited by hand\n", encoding="utf-8")
+    assert sorted(ruledocs.stale(tmp_path)) == ["FLY101.md: out of date", "FLY999.md: no such rule in the registry"]
+    ruledocs.main([str(tmp_path)])
+    assert ruledocs.stale(tmp_path) == []
+    assert not (tmp_path / "FLY999.md").exists()
