@@ -124,7 +124,7 @@ def run_check(args) -> int:
         if args.statistics:
             _print_statistics(entries)
         if not args.quiet:
-            _print_summary(entries, checked)
+            _print_summary(entries, checked, errors=failed + len(missing))
     if checked == 0 and (failed or missing):
         return EXIT_ERROR
     if missing:
@@ -143,9 +143,13 @@ def _print_statistics(entries: list[output.Entry]) -> None:
         print(f"{count:5d}\t{code}\t{rule.name if rule else ''}")
 
 
-def _print_summary(entries: list[output.Entry], checked: int) -> None:
+def _print_summary(entries: list[output.Entry], checked: int, errors: int = 0) -> None:
     if not entries:
-        print(f"All checks passed! ({checked} file{'s' if checked != 1 else ''} checked)")
+        files = f"{checked} file{'s' if checked != 1 else ''} checked"
+        if errors:  # never "All checks passed!" when something could not be checked
+            print(f"No findings ({files}; {errors} error{'s' if errors != 1 else ''} reported above).")
+        else:
+            print(f"All checks passed! ({files})")
         return
     fixable = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "safe")
     unsafe = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "unsafe")

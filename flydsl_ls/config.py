@@ -19,7 +19,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.rules import Rule, select_rules
+from flydsl_ls.analysis.rules import Rule, select_rules, unknown_selectors
 
 SECTION = "flydsl-ls"
 DEFAULT_EXCLUDE = (
@@ -122,6 +122,14 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
         if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
             raise ConfigError(f"{source}: per-file-ignores `{pattern}` must list rule codes")
         per_file_ignores.append((pattern, tuple(codes)))
+    selectors = [
+        *(strings("select") or ()),
+        *(strings("ignore") or ()),
+        *(code for _, codes in per_file_ignores for code in codes),
+    ]
+    unknown = unknown_selectors(selectors)
+    if unknown:
+        raise ConfigError(f"{source}: unknown rule selector(s): {', '.join(unknown)}")
     return Settings(
         select=strings("select"),
         ignore=strings("ignore") or (),

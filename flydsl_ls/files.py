@@ -52,7 +52,9 @@ def decode_source(raw: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
-        raise UnreadableFile(f"cannot decode: {error}") from error
+        raise UnreadableFile(
+            f"cannot decode: {error} (not UTF-8); save it as UTF-8 or declare its encoding"
+        ) from error
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as error:
