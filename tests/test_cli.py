@@ -1,0 +1,488 @@
+"""`flydsl-ls` as a user runs it: a subprocess, its output formats, config and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flydsl_ls.analysis.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEADER = "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+# FLY101 (safe fix) at 4:7, FLY104 (safe fix) at 5:7, FLY901 (no fix) at 6:5.
+LEGACY = HEADER + (
+    "tid = fx.thread_idx.x\n"
+    "lane = ArithValue(tid) % 64\n"
+    "wrap = fx.Int32(fx.Int32(3))\n"
+    "v = fx.get(t, 0)\n"
+)
+CLEAN = "import flydsl.expr as fx\nlane = fx.thread_idx.x % 64\n"
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "flydsl_ls", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stdout, result.stdout
+    return result
+
+
+def check_json(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    result = run("check", "--output-format", "json", *args, cwd=cwd)
+    return result, json.loads(result.stdout)
+
+
+def codes(items: list[dict]) -> list[tuple[str, str, int]]:
+    return [(Path(i["filename"]).name, i["code"], i["location"]["row"]) for i in items]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "legacy.py").write_text(LEGACY, encoding="utf-8")
+    (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
+    return tmp_path
+
+
+def write_config(folder: Path, body: str) -> None:
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "kernels"\nversion = "0"\n\n[tool.flydsl-ls]\n' + body, encoding="utf-8"
+    )
+
+
+# --- output formats ---------------------------------------------------------------
+
+
+def test_concise_format_and_summary(project):
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        "legacy.py:4:8: FLY101 [*] `ArithValue(...)` around a value that is already `fx.Int32`: drop the wrapper",
+        "legacy.py:5:8: FLY104 [*] `fx.Int32(fx.Int32(x))` wraps twice: one wrap is enough",
+        "legacy.py:6:5: FLY901 `fx.get` is deprecated (declared removal in FlyDSL 0.4): "
+        "use `fx.get_(...).unpack()` or `IntTuple[...].unpack()`",
+    ]
+    assert "Found 3 errors in 2 files checked." in result.stdout
+    assert result.stderr == ""
+
+
+def test_json_schema(project):
+    result, items = check_json("legacy.py", cwd=project)
+    assert result.returncode == 1
+    assert [i["code"] for i in items] == ["FLY101", "FLY104", "FLY901"]
+    for item in items:
+        assert {"code", "message", "filename", "location", "end_location", "fix", "url"} <= set(item)
+        assert Path(item["filename"]).is_absolute()
+        assert Path(item["filename"]) == (project / "legacy.py").resolve()
+        assert item["url"].endswith(f"/docs/rules/{item['code']}.md")
+        for key in ("location", "end_location"):
+            assert set(item[key]) == {"row", "column"}
+            assert item[key]["row"] >= 1 and item[key]["column"] >= 1
+    wrapper = items[0]
+    assert wrapper["location"] == {"row": 4, "column": 8}
+    assert wrapper["end_location"] == {"row": 4, "column": 23}  # 1-based, exclusive: `ArithValue(tid)`
+    fix = wrapper["fix"]
+    assert fix["applicability"] == "safe"
+    assert fix["message"]
+    assert fix["edits"] == [
+        {"content": "tid", "location": {"row": 4, "column": 8}, "end_location": {"row": 4, "column": 23}}
+    ]
+    assert items[2]["fix"] is None  # FLY901 has no fix
+
+
+def test_json_clean_is_empty_list(project):
+    result, items = check_json("clean.py", cwd=project)
+    assert result.returncode == 0
+    assert items == []
+
+
+def test_github_format(project):
+    result = run("check", "--output-format", "github", "legacy.py", cwd=project)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3
+    pattern = re.compile(
+        r"^::(warning|error) title=flydsl-ls \((FLY\d{3})\),file=legacy\.py,line=(\d+),col=(\d+),"
+        r"endLine=(\d+),endColumn=(\d+)::legacy\.py:\d+:\d+: FLY\d{3} .+$"
+    )
+    for line in lines:
+        assert pattern.match(line), line
+    assert lines[0].startswith("::warning title=flydsl-ls (FLY101),file=legacy.py,line=4,col=8,endLine=4,endColumn=23::")
+
+
+def test_sarif_format(project):
+    result = run("check", "--output-format", "sarif", ".", cwd=project)
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    assert "sarif-2.1.0" in log["$schema"]
+    (sarif_run,) = log["runs"]
+    driver = sarif_run["tool"]["driver"]
+    assert driver["name"] == "flydsl-ls"
+    assert [r["id"] for r in driver["rules"]] == [r.code for r in ALL_RULES]
+    assert all(r["helpUri"].endswith(f"{r['id']}.md") for r in driver["rules"])
+    results = sarif_run["results"]
+    assert [r["ruleId"] for r in results] == ["FLY101", "FLY104", "FLY901"]
+    first = results[0]
+    assert first["level"] == "warning"
+    assert first["message"]["text"]
+    location = first["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == (project / "legacy.py").resolve().as_uri()
+    assert location["region"] == {"startLine": 4, "startColumn": 8, "endLine": 4, "endColumn": 23}
+
+
+def test_statistics_quiet_and_exit_zero(project):
+    stats = run("check", "--statistics", "legacy.py", cwd=project)
+    assert re.search(r"^\s+1\tFLY101\tarith-value-wrapper$", stats.stdout, re.M)
+    quiet = run("check", "-q", "legacy.py", cwd=project)
+    assert "Found" not in quiet.stdout and quiet.stdout.count("\n") == 3
+    assert run("check", "--exit-zero", "legacy.py", cwd=project).returncode == 0
+
+
+# --- rule selection ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags,expected",
+    [
+        (["--select", "FLY101"], ["FLY101"]),
+        (["--select", "FLY1"], ["FLY101", "FLY104"]),
+        (["--select", "redundant-wrap,deprecated-api"], ["FLY104", "FLY901"]),
+        (["--select", "ALL"], ["FLY101", "FLY104", "FLY901"]),
+        (["--ignore", "FLY101"], ["FLY104", "FLY901"]),
+        (["--ignore", "FLY9"], ["FLY101", "FLY104"]),
+        (["--ignore", "arith-value-wrapper,FLY104"], ["FLY901"]),
+        (["--select", "FLY1", "--ignore", "FLY104"], ["FLY101"]),
+        (["--select", "fly104"], ["FLY104"]),
+    ],
+)
+def test_select_and_ignore(project, flags, expected):
+    _, items = check_json(*flags, "legacy.py", cwd=project)
+    assert [i["code"] for i in items] == expected
+
+
+@pytest.mark.parametrize("flag", ["--select", "--ignore"])
+def test_unknown_selector_is_a_usage_error(project, flag):
+    result = run("check", flag, "FLY101,NOPE", "legacy.py", cwd=project)
+    assert result.returncode == 2
+    assert "NOPE" in result.stderr
+    assert result.stdout == ""
+
+
+# --- rule / rules -----------------------------------------------------------------
+
+
+def test_rule_prints_documentation(project):
+    result = run("rule", "FLY101", cwd=project)
+    assert result.returncode == 0
+    assert result.stdout.startswith("# arith-value-wrapper (FLY101)\n")
+    assert "## What it does" in result.stdout
+    assert "# flydsl: ignore[FLY101]" in result.stdout
+    by_name = run("rule", "arith-value-wrapper", cwd=project)
+    assert by_name.stdout == result.stdout
+
+
+def test_unknown_rule_is_exit_2(project):
+    result = run("rule", "FLY999", cwd=project)
+    assert result.returncode == 2
+    assert "FLY999" in result.stderr
+    assert result.stdout == ""
+
+
+def test_rules_lists_every_rule(project):
+    result = run("rules", cwd=project)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [r.code for r in ALL_RULES]
+    for rule, line in zip(ALL_RULES, lines):
+        assert rule.name in line
+
+
+def test_version_and_help(project):
+    version = run("--version", cwd=project)
+    assert version.returncode == 0 and version.stdout.startswith("flydsl-ls ")
+    bare = run(cwd=project)
+    assert bare.returncode == 2
+    assert "check" in bare.stdout
+
+
+# --- configuration ----------------------------------------------------------------
+
+
+def test_pyproject_select_and_ignore(project):
+    write_config(project, 'select = ["FLY1", "FLY9"]\nignore = ["redundant-wrap"]\n')
+    _, items = check_json(".", cwd=project)
+    assert [i["code"] for i in items] == ["FLY101", "FLY901"]
+
+
+def test_command_line_overrides_pyproject(project):
+    write_config(project, 'select = ["FLY101"]\n')
+    _, items = check_json("--select", "FLY104", ".", cwd=project)
+    assert [i["code"] for i in items] == ["FLY104"]
+
+
+def test_pyproject_found_from_a_subfolder_file(project):
+    write_config(project, 'ignore = ["FLY9"]\n')
+    sub = project / "kernels" / "attention"
+    sub.mkdir(parents=True)
+    (sub / "k.py").write_text(LEGACY, encoding="utf-8")
+    _, items = check_json(str(sub / "k.py"), cwd=ROOT)  # run from elsewhere
+    assert [i["code"] for i in items] == ["FLY101", "FLY104"]
+
+
+def test_nearest_pyproject_wins(project):
+    write_config(project, 'select = ["FLY101"]\n')
+    sub = project / "pkg"
+    sub.mkdir()
+    write_config(sub, 'select = ["FLY104"]\n')
+    (sub / "k.py").write_text(LEGACY, encoding="utf-8")
+    _, items = check_json(".", cwd=project)
+    assert sorted(codes(items)) == [("k.py", "FLY104", 5), ("legacy.py", "FLY101", 4)]
+
+
+def test_pyproject_without_our_table_is_skipped(project):
+    write_config(project, 'ignore = ["FLY101"]\n')
+    sub = project / "pkg"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[tool.ruff]\nline-length = 100\n', encoding="utf-8")
+    (sub / "k.py").write_text(LEGACY, encoding="utf-8")
+    _, items = check_json("pkg", cwd=project)
+    assert [i["code"] for i in items] == ["FLY104", "FLY901"]
+
+
+def test_per_file_ignores(project):
+    (project / "gen").mkdir()
+    (project / "gen" / "auto.py").write_text(LEGACY, encoding="utf-8")
+    write_config(project, '[tool.flydsl-ls.per-file-ignores]\n"legacy.py" = ["FLY101"]\n"gen/*" = ["FLY1", "deprecated-api"]\n')
+    _, items = check_json(".", cwd=project)
+    assert codes(items) == [("legacy.py", "FLY104", 5), ("legacy.py", "FLY901", 6)]
+
+
+def test_exclude(project):
+    (project / "third_party").mkdir()
+    (project / "third_party" / "vendored.py").write_text(LEGACY, encoding="utf-8")
+    (project / "old_kernel.py").write_text(LEGACY, encoding="utf-8")
+    write_config(project, 'exclude = ["third_party", "old_*.py"]\n')
+    result, items = check_json(".", cwd=project)
+    assert {Path(i["filename"]).name for i in items} == {"legacy.py"}
+    concise = run("check", ".", cwd=project)
+    assert "in 2 files checked" in concise.stdout  # legacy.py and clean.py
+    # As in ruff, a file named on the command line is checked even when excluded.
+    _, explicit = check_json("old_kernel.py", cwd=project)
+    assert len(explicit) == 3
+
+
+def test_default_excludes(project):
+    venv = project / ".venv" / "lib"
+    venv.mkdir(parents=True)
+    (venv / "site.py").write_text(LEGACY, encoding="utf-8")
+    _, items = check_json(".", cwd=project)
+    assert {Path(i["filename"]).name for i in items} == {"legacy.py"}
+
+
+def test_flydsl_version_makes_removed_apis_errors(project):
+    write_config(project, 'flydsl-version = "0.5.0"\n')
+    _, items = check_json("legacy.py", cwd=project)
+    (deprecated,) = [i for i in items if i["code"] == "FLY901"]
+    assert "removed as of FlyDSL 0.4 (project uses 0.5.0)" in deprecated["message"]
+    github = run("check", "--output-format", "github", "legacy.py", cwd=project)
+    assert "::error title=flydsl-ls (FLY901)" in github.stdout
+    assert "::warning title=flydsl-ls (FLY101)" in github.stdout
+    # The command line wins over pyproject.
+    _, older = check_json("--flydsl-version", "0.3.1", "legacy.py", cwd=project)
+    (deprecated,) = [i for i in older if i["code"] == "FLY901"]
+    assert "declared removal in FlyDSL 0.4" in deprecated["message"]
+
+
+def test_target_arch_is_accepted(project):
+    write_config(project, 'target-arch = "gfx942"\n')
+    result = run("check", "legacy.py", cwd=project)
+    assert result.returncode == 1
+    assert result.stderr == ""
+    assert run("check", "--target-arch", "gfx950", "legacy.py", cwd=project).returncode == 1
+
+
+def test_snake_case_keys_are_accepted(project):
+    write_config(project, 'flydsl_version = "0.5.0"\n')
+    result, items = check_json("legacy.py", cwd=project)
+    assert result.stderr == ""
+    assert any("removed as of" in i["message"] for i in items)
+
+
+def test_unknown_config_key_warns_and_runs(project):
+    write_config(project, 'select = ["FLY101"]\nline-length = 100\n')
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 1
+    assert "warning:" in result.stderr and "line-length" in result.stderr
+    assert result.stderr.count("line-length") == 1  # once, not once per file
+    assert "FLY101" in result.stdout
+
+
+def test_bad_toml_is_exit_2(project):
+    (project / "pyproject.toml").write_text("[tool.flydsl-ls\nselect = [\n", encoding="utf-8")
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 2
+    assert "pyproject.toml" in result.stderr and "invalid TOML" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("select = 3\n", "`select` must be a list of strings"),
+        ('select = ["FLY1", "BOGUS"]\n', "BOGUS"),
+        ('[tool.flydsl-ls.per-file-ignores]\n"a.py" = ["NOPE"]\n', "NOPE"),
+        ('flydsl-version = 5\n', "`flydsl-version` must be a string"),
+    ],
+)
+def test_invalid_config_values_are_exit_2(project, body, message):
+    write_config(project, body)
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+# --- suppression comments ---------------------------------------------------------
+
+
+def test_suppression_comments(project):
+    source = HEADER + (
+        "tid = fx.thread_idx.x\n"
+        "a = ArithValue(tid)  # flydsl: ignore[FLY101]\n"  # 4: suppressed by code
+        "b = ArithValue(tid)  # flydsl: ignore\n"  # 5: suppressed, bare
+        "c = ArithValue(tid)\n"  # 6: reported
+        "d = ArithValue(tid)  # flydsl: ignore[FLY104]\n"  # 7: other code, reported
+        "e = ArithValue(fx.Int32(fx.Int32(1)))  # flydsl: ignore[FLY101, FLY104]\n"  # 8
+        "f = ArithValue(fx.Int32(fx.Int32(1)))  # flydsl: ignore[FLY104]\n"  # 9: FLY101 only
+    )
+    (project / "s.py").write_text(source, encoding="utf-8")
+    _, items = check_json("s.py", cwd=project)
+    assert [(i["code"], i["location"]["row"]) for i in items] == [("FLY101", 6), ("FLY101", 7), ("FLY101", 9)]
+
+
+def test_suppression_text_in_a_string_does_not_suppress(project):
+    source = HEADER + 'tid = fx.thread_idx.x\nc = (ArithValue(tid), "# flydsl: ignore")\n'
+    (project / "s.py").write_text(source, encoding="utf-8")
+    _, items = check_json("s.py", cwd=project)
+    assert [(i["code"], i["location"]["row"]) for i in items] == [("FLY101", 4)]
+
+
+# --- bad input ----------------------------------------------------------------------
+
+
+def test_syntax_error_gives_one_fly000_and_the_run_continues(project):
+    (project / "broken.py").write_text("import flydsl.expr as fx\n\ndef kernel(:\n    x = fx.Int32(fx.Int32(1))\n", encoding="utf-8")
+    result, items = check_json(".", cwd=project)
+    assert result.returncode == 1
+    broken = [i for i in items if Path(i["filename"]).name == "broken.py"]
+    assert [(i["code"], i["location"]["row"], i["location"]["column"]) for i in broken] == [("FLY000", 3, 12)]
+    assert broken[0]["fix"] is None
+    assert [i["code"] for i in items if Path(i["filename"]).name == "legacy.py"] == ["FLY101", "FLY104", "FLY901"]
+
+
+def test_syntax_error_even_with_select(project):
+    (project / "broken.py").write_text("x = (1,\n", encoding="utf-8")
+    _, items = check_json("--select", "FLY000", "broken.py", cwd=project)
+    assert [i["code"] for i in items] == ["FLY000"]
+
+
+NOT_UTF8 = b"\xff\xfeimport flydsl.expr as fx\nx = 1\n"
+
+
+def test_non_utf8_file_is_reported_and_skipped(project):
+    (project / "utf16ish.py").write_bytes(NOT_UTF8)
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 1  # legacy.py still has findings
+    assert "utf16ish.py" in result.stderr and "skipped" in result.stderr
+    assert "utf16ish.py" not in result.stdout
+    assert "Found 3 errors in 2 files checked." in result.stdout
+
+
+def test_non_utf8_file_next_to_clean_files_exits_0(project):
+    (project / "utf16ish.py").write_bytes(NOT_UTF8)
+    result = run("check", "utf16ish.py", "clean.py", cwd=project)
+    assert result.returncode == 0
+    assert "utf16ish.py" in result.stderr
+
+
+def test_non_utf8_file_alone_exits_2(project):
+    (project / "utf16ish.py").write_bytes(NOT_UTF8)
+    result = run("check", "utf16ish.py", cwd=project)
+    assert result.returncode == 2
+    assert "utf16ish.py" in result.stderr
+    assert "All checks passed" not in result.stdout
+
+
+def test_invalid_utf8_after_the_first_lines(project):
+    (project / "late.py").write_bytes(b"x = 1\ny = 2\n# caf\xe9\n")
+    result = run("check", "late.py", cwd=project)
+    assert result.returncode == 2
+    assert "late.py" in result.stderr and "UTF-8" in result.stderr
+
+
+def test_latin1_file_with_coding_cookie_is_checked(project):
+    source = "# -*- coding: latin-1 -*-\nimport flydsl.expr as fx\n# café\nx = 'é' + str(fx.Int32(fx.Int32(1)))\n"
+    (project / "latin.py").write_bytes(source.encode("latin-1"))
+    result, items = check_json("latin.py", cwd=project)
+    assert result.returncode == 1
+    assert result.stderr == ""
+    # Columns count characters (as ruff's do), not the UTF-8 bytes of `é`.
+    assert [(i["code"], i["location"]["row"], i["location"]["column"]) for i in items] == [("FLY104", 4, 15)]
+
+
+def test_utf8_bom_file_is_checked(project):
+    (project / "bom.py").write_bytes(b"\xef\xbb\xbf" + LEGACY.encode("utf-8"))
+    _, items = check_json("bom.py", cwd=project)
+    assert [(i["code"], i["location"]["row"], i["location"]["column"]) for i in items][0] == ("FLY101", 4, 8)
+
+
+def test_null_bytes_are_a_syntax_error_not_a_crash(project):
+    (project / "nul.py").write_bytes(b"x = 1\x00\n")
+    _, items = check_json("nul.py", cwd=project)
+    assert [i["code"] for i in items] == ["FLY000"]
+
+
+def test_missing_path_is_exit_2(project):
+    result = run("check", "does_not_exist.py", cwd=project)
+    assert result.returncode == 2
+    assert "does_not_exist.py" in result.stderr
+    assert "All checks passed" not in result.stdout
+
+
+def test_missing_path_next_to_real_files_still_checks_them(project):
+    result = run("check", "does_not_exist", "legacy.py", cwd=project)
+    assert result.returncode == 2
+    assert "does_not_exist" in result.stderr
+    assert "legacy.py:4:8: FLY101" in result.stdout
+
+
+def test_empty_folder_passes(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = run("check", "empty", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "All checks passed!" in result.stdout
+
+
+def test_default_path_is_the_current_folder(project):
+    result = run("check", cwd=project)
+    assert result.returncode == 1
+    assert "legacy.py:4:8: FLY101" in result.stdout
+
+
+def test_explicit_non_py_file_is_checked(project):
+    (project / "kernel.txt").write_text(LEGACY, encoding="utf-8")
+    (project / "notes.md").write_text("ArithValue(x)\n", encoding="utf-8")
+    _, items = check_json("kernel.txt", cwd=project)
+    assert len(items) == 3
+    _, walked = check_json(".", cwd=project)
+    assert {Path(i["filename"]).name for i in walked} == {"legacy.py"}
