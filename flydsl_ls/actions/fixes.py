@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
-from flydsl_ls.analysis.text import LineIndex
+from flydsl_ls.actions.imports import cleanup_edits
+from flydsl_ls.analysis.text import LineIndex, apply_edits
 
 MAX_PASSES = 10
 
@@ -97,7 +98,23 @@ def fix_all(
         outcome.text = candidate
         for code, count in applied.items():
             outcome.applied[code] = outcome.applied.get(code, 0) + count
+    if outcome.count:
+        outcome.text = without_stale_imports(text, outcome.text)
     return outcome
+
+
+def without_stale_imports(before: str, after: str) -> str:
+    """``after`` minus the imports that only the applied fixes had made unused."""
+    cleaned = apply_edits(after, cleanup_edits(before, after))
+    return cleaned if parses(cleaned) else after
+
+
+def apply_fix(text: str, fix: Fix) -> str | None:
+    """The text after one quick fix and its import clean-up; None if it would not parse."""
+    candidate, applied = apply_edits_once(text, [("", fix)])
+    if not applied or not parses(candidate):
+        return None
+    return without_stale_imports(text, candidate)
 
 
 def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix]]):

@@ -47,6 +47,7 @@ class SemanticModel:
         self._path_of_node = builder.path_of_node
         self._loops = builder.loop_entries
         self._calls_by_name = builder.calls_by_name
+        self._loads = builder.loads
         self._dotted_cache: dict[int, str | None] = {}
         self._binding_types: dict[int, FxType | None] = {}
         self._param_modules: dict[int, str | None] = {}
@@ -64,6 +65,19 @@ class SemanticModel:
         if scope is None:
             return None
         return lookup(name.id, scope, (name.lineno, name.col_offset))
+
+    @cached_property
+    def use_counts(self) -> dict[int, int]:
+        """Reads per binding (keyed by ``id(binding)``), counting ``__all__`` entries."""
+        counts: dict[int, int] = {}
+        for name in self._loads:
+            binding = self.binding_of(name)
+            if binding is not None:
+                counts[id(binding)] = counts.get(id(binding), 0) + 1
+        for exported in _dunder_all(self.tree):
+            for binding in self.module_scope.bindings.get(exported, ()):
+                counts[id(binding)] = counts.get(id(binding), 0) + 1
+        return counts
 
     def function_scope(self, node: ast.AST) -> Scope | None:
         return self._scope_of_def.get(id(node))
@@ -272,6 +286,18 @@ class SemanticModel:
                 if target and target.startswith("fx.") and T.is_numeric_class(target[3:]):
                     return FxType(target, f".to({target})", line)
         return T.UNKNOWN_TYPE
+
+
+def _dunder_all(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = stmt.value
+                if isinstance(value, (ast.List, ast.Tuple)):
+                    names += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names
 
 
 def _star_modules(scope: Scope):

@@ -67,6 +67,7 @@ class ScopeBuilder(ast.NodeVisitor):
         self.block_path: tuple = ()
         self.path_of_node: dict[int, tuple] = {}
         self.loop_entries: set[tuple[int, int]] = set()
+        self.loads: list[ast.Name] = []  # every read of a name, for use counts
 
     # --- scopes ---------------------------------------------------------------
     def build(self, tree: ast.Module) -> Scope:
@@ -295,6 +296,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     # --- reads ------------------------------------------------------------------
     def _record_load(self, node: ast.Name):
+        self.loads.append(node)
         self.scope_of_node[id(node)] = self.scope
         self.path_of_node[id(node)] = self.block_path
 

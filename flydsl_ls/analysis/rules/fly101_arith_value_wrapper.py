@@ -71,23 +71,27 @@ class ArithValueWrapper(Rule):
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "def f(val: fx.Float32, peer):\n    return ArithValue(val) + peer\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
-            "def f(val: fx.Float32, peer):\n    return val + peer\n",
+            expected="import flydsl.expr as fx\n"
+                     "def f(val: fx.Float32, peer):\n"
+                     "    return val + peer\n",
             line=4,
             column=12,
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import ArithValue as _AV\n"
             "tid = fx.thread_idx.x\nlane = _AV(tid) % 64\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import ArithValue as _AV\n"
-            "tid = fx.thread_idx.x\nlane = tid % 64\n",
+            expected="import flydsl.expr as fx\n"
+                     "tid = fx.thread_idx.x\n"
+                     "lane = tid % 64\n",
             message="already `fx.Int32`",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "a = fx.Int32(1)\nb = fx.Int32(2)\nc = arith.ArithValue(a + b) * 2\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-            "a = fx.Int32(1)\nb = fx.Int32(2)\nc = (a + b) * 2\n",
+            expected="import flydsl.expr as fx\n"
+                     "a = fx.Int32(1)\n"
+                     "b = fx.Int32(2)\n"
+                     "c = (a + b) * 2\n",
         ),
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
@@ -97,7 +101,8 @@ class ArithValueWrapper(Rule):
         ),
         Invalid(
             "from flydsl.expr.arith import ArithValue\ndef f(v):\n    return ArithValue(v) + 1\n",
-            expected="from flydsl.expr.arith import ArithValue\ndef f(v):\n    return v + 1\n",
+            expected="def f(v):\n"
+                     "    return v + 1\n",
             unsafe=True,
         ),
         Invalid(

@@ -81,8 +81,9 @@ class RawUnwrap(Rule):
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "def f(idx: fx.Int32, limit: fx.Int32):\n    return arith.unwrap(idx >= limit)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-            "def f(idx: fx.Int32, limit: fx.Int32):\n    return (idx >= limit).ir_value()\n",
+            expected="import flydsl.expr as fx\n"
+                     "def f(idx: fx.Int32, limit: fx.Int32):\n"
+                     "    return (idx >= limit).ir_value()\n",
             message="legacy",
             line=4,
             column=12,
@@ -90,20 +91,22 @@ class RawUnwrap(Rule):
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "def f(idx: fx.Int32):\n    return arith.unwrap(idx + 1)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-            "def f(idx: fx.Int32):\n    return (idx + 1).ir_value()\n",
+            expected="import flydsl.expr as fx\n"
+                     "def f(idx: fx.Int32):\n"
+                     "    return (idx + 1).ir_value()\n",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import _to_raw as _raw\n"
             "x = fx.Float32(1.0)\ny = _raw(x)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr.arith import _to_raw as _raw\n"
-            "x = fx.Float32(1.0)\ny = x.ir_value()\n",
+            expected="import flydsl.expr as fx\n"
+                     "x = fx.Float32(1.0)\n"
+                     "y = x.ir_value()\n",
         ),
         Invalid(
             "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
             "def f(v):\n    return as_mlir_value(v)\n",
-            expected="from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
-            "def f(v):\n    return v.ir_value()\n",
+            expected="def f(v):\n"
+                     "    return v.ir_value()\n",
             unsafe=True,
         ),
         Invalid(

@@ -79,23 +79,24 @@ class IndexCast(Rule):
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "off = arith.index_cast(T.index, x)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-            "off = fx.Index(x)\n",
+            expected="import flydsl.expr as fx\n"
+                     "off = fx.Index(x)\n",
             line=4,
             column=7,
         ),
         Invalid(
             "import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"
             "n = _arith.index(16)\nm = _arith.constant(8, index=True)\n",
-            expected="import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"
-            "n = _fx.Index(16)\nm = _fx.Index(8)\n",
+            expected="import flydsl.expr as _fx\n"
+                     "n = _fx.Index(16)\n"
+                     "m = _fx.Index(8)\n",
             count=2,
         ),
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
             "off = arith.index_cast(ir.IndexType.get(), x)\n",
-            expected="from flydsl.expr import arith\nfrom flydsl._mlir import ir\nimport flydsl.expr as fx\n"
-            "off = fx.Index(x)\n",
+            expected="import flydsl.expr as fx\n"
+                     "off = fx.Index(x)\n",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nv = fx.index_cast(T.i64, x)\n",
