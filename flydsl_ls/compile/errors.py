@@ -1,0 +1,70 @@
+"""Turn what went wrong in the worker into a :class:`CompileError` at the user's source line.
+
+Three sources of a line, best first:
+- an MLIR diagnostic naming a location in the user's file, ``loc("/x/k.py":23:4)`` or
+  ``/x/k.py:23:4``: FlyDSL records the Python call site of every op it emits;
+- the innermost traceback frame in the user's file (a Python error while tracing the kernel);
+- nothing: the error is reported without a line.
+A crash (the worker died) gets its reason from the request's log: ``LLVM ERROR: ...``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+from flydsl_ls.compile.result import CompileError
+
+_LOC = re.compile(r'(?:loc\()?"?(?P<file>[^"\s():]+\.py)"?:(?P<line>\d+):(?P<col>\d+)')
+
+
+def locate(error: dict, path: str, origin: str) -> tuple[int | None, int | None, str]:
+    """(line, column, how) of ``error`` (a worker error dict) in ``path``."""
+    text = error.get("message", "")
+    for match in _LOC.finditer(text):
+        if match.group("file") in (path, origin):
+            return int(match.group("line")), max(int(match.group("col")) - 1, 0), "mlir"
+    for frame in reversed(error.get("frames", [])):
+        if frame["file"] in (path, origin):
+            column = frame.get("column")
+            return frame["line"], column, "python"
+    return None, None, ""
+
+
+def from_worker(error: dict, path: str, origin: str) -> CompileError:
+    line, column, how = locate(error, path, origin)
+    stage = error.get("stage", "")
+    kind = "example" if stage in ("import", "example") and how != "mlir" else (how or "python")
+    message = f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
+    if "lld invocation failed" in message:
+        message += " (the final link needs ld.lld; see `flydsl-ls compile --check`)"
+    detail = error.get("traceback", "").replace(path, origin) if path != origin else error.get("traceback", "")
+    return CompileError(message, kind, origin if line else None, line, column, detail)
+
+
+def signal_name(returncode: int | None) -> str:
+    if returncode is None:
+        return "unknown exit"
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def from_crash(returncode: int | None, log: str, arch: str) -> CompileError:
+    """The worker died mid-request: say how, and why when the log tells."""
+    reason = ""
+    for line in log.splitlines():
+        if "LLVM ERROR" in line or "error:" in line.lower() or "Assertion" in line:
+            reason = line.strip()
+            break
+    how = signal_name(returncode)
+    message = f"the compiler process crashed ({how})"
+    if reason:
+        message += f": {reason}"
+    elif returncode is not None and returncode < 0 and -returncode == signal.SIGABRT:
+        message += f"; LLVM aborted. Is `{arch}` a valid AMD GPU arch for this FlyDSL build?"
+    tail = "\n".join(log.splitlines()[-40:])
+    return CompileError(message + ". The worker was restarted.", "crash", detail=tail)

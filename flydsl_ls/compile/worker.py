@@ -1,0 +1,229 @@
+"""The warm compile worker: ``python -m flydsl_ls.compile.worker``.
+
+Imports torch and flydsl once, then serves requests, one JSON object per line on stdin.
+Replies and progress go, one JSON object per line, to the process's original stdout; the
+worker points file descriptors 1 and 2 elsewhere (FlyDSL prints its dump progress and LLVM
+writes its errors there), so nothing else can corrupt the protocol.
+
+Request::
+
+    {"id": 1, "op": "compile", "path": "/x/k.py", "origin": "/x/k.py", "example": "ex",
+     "arch": "gfx942", "dump_dir": "/fresh/dir", "launch": false}
+
+Replies: ``{"id": 1, "event": "progress", "message": "..."}`` any number of times, then
+``{"id": 1, "event": "done", "ok": true, ...}``. At start-up: ``{"event": "ready", ...}``.
+A crash (SIGABRT from LLVM, a bad arch) kills this process; the client notices and restarts it.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import sys
+import time
+import traceback
+from importlib import util as importlib_util
+from pathlib import Path
+
+_OUT = None  # the protocol stream (a dup of the original stdout)
+
+
+def send(message: dict) -> None:
+    _OUT.write(json.dumps(message) + "\n")
+    _OUT.flush()
+
+
+class _Redirect:
+    """Point fds 1 and 2 (C and Python level) at a log file for one request."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.saved = os.dup(1), os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        os.close(self.saved[0])
+        os.close(self.saved[1])
+        return False
+
+
+def _frames(tb) -> list[dict]:
+    return [
+        {"file": f.filename, "line": f.lineno, "column": getattr(f, "colno", None), "function": f.name}
+        for f in traceback.extract_tb(tb)
+    ]
+
+
+def _error(stage: str, error: BaseException) -> dict:
+    return {
+        "stage": stage,
+        "type": type(error).__name__,
+        "message": str(error),
+        "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__)),
+        "frames": _frames(error.__traceback__),
+    }
+
+
+def _kernels(ir_dir: Path) -> list[dict]:
+    out = []
+    if not ir_dir.is_dir():
+        return out
+    for kdir in sorted(p for p in ir_dir.iterdir() if p.is_dir()):
+        out.append({"dir": str(kdir), "files": sorted(f.name for f in kdir.iterdir() if f.is_file())})
+    return out
+
+
+def _set_env(request: dict, ir_dir: Path) -> None:
+    arch = request["arch"]
+    os.environ.update(
+        {
+            "ARCH": arch,
+            "FLYDSL_GPU_ARCH": arch,
+            "FLYDSL_DUMP_IR": "1",
+            "FLYDSL_DUMP_DIR": str(ir_dir),
+            "FLYDSL_RUNTIME_ENABLE_CACHE": "0",  # always compile, so the dumps are written
+        }
+    )
+    if request.get("launch"):
+        os.environ.pop("COMPILE_ONLY", None)
+    else:
+        os.environ["COMPILE_ONLY"] = "1"
+
+
+def _launch(jit_fn, args, reply: dict) -> None:
+    import torch
+
+    from flydsl_ls.compile.launch import describe, detect_gpu
+
+    checks = detect_gpu()
+    reply["gpu_checks"] = [c.__dict__ for c in checks]
+    if not all(c.ok for c in checks):
+        reply["launch_message"] = describe(checks)
+        return
+    jit_fn(*args)  # compiles (dumps) and runs once
+    torch.cuda.synchronize()
+    runs = 10
+    start = time.perf_counter()
+    for _ in range(runs):
+        jit_fn(*args)
+    torch.cuda.synchronize()
+    reply["launch_seconds"] = (time.perf_counter() - start) / runs
+    reply["launch_runs"] = runs
+    reply["launch_message"] = f"launched {runs} times on {checks[0].detail}"
+
+
+def handle(request: dict, counter: int) -> dict:
+    rid = request.get("id")
+    if request.get("op") == "ping":
+        return {"id": rid, "event": "done", "ok": True, "pid": os.getpid()}
+    if request.get("op") == "sleep":  # for tests of the timeout path
+        time.sleep(float(request.get("seconds", 1)))
+        return {"id": rid, "event": "done", "ok": True}
+
+    import flydsl.compiler as flyc
+
+    dump_dir = Path(request["dump_dir"])
+    ir_dir = dump_dir / "ir"
+    ir_dir.mkdir(parents=True, exist_ok=True)
+    reply: dict = {"id": rid, "event": "done", "ok": False, "log": str(dump_dir / "output.log")}
+    path = Path(request["path"])
+    origin_dir = str(Path(request.get("origin") or path).resolve().parent)
+    module_name = f"_flydsl_ls_example_{os.getpid()}_{counter}"
+    launch = bool(request.get("launch"))
+    device = "cuda" if launch else request.get("device", "cpu")
+
+    def progress(message: str) -> None:
+        send({"id": rid, "event": "progress", "message": message})
+
+    _set_env(request, ir_dir)
+    linecache.clearcache()
+    sys.path.insert(0, origin_dir)
+    stage = "import"
+    try:
+        with _Redirect(dump_dir / "output.log"):
+            progress(f"importing {path.name}")
+            spec = importlib_util.spec_from_file_location(module_name, path)
+            module = importlib_util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+            stage = "example"
+            fn = getattr(module, request["example"], None)
+            if fn is None:
+                raise LookupError(f"{path.name} has no function `{request['example']}`")
+            progress(f"calling {request['example']}({device!r})")
+            made = fn(device)
+            if not (isinstance(made, tuple) and len(made) == 2):
+                raise TypeError(f"{request['example']}() must return (jit_fn, args), got {type(made).__name__}")
+            jit_fn, args = made
+            args = tuple(args)
+            if launch:
+                stage = "launch"
+                progress("checking for a GPU")
+                _launch(jit_fn, args, reply)
+            if "launch_seconds" not in reply:
+                stage = "compile"
+                os.environ["COMPILE_ONLY"] = "1"
+                progress(f"compiling for {request['arch']}")
+                start = time.perf_counter()
+                flyc.compile(jit_fn, *args)
+                reply["compile_seconds"] = time.perf_counter() - start
+        reply["ok"] = True
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - everything goes to the client
+        reply["error"] = _error(stage, error)
+    finally:
+        sys.modules.pop(module_name, None)
+        if origin_dir in sys.path:
+            sys.path.remove(origin_dir)
+    reply["kernels"] = _kernels(ir_dir)
+    return reply
+
+
+def main() -> int:
+    global _OUT
+    _OUT = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)  # stray prints go to stderr, never into the protocol
+    sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", closefd=False)
+    start = time.perf_counter()
+    ready: dict = {"event": "ready", "pid": os.getpid(), "python": sys.executable}
+    try:
+        import torch
+
+        import flydsl
+        import flydsl.compiler  # noqa: F401 - the expensive import, done once
+
+        ready["versions"] = {"torch": torch.__version__, "flydsl": getattr(flydsl, "__version__", "?")}
+    except Exception as error:  # noqa: BLE001
+        ready["error"] = _error("startup", error)
+    ready["import_seconds"] = time.perf_counter() - start
+    send(ready)
+    if "error" in ready:
+        return 1
+    counter = 0
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        counter += 1
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as error:
+            send({"event": "done", "ok": False, "error": _error("protocol", error)})
+            continue
+        send(handle(request, counter))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
