@@ -1,0 +1,164 @@
+"""The flydsl-ls language server: the server object, one dispatch table, and ``serve``.
+
+Every handler lives in the module of its LSP concern (documents, diagnostics,
+code_actions, hover, workspace); this module only wires them to methods and guards them:
+a failing handler is logged, a request is answered with an error, and the server keeps
+serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from flydsl_ls import __version__
+from flydsl_ls.server import code_actions, diagnostics, documents, hover, workspace
+from flydsl_ls.server import log as server_log
+from flydsl_ls.server.protocol import FlyProtocol
+from flydsl_ls.server.session import ClientFeatures, Session
+
+log = logging.getLogger(__name__)
+
+NAME = "flydsl-ls"
+# Testing hook: a comma-separated list of LSP methods whose handler raises.
+FAULT_ENV = "FLYDSL_LS_FAULT"
+
+
+class FlyServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(NAME, __version__, protocol_cls=FlyProtocol)
+        self.session = Session()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-actions")
+        self.jedi_warm = False
+        self.client_log: server_log.ClientLogHandler | None = None
+        self.faults = {m.strip() for m in os.environ.get(FAULT_ENV, "").split(",") if m.strip()}
+
+
+def initialize(server: FlyServer, params: types.InitializeParams) -> None:
+    encoding = server.workspace.position_encoding  # chosen by FlyProtocol
+    server.session.features = ClientFeatures.from_capabilities(params.capabilities, encoding)
+    root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
+    if root:
+        path = to_fs_path(root)
+        server.session.root = Path(path) if path else None
+    workspace.apply_initialization_options(server, params.initialization_options)
+    log.info(
+        "flydsl-ls %s: %s positions, %s diagnostics",
+        __version__,
+        server.session.encoding,
+        "pull" if server.session.features.pull_diagnostics else "push",
+    )
+
+
+async def initialized(server: FlyServer, params: types.InitializedParams) -> None:
+    if server.client_log is not None:
+        server.client_log.loop = asyncio.get_running_loop()
+    await workspace.pull_configuration(server)
+    await workspace.watch_settings_files(server)
+
+
+def shutdown(server: FlyServer, params: Any) -> None:
+    for doc in server.session.documents.values():
+        if doc.pending is not None:
+            doc.pending.cancel()
+
+
+# method -> (handler, options, is_request)
+DISPATCH: dict[str, tuple[Callable, Any, bool]] = {
+    types.INITIALIZE: (initialize, None, True),
+    types.INITIALIZED: (initialized, None, False),
+    types.SHUTDOWN: (shutdown, None, True),
+    types.TEXT_DOCUMENT_DID_OPEN: (documents.did_open, None, False),
+    types.TEXT_DOCUMENT_DID_CHANGE: (documents.did_change, None, False),
+    types.TEXT_DOCUMENT_DID_SAVE: (documents.did_save, types.SaveOptions(include_text=False), False),
+    types.TEXT_DOCUMENT_DID_CLOSE: (documents.did_close, None, False),
+    types.WORKSPACE_DID_CHANGE_CONFIGURATION: (workspace.did_change_configuration, None, False),
+    types.WORKSPACE_DID_CHANGE_WATCHED_FILES: (workspace.did_change_watched_files, None, False),
+    types.TEXT_DOCUMENT_DIAGNOSTIC: (
+        diagnostics.pull,
+        types.DiagnosticOptions(
+            identifier=NAME, inter_file_dependencies=False, workspace_diagnostics=False
+        ),
+        True,
+    ),
+    types.TEXT_DOCUMENT_CODE_ACTION: (
+        code_actions.code_actions,
+        types.CodeActionOptions(
+            code_action_kinds=code_actions.ActionKind.advertised(), resolve_provider=True
+        ),
+        True,
+    ),
+    types.CODE_ACTION_RESOLVE: (code_actions.resolve, None, True),
+    types.TEXT_DOCUMENT_HOVER: (hover.hover, None, True),
+}
+
+
+def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool) -> Callable:
+    """``handler(server, params)`` as a pygls handler that logs its failures. A request's
+    failure is re-raised so pygls answers it with an error; a notification's is absorbed."""
+
+    def failed(error: Exception):
+        log.error("%s failed: %s: %s", method, type(error).__name__, error, exc_info=True)
+        if is_request:
+            raise error
+        return None
+
+    def check_faults() -> None:
+        if method in server.faults:
+            raise RuntimeError(f"injected fault in {method}")
+
+    if asyncio.iscoroutinefunction(handler):
+
+        async def run_async(params):
+            try:
+                check_faults()
+                return await handler(server, params)
+            except (JsonRpcException, asyncio.CancelledError):
+                raise
+            except Exception as error:
+                return failed(error)
+
+        return run_async
+
+    def run(params):
+        try:
+            check_faults()
+            return handler(server, params)
+        except JsonRpcException:
+            raise
+        except Exception as error:
+            return failed(error)
+
+    return run
+
+
+def create_server(log_level: str = "info") -> FlyServer:
+    server = FlyServer()
+    server.client_log = server_log.configure(server, log_level)
+    for method, (handler, options, is_request) in DISPATCH.items():
+        server.feature(method, options)(guarded(server, method, handler, is_request))
+    return server
+
+
+def serve(tcp: str | None = None, log_level: str = "info") -> int:
+    """Run until the client says exit (stdio), or forever on ``HOST:PORT``."""
+    server = create_server(log_level)
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        try:
+            server.start_tcp(host or "127.0.0.1", int(port))
+        except ValueError:
+            log.error("--tcp expects HOST:PORT, got %r", tcp)
+            return 2
+        return 0
+    server.start_io()
+    return 0

@@ -1,0 +1,203 @@
+"""Diagnostics: lint once per (version, settings), push or answer pulls, never publish stale.
+
+Pushing is debounced on change and immediate on open and save. A lint runs in a worker
+thread on a snapshot of the text; its result is kept only if the document still has that
+version when it finishes. Clients that pull (``textDocument/diagnostic``) are not pushed to,
+so they never show every diagnostic twice (Neovim keeps the two in separate namespaces).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from flydsl_ls.analysis.diagnostic import Diagnostic, Fix, Severity
+from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
+from flydsl_ls.analysis.text import Encoding, LineIndex, Range
+from flydsl_ls.checker import check_source
+from flydsl_ls.server.session import Analysis, Document
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "flydsl-ls"
+# Beyond this size a file is not linted (a generated or data file opened by mistake).
+MAX_SOURCE_CHARS = 8_000_000
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+# One worker: lints queue up, and a queued lint of a stale version is skipped.
+_LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
+
+
+# --- conversion (positions only through LineIndex) ------------------------------------
+def lsp_range(rng: Range, index: LineIndex, encoding: Encoding) -> types.Range:
+    start = index.to_client(rng.start, encoding)
+    end = index.to_client(rng.end, encoding)
+    return types.Range(types.Position(*start), types.Position(*end))
+
+
+def fix_data(fix: Fix, index: LineIndex, encoding: Encoding) -> dict:
+    return {
+        "title": fix.title,
+        "applicability": fix.applicability.value,
+        "edits": [
+            {
+                "range": _range_json(lsp_range(edit.range, index, encoding)),
+                "newText": edit.content,
+            }
+            for edit in fix.edits
+        ],
+    }
+
+
+def _range_json(rng: types.Range) -> dict:
+    return {
+        "start": {"line": rng.start.line, "character": rng.start.character},
+        "end": {"line": rng.end.line, "character": rng.end.character},
+    }
+
+
+def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) -> types.Diagnostic:
+    data: dict = {"version": version}
+    if d.fix is not None and d.fix.edits:
+        data["fix"] = fix_data(d.fix, index, encoding)
+    message = d.message if not d.note else f"{d.message}\n{d.note}"
+    return types.Diagnostic(
+        range=lsp_range(d.range, index, encoding),
+        message=message,
+        severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning),
+        code=d.code,
+        code_description=types.CodeDescription(href=d.url) if d.code != SYNTAX_ERROR else None,
+        source=SOURCE,
+        tags=[types.DiagnosticTag.Deprecated] if d.deprecated else None,
+        data=data,
+    )
+
+
+# --- linting ----------------------------------------------------------------------------
+def lint(server: FlyServer, doc: Document, text: str, version: int, generation: int) -> Analysis | None:
+    """Lint one snapshot (worker thread). None when the document moved on meanwhile."""
+    if doc.version != version or server.session.generation != generation:
+        return None  # a newer lint is queued
+    settings = server.session.settings_for(doc)
+    if len(text) > MAX_SOURCE_CHARS:
+        server.session.warn_once(f"{doc.uri}: larger than {MAX_SOURCE_CHARS} characters; not checked")
+        result = FileAnalysis([], None)
+    else:
+        try:
+            result = check_source(text, doc.path, settings)
+        except Exception:  # an analysis bug must not take the server down
+            log.exception("analysis of %s failed", doc.uri)
+            result = FileAnalysis([], None, ["analysis failed; see the server log"])
+    for problem in result.internal_errors:
+        log.warning("%s: internal error: %s", doc.uri, problem)
+    index = LineIndex(text)
+    encoding = server.session.encoding
+    diagnostics = [to_lsp(d, index, encoding, version) for d in result.diagnostics]
+    return Analysis(version, generation, text, result, diagnostics)
+
+
+async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
+    """The current analysis of ``doc``, linting it now if there is none."""
+    generation = server.session.generation
+    current = doc.current(generation)
+    if current is not None:
+        return current
+    loop = asyncio.get_running_loop()
+    version, text = doc.version, doc.text
+    analysis = await loop.run_in_executor(_LINTER, lint, server, doc, text, version, generation)
+    if analysis is None:
+        return None
+    if server.session.get(doc.uri) is not doc:
+        return None  # closed meanwhile
+    _store(doc, analysis)
+    return analysis
+
+
+def _store(doc: Document, analysis: Analysis) -> None:
+    if doc.analysis is None or (analysis.version, analysis.generation) >= (
+        doc.analysis.version,
+        doc.analysis.generation,
+    ):
+        doc.analysis = analysis
+    if analysis.result.model is not None:
+        doc.good_model = analysis.result.model
+
+
+def schedule(server: FlyServer, doc: Document, delay: float) -> None:
+    """(Re)start the lint of ``doc`` after ``delay`` seconds, replacing a pending one."""
+    if doc.pending is not None and not doc.pending.done():
+        doc.pending.cancel()
+    doc.pending = asyncio.ensure_future(_lint_and_publish(server, doc, delay))
+
+
+async def _lint_and_publish(server: FlyServer, doc: Document, delay: float) -> None:
+    try:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        analysis = await analyse(server, doc)
+        if analysis is None or analysis.version != doc.version:
+            return  # stale: a newer version will publish
+        if server.session.get(doc.uri) is not doc:
+            return
+        if server.session.features.pull_diagnostics:
+            return
+        key = (analysis.version, analysis.generation)
+        if doc.published == key:
+            return
+        doc.published = key
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=doc.uri, diagnostics=analysis.diagnostics, version=analysis.version
+            )
+        )
+    except asyncio.CancelledError:
+        pass
+    except Exception:
+        log.exception("diagnostics for %s failed", doc.uri)
+
+
+def clear(server: FlyServer, uri: str) -> None:
+    if not server.session.features.pull_diagnostics:
+        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def refresh_all(server: FlyServer) -> None:
+    """After a settings change: re-lint open documents, or ask a pulling client to re-pull."""
+    if server.session.features.pull_diagnostics:
+        if server.session.features.diagnostic_refresh:
+            server.workspace_diagnostic_refresh(None)
+        return
+    for doc in list(server.session.documents.values()):
+        schedule(server, doc, 0)
+
+
+# --- pull -------------------------------------------------------------------------------
+async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
+    doc = server.session.get(params.text_document.uri)
+    if doc is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
+    analysis = None
+    for _ in range(3):  # the document may change while it is linted
+        analysis = await analyse(server, doc)
+        if analysis is not None:
+            break
+    if analysis is None:
+        analysis = doc.analysis
+    if analysis is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == analysis.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=analysis.diagnostics, result_id=analysis.result_id
+    )

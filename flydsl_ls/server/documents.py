@@ -1,0 +1,52 @@
+"""textDocument/didOpen, didChange, didSave, didClose: keep the text, schedule the lint."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from flydsl_ls.server import diagnostics, hover
+from flydsl_ls.server.workspace import is_settings_file, settings_changed
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+
+def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None:
+    item = params.text_document
+    doc = server.session.open(item.uri, item.text, item.version)
+    diagnostics.schedule(server, doc, 0)
+    if not server.jedi_warm and "flydsl" in item.text:
+        server.jedi_warm = True
+        hover.warm_up()
+
+
+def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> None:
+    doc = server.session.get(params.text_document.uri)
+    if doc is None:
+        return
+    for change in params.content_changes:
+        doc.apply_change(change, server.session.encoding)
+    doc.version = params.text_document.version
+    diagnostics.schedule(server, doc, server.session.editor.delay)
+
+
+def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if is_settings_file(uri):
+        settings_changed(server)
+        return
+    doc = server.session.get(uri)
+    if doc is None:
+        return
+    if params.text is not None and params.text != doc.text:
+        doc.update(params.text, doc.version)
+        doc.analysis = None
+        doc.published = None
+    diagnostics.schedule(server, doc, 0)
+
+
+def did_close(server: FlyServer, params: types.DidCloseTextDocumentParams) -> None:
+    if server.session.close(params.text_document.uri) is not None:
+        diagnostics.clear(server, params.text_document.uri)

@@ -1,0 +1,199 @@
+"""Hover: the rule behind a legacy API (through aliases), a name's inferred fx type and its
+origin, and the signature and docstring of FlyDSL APIs from the installed FlyDSL (jedi)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from flydsl_ls.analysis.diagnostic import Diagnostic
+from flydsl_ls.analysis.locate import alias_at, expression_at, nodes_at
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.modules import canonical_symbol
+from flydsl_ls.analysis.rules import lookup_rule
+from flydsl_ls.analysis.rules.fly901_deprecated_api import (
+    DEPRECATED_SYMBOLS,
+    TDM_OPS,
+    TDM_OPS_ALIAS,
+    Deprecation,
+)
+from flydsl_ls.analysis.text import Position
+from flydsl_ls.ruledocs import summary_markdown
+from flydsl_ls.server.diagnostics import lsp_range
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+    from flydsl_ls.server.session import Document
+
+log = logging.getLogger(__name__)
+
+JEDI_TIMEOUT = 10.0  # seconds; the first lookup parses FlyDSL's sources
+MAX_DOC_CHARS = 4000
+_JEDI = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-jedi")
+_FLYDSL_PREFIXES = ("fx", "flyc", "mlir", "shim")
+
+
+async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | None:
+    doc = server.session.get(params.text_document.uri)
+    if doc is None:
+        return None
+    pos = doc.to_position(params.position, server.session.encoding)
+    analysis = doc.analysis
+    current = analysis is not None and analysis.text == doc.text
+    diagnostics = analysis.result.diagnostics if current else []
+    model = analysis.result.model if current and analysis.result.model else doc.good_model
+    model_current = model is not None and model.source == doc.text
+
+    sections: list[str] = []
+    covering = [d for d in diagnostics if d.range.contains(pos) and d.code != "FLY000"]
+    seen_codes: set[str] = set()
+    for d in covering:
+        if d.code in seen_codes:
+            continue
+        seen_codes.add(d.code)
+        rule = lookup_rule(d.code)
+        sections.append(f"{d.message}\n\n{summary_markdown(rule)}" if rule else d.message)
+
+    expr = symbol = None
+    type_line = None
+    wants_jedi = model is None
+    if model is not None and pos.line < len(model.index.lines):
+        expr, symbol, dotted = _symbol_at(model, pos)
+        if symbol is not None and not covering:
+            sections += _legacy_sections(model, symbol, dotted, diagnostics, seen_codes)
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            kind = model.type_of(expr)
+            if kind.known:
+                type_line = f"`{_source(model, expr)}`: **{kind.describe()}**"
+        wants_jedi = _is_flydsl(symbol, dotted)
+    if type_line:
+        sections.insert(0, type_line)
+    if wants_jedi:
+        docs = await _jedi_docs(doc, pos)
+        if docs:
+            sections.append(docs)
+    if not sections:
+        return None
+    rng = None
+    if model_current and expr is not None:
+        rng = lsp_range(model.index.node_range(expr), model.index, server.session.encoding)
+    kind = types.MarkupKind.Markdown if server.session.features.markdown_hover else types.MarkupKind.PlainText
+    return types.Hover(
+        contents=types.MarkupContent(kind=kind, value="\n\n---\n\n".join(sections)), range=rng
+    )
+
+
+def _symbol_at(model: SemanticModel, pos: Position):
+    """The expression under ``pos``, its canonical symbol and its absolute dotted path.
+    On an import alias, the imported object."""
+    found = alias_at(model.tree, model.index, pos)
+    if found is not None:
+        statement, alias = found
+        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            dotted = f"{statement.module}.{alias.name}"
+        else:
+            dotted = alias.name
+        return None, canonical_symbol(dotted), dotted
+    expr = expression_at(model.tree, model.index, pos)
+    if expr is None:
+        return None, None, None
+    return expr, model.resolve(expr), model.dotted(expr)
+
+
+def _legacy_sections(model, symbol, dotted, diagnostics: list[Diagnostic], seen: set[str]) -> list[str]:
+    """A legacy API under the cursor that no diagnostic covers (an alias, an import):
+    FLY901's table, or a diagnostic elsewhere in the file on the same object."""
+    entry: Deprecation | None = TDM_OPS if dotted == TDM_OPS_ALIAS else DEPRECATED_SYMBOLS.get(symbol)
+    if entry is not None and entry.owner is None:
+        rule = lookup_rule("FLY901")
+        seen.add("FLY901")
+        return [
+            f"`{entry.api}` is deprecated (declared removal in FlyDSL {entry.removal}): "
+            f"use {entry.replacement}\n\n{summary_markdown(rule)}"
+        ]
+    for d in diagnostics[:500]:
+        if d.code in seen:
+            continue
+        if any(
+            isinstance(node, (ast.Name, ast.Attribute))
+            and model.index.node_range(node).start == d.range.start
+            and model.resolve(node) == symbol
+            for node in nodes_at(model.tree, model.index, d.range.start)
+        ):
+            rule = lookup_rule(d.code)
+            if rule is not None:
+                seen.add(d.code)
+                return [f"`{symbol}` is a legacy API ({d.code}).\n\n{summary_markdown(rule)}"]
+    return []
+
+
+def _source(model: SemanticModel, expr: ast.AST) -> str:
+    text = model.index.slice(model.index.node_range(expr))
+    return text if len(text) < 80 and "\n" not in text else ast.unparse(expr)[:80]
+
+
+def _is_flydsl(symbol: str | None, dotted: str | None) -> bool:
+    if dotted and dotted.split(".")[0] == "flydsl":
+        return True
+    return bool(symbol) and symbol.split(".")[0] in _FLYDSL_PREFIXES
+
+
+# --- jedi ---------------------------------------------------------------------------------
+async def _jedi_docs(doc: Document, pos: Position) -> str | None:
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(_JEDI, _jedi_lookup, doc.text, str(doc.path) if doc.path else None, pos)
+    try:
+        return await asyncio.wait_for(asyncio.shield(future), JEDI_TIMEOUT)
+    except asyncio.TimeoutError:
+        log.info("jedi took longer than %ss; hover without the docstring", JEDI_TIMEOUT)
+        return None
+
+
+def _jedi_lookup(text: str, path: str | None, pos: Position) -> str | None:
+    """Signature and docstring of the FlyDSL object at ``pos`` (jedi columns are code points)."""
+    try:
+        import jedi
+
+        script = jedi.Script(code=text, path=path)
+        names = script.help(pos.line + 1, pos.column)
+    except Exception as error:  # jedi on half-typed code, or no FlyDSL installed
+        log.debug("jedi failed: %s", error)
+        return None
+    for name in names:
+        full = name.full_name or ""
+        if not full.startswith("flydsl"):
+            continue
+        try:
+            signatures = [s.to_string() for s in name.get_signatures()]
+            docstring = name.docstring(raw=True).strip()
+        except Exception as error:
+            log.debug("jedi failed on %s: %s", full, error)
+            continue
+        parts = [f"`{full}` (FlyDSL {_flydsl_version()})"]
+        if signatures:
+            parts.append("```python\n" + "\n".join(signatures) + "\n```")
+        if docstring:
+            if len(docstring) > MAX_DOC_CHARS:
+                docstring = docstring[:MAX_DOC_CHARS] + "\n..."
+            parts.append(docstring)
+        return "\n\n".join(parts)
+    return None
+
+
+def _flydsl_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("flydsl")
+    except Exception:
+        return "installed"
+
+
+def warm_up() -> None:
+    """Let jedi parse FlyDSL once in the background, so the first hover is quick."""
+    _JEDI.submit(_jedi_lookup, "import flydsl.expr as fx\nfx.make_layout\n", None, Position(1, 4))

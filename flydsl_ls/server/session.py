@@ -1,0 +1,190 @@
+"""All server state: open documents, editor settings, and the client's capabilities reduced
+once, at initialize, to the few booleans the handlers need."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from flydsl_ls import config
+from flydsl_ls.analysis.engine import FileAnalysis
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.text import Encoding, LineIndex, Position
+from flydsl_ls.server.settings import EditorSettings
+
+if TYPE_CHECKING:
+    from flydsl_ls.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    encoding: Encoding = "utf-16"
+    pull_diagnostics: bool = False  # the client asks (textDocument/diagnostic); do not push
+    diagnostic_refresh: bool = False  # workspace/diagnostic/refresh
+    code_action_resolve: bool = False  # the client resolves a code action's edit lazily
+    document_changes: bool = False  # versioned TextDocumentEdits in a WorkspaceEdit
+    configuration: bool = False  # workspace/configuration
+    markdown_hover: bool = True
+    watched_files_registration: bool = False
+
+    @classmethod
+    def from_capabilities(cls, caps: types.ClientCapabilities, encoding: str) -> ClientFeatures:
+        text = caps.text_document
+        workspace = caps.workspace
+        code_action = text.code_action if text else None
+        resolve = code_action.resolve_support if code_action else None
+        hover = text.hover if text else None
+        formats = (hover.content_format if hover else None) or [types.MarkupKind.Markdown]
+        edit = workspace.workspace_edit if workspace else None
+        watched = workspace.did_change_watched_files if workspace else None
+        return cls(
+            encoding="utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16",
+            pull_diagnostics=bool(text and text.diagnostic is not None),
+            diagnostic_refresh=bool(
+                workspace and workspace.diagnostics and workspace.diagnostics.refresh_support
+            ),
+            code_action_resolve=bool(resolve and "edit" in (resolve.properties or [])),
+            document_changes=bool(edit and edit.document_changes),
+            configuration=bool(workspace and workspace.configuration),
+            markdown_hover=types.MarkupKind.Markdown in formats,
+            watched_files_registration=bool(watched and watched.dynamic_registration),
+        )
+
+
+@dataclass
+class Analysis:
+    """One lint of one document version with one settings generation: lint once, reuse."""
+
+    version: int
+    generation: int
+    text: str
+    result: FileAnalysis
+    diagnostics: list[types.Diagnostic]  # in the client's encoding, fixes in ``data``
+
+    @property
+    def result_id(self) -> str:
+        return f"{self.version}.{self.generation}"
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return LineIndex(self.text)
+
+
+@dataclass
+class Document:
+    uri: str
+    text: str
+    version: int
+    path: Path | None
+    analysis: Analysis | None = None  # the newest lint, possibly of an older version
+    good_model: SemanticModel | None = None  # the last model that parsed (hover while typing)
+    published: tuple[int, int] | None = None  # (version, generation) last pushed
+    pending: asyncio.Task | None = None  # the debounced lint waiting to run
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    def update(self, text: str, version: int) -> None:
+        self.text = text
+        self.version = version
+        self.__dict__.pop("index", None)
+
+    def apply_change(self, change, encoding: Encoding) -> None:
+        """One ``contentChanges`` entry: a ranged edit or the whole text."""
+        rng = getattr(change, "range", None)
+        if rng is None:
+            self.text = change.text
+        else:
+            index = self.index
+            start = index.offset(index.from_client(rng.start.line, rng.start.character, encoding))
+            end = index.offset(index.from_client(rng.end.line, rng.end.character, encoding))
+            if end < start:
+                start, end = end, start
+            self.text = self.text[:start] + change.text + self.text[end:]
+        self.__dict__.pop("index", None)
+
+    def current(self, generation: int) -> Analysis | None:
+        a = self.analysis
+        if a is not None and a.version == self.version and a.generation == generation:
+            return a
+        return None
+
+    def to_position(self, pos: types.Position, encoding: Encoding) -> Position:
+        return self.index.from_client(pos.line, pos.character, encoding)
+
+
+@dataclass
+class Session:
+    features: ClientFeatures = field(default_factory=ClientFeatures)
+    documents: dict[str, Document] = field(default_factory=dict)
+    init_settings: EditorSettings = field(default_factory=EditorSettings)
+    config_settings: EditorSettings = field(default_factory=EditorSettings)
+    generation: int = 0  # bumped whenever settings may have changed
+    root: Path | None = None
+    _warned: set[str] = field(default_factory=set)
+
+    @property
+    def editor(self) -> EditorSettings:
+        return self.config_settings.over(self.init_settings)
+
+    @property
+    def encoding(self) -> Encoding:
+        return self.features.encoding
+
+    def open(self, uri: str, text: str, version: int) -> Document:
+        doc = Document(uri, text, version, _path_of(uri))
+        self.documents[uri] = doc
+        return doc
+
+    def get(self, uri: str) -> Document | None:
+        return self.documents.get(uri)
+
+    def close(self, uri: str) -> Document | None:
+        doc = self.documents.pop(uri, None)
+        if doc is not None and doc.pending is not None:
+            doc.pending.cancel()
+        return doc
+
+    def settings_changed(self) -> None:
+        self.generation += 1
+        config.clear_cache()
+
+    def settings_for(self, doc: Document) -> Settings:
+        """``[tool.flydsl-ls]`` of the nearest pyproject.toml, editor settings on top."""
+        anchor = doc.path or (self.root / "untitled.py" if self.root else None)
+        base = config.Settings()
+        if anchor is not None:
+            try:
+                base = config.settings_for(anchor)
+            except config.ConfigError as error:
+                self.warn_once(f"{error}; using defaults")
+            except OSError as error:
+                self.warn_once(f"cannot read settings for {anchor}: {error}")
+            for warning in base.warnings:
+                self.warn_once(warning)
+        return base.with_overrides(**self.editor.overrides())
+
+    def warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            log.warning("%s", message)
+
+
+def _path_of(uri: str) -> Path | None:
+    if not uri.startswith("file:"):
+        return None
+    try:
+        path = to_fs_path(uri)
+    except Exception:  # a malformed URI: treat as untitled
+        return None
+    return Path(path) if path else None
