@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flydsl_ls.actions.fixes import FixOutcome, fix_all
 from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.engine import FileAnalysis, analyze
 from flydsl_ls.config import Settings
@@ -28,6 +29,13 @@ def check_source(source: str, path: Path | None, settings: Settings) -> FileAnal
         options=settings.options(),
         package=package,
         path=str(path) if path else None,
+    )
+
+
+def fix_source(source: str, path: Path | None, settings: Settings, unsafe: bool) -> FixOutcome:
+    """All wanted fixes applied to a fixpoint, with imports they made unused removed."""
+    return fix_all(
+        source, lambda text: check_source(text, path, settings).diagnostics, unsafe=unsafe
     )
 
 

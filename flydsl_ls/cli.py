@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
 
 from flydsl_ls import __version__, config, output
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
-from flydsl_ls.checker import check_path
-from flydsl_ls.files import discover
+from flydsl_ls.checker import check_path, check_source, fix_source
+from flydsl_ls.files import discover, write_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -35,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes, help="rule codes, prefixes or names to disable (comma-separated)")
     check.add_argument("--target-arch", help="AMD GPU arch for arch-dependent rules, e.g. gfx942")
     check.add_argument("--flydsl-version", help="the project's FlyDSL release, e.g. 0.3.4.1")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply (with --fix) or show unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change no file")
+    check.add_argument("--fix-only", action="store_true", help="apply fixes, report nothing that remains")
     check.add_argument("--output-format", choices=output.FORMATS, default="concise")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
@@ -48,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the language server")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    from flydsl_ls.compile.cli import add_parser as add_compile_parser
+
+    add_compile_parser(commands)
     return parser
 
 
@@ -61,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_rule(args.code)
         if args.command == "rules":
             return run_rules()
+        if args.command == "compile":
+            return args.run_compile(args)
         if args.command == "serve":
             from flydsl_ls.server.app import serve
 
@@ -93,7 +103,9 @@ def run_check(args) -> int:
         target_arch=args.target_arch,
         flydsl_version=args.flydsl_version,
     )
+    fixing = args.fix or args.diff or args.fix_only
     entries: list[output.Entry] = []
+    fixed: dict[str, int] = {}
     checked = failed = 0
     warned: set[str] = set()
     try:
@@ -112,26 +124,63 @@ def run_check(args) -> int:
             for problem in report.internal_errors:
                 failed += 1
                 _error(f"{output._display(path)}: internal error: {problem}")
-            entries.extend((path, d) for d in report.diagnostics)
+            diagnostics = report.diagnostics
+            if fixing:
+                diagnostics = _fix_file(path, report.source, settings, args, fixed)
+            entries.extend((path, d) for d in diagnostics)
     except config.ConfigError as error:
         _error(str(error))
         return EXIT_ERROR
 
+    total_fixed = sum(fixed.values())
+    if args.diff or args.fix_only:
+        entries = []
     text = output.render(args.output_format, entries)
-    if text:
+    if text and not (args.diff and args.output_format == "concise"):
         print(text)
     if args.output_format == "concise":
         if args.statistics:
             _print_statistics(entries)
         if not args.quiet:
-            _print_summary(entries, checked, errors=failed + len(missing))
+            if args.diff:
+                print(f"Would fix {total_fixed} error{'s' if total_fixed != 1 else ''}.", file=sys.stderr)
+            elif args.fix_only:
+                print(f"Fixed {total_fixed} error{'s' if total_fixed != 1 else ''}.")
+            else:
+                _print_summary(entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None)
     if checked == 0 and (failed or missing):
         return EXIT_ERROR
     if missing:
         return EXIT_ERROR
+    if args.diff:
+        return EXIT_FINDINGS if total_fixed else EXIT_CLEAN
     if entries and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int]):
+    """Fix one file (or print its diff); returns the diagnostics that remain."""
+    outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes)
+    for code, count in outcome.applied.items():
+        fixed[code] = fixed.get(code, 0) + count
+    for rejected in outcome.rejected:
+        _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
+    if outcome.text == source:
+        return check_source(source, path, settings).diagnostics
+    if args.diff:
+        name = output._display(path)
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                source.splitlines(keepends=True),
+                outcome.text.splitlines(keepends=True),
+                fromfile=f"a/{name}",
+                tofile=f"b/{name}",
+            )
+        )
+        return []
+    write_source(path, outcome.text)
+    return check_source(outcome.text, path, settings).diagnostics
 
 
 def _print_statistics(entries: list[output.Entry]) -> None:
@@ -143,7 +192,14 @@ def _print_statistics(entries: list[output.Entry]) -> None:
         print(f"{count:5d}\t{code}\t{rule.name if rule else ''}")
 
 
-def _print_summary(entries: list[output.Entry], checked: int, errors: int = 0) -> None:
+def _print_summary(
+    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None
+) -> None:
+    if fixed:
+        remaining = len(entries)
+        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining).")
+        if not entries:
+            return
     if not entries:
         files = f"{checked} file{'s' if checked != 1 else ''} checked"
         if errors:  # never "All checks passed!" when something could not be checked
@@ -154,7 +210,8 @@ def _print_summary(entries: list[output.Entry], checked: int, errors: int = 0) -
     fixable = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "safe")
     unsafe = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "unsafe")
     noun = "error" if len(entries) == 1 else "errors"
-    print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.")
+    if not fixed:
+        print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.")
     if fixable:
         print(f"[*] {fixable} fixable with the `--fix` option", end="")
         print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".")

@@ -65,6 +65,15 @@ def decode_source(raw: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def write_source(path: Path, text: str) -> None:
+    """Write back in the encoding the file declares (as read_source decoded it)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(path.read_bytes()).readline)
+    except (OSError, SyntaxError):
+        encoding = "utf-8"
+    path.write_bytes(text.encode(encoding))
+
+
 @lru_cache(maxsize=1024)
 def package_of(path: Path) -> str | None:
     """Dotted package of a file, from the ``__init__.py`` files above it."""
