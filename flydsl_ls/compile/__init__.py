@@ -26,6 +26,7 @@ from flydsl_ls.compile.result import (
 )
 from flydsl_ls.compile.service import DEFAULT_ARCH, CompileService
 from flydsl_ls.compile.toolchain import Toolchain, find_toolchain
+from flydsl_ls.compile.verify import IrComparison, compare_results, strip_locations
 
 __all__ = [
     "DEFAULT_ARCH",
@@ -34,6 +35,7 @@ __all__ = [
     "CompileService",
     "Example",
     "GpuCheck",
+    "IrComparison",
     "IsaReport",
     "KernelOutput",
     "KernelResources",
@@ -41,6 +43,7 @@ __all__ = [
     "Status",
     "Toolchain",
     "choose_example",
+    "compare_results",
     "describe_gpu",
     "detect_gpu",
     "find_examples",
@@ -48,4 +51,5 @@ __all__ = [
     "parse_isa",
     "parse_isa_file",
     "split_target",
+    "strip_locations",
 ]

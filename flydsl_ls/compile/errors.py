@@ -37,7 +37,7 @@ def from_worker(error: dict, path: str, origin: str) -> CompileError:
     kind = "example" if stage in ("import", "example") and how != "mlir" else (how or "python")
     message = f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
     if "lld invocation failed" in message:
-        message += " (the final link needs ld.lld; see `flydsl-ls compile --check`)"
+        message += " (the final link needs ld.lld: pip install ziglang, or set ROCM_PATH to a ROCm install)"
     detail = error.get("traceback", "").replace(path, origin) if path != origin else error.get("traceback", "")
     return CompileError(message, kind, origin if line else None, line, column, detail)
 

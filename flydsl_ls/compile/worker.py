@@ -103,16 +103,19 @@ def _set_env(request: dict, ir_dir: Path) -> None:
         os.environ["COMPILE_ONLY"] = "1"
 
 
-def _launch(jit_fn, args, reply: dict) -> None:
-    import torch
-
+def _gpu_checks(reply: dict) -> bool:
+    """Run the three GPU checks; record them; True when a launch can run."""
     from flydsl_ls.compile.launch import describe, detect_gpu
 
     checks = detect_gpu()
     reply["gpu_checks"] = [c.__dict__ for c in checks]
-    if not all(c.ok for c in checks):
-        reply["launch_message"] = describe(checks)
-        return
+    reply["launch_message"] = describe(checks)
+    return all(c.ok for c in checks)
+
+
+def _launch(jit_fn, args, reply: dict) -> None:
+    import torch
+
     jit_fn(*args)  # compiles (dumps) and runs once
     torch.cuda.synchronize()
     runs = 10
@@ -122,7 +125,7 @@ def _launch(jit_fn, args, reply: dict) -> None:
     torch.cuda.synchronize()
     reply["launch_seconds"] = (time.perf_counter() - start) / runs
     reply["launch_runs"] = runs
-    reply["launch_message"] = f"launched {runs} times on {checks[0].detail}"
+    reply["launch_message"] = f"launched {runs} times; " + reply["launch_message"]
 
 
 def handle(request: dict, counter: int) -> dict:
@@ -142,8 +145,8 @@ def handle(request: dict, counter: int) -> dict:
     path = Path(request["path"])
     origin_dir = str(Path(request.get("origin") or path).resolve().parent)
     module_name = f"_flydsl_ls_example_{os.getpid()}_{counter}"
-    launch = bool(request.get("launch"))
-    device = "cuda" if launch else request.get("device", "cpu")
+    launch = bool(request.get("launch")) and _gpu_checks(reply)
+    device = "cuda" if launch else request.get("device", "cpu")  # torch's ROCm device is "cuda"
 
     def progress(message: str) -> None:
         send({"id": rid, "event": "progress", "message": message})
@@ -171,7 +174,7 @@ def handle(request: dict, counter: int) -> dict:
             args = tuple(args)
             if launch:
                 stage = "launch"
-                progress("checking for a GPU")
+                progress("launching on the GPU")
                 _launch(jit_fn, args, reply)
             if "launch_seconds" not in reply:
                 stage = "compile"
