@@ -61,3 +61,10 @@ def test_write_and_check_round_trip(tmp_path):
     ruledocs.main([str(tmp_path)])
     assert ruledocs.stale(tmp_path) == []
     assert not (tmp_path / "FLY999.md").exists()
+
+
+def test_readme_rule_table_matches_registry():
+    readme = (DOCS.parent.parent / "README.md").read_text(encoding="utf-8")
+    for rule in ALL_RULES:
+        row = f"| [{rule.code}](docs/rules/{rule.code}.md) | `{rule.name}` | {rule.fix_safety} |"
+        assert row in readme, f"README.md rule table lacks or misstates: {row}"
