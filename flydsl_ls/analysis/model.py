@@ -67,13 +67,31 @@ class SemanticModel:
         return lookup(name.id, scope, (name.lineno, name.col_offset))
 
     @cached_property
-    def use_counts(self) -> dict[int, int]:
-        """Reads per binding (keyed by ``id(binding)``), counting ``__all__`` entries."""
-        counts: dict[int, int] = {}
+    def _uses(self) -> dict[int, list[ast.Name]]:
+        uses: dict[int, list[ast.Name]] = {}
         for name in self._loads:
             binding = self.binding_of(name)
             if binding is not None:
-                counts[id(binding)] = counts.get(id(binding), 0) + 1
+                uses.setdefault(id(binding), []).append(name)
+        return uses
+
+    def parent_map(self, root: ast.AST) -> dict[int, ast.AST]:
+        """Child -> parent within ``root`` (a function, usually), built once per root."""
+        cache = self.__dict__.setdefault("_parent_maps", {})
+        if id(root) not in cache:
+            cache[id(root)] = {
+                id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)
+            }
+        return cache[id(root)]
+
+    def uses_of(self, binding: Binding) -> list[ast.Name]:
+        """Every read that resolves to ``binding``."""
+        return self._uses.get(id(binding), [])
+
+    @cached_property
+    def use_counts(self) -> dict[int, int]:
+        """Reads per binding (keyed by ``id(binding)``), counting ``__all__`` entries."""
+        counts = {key: len(names) for key, names in self._uses.items()}
         for exported in _dunder_all(self.tree):
             for binding in self.module_scope.bindings.get(exported, ()):
                 counts[id(binding)] = counts.get(id(binding), 0) + 1
@@ -273,7 +291,7 @@ class SemanticModel:
                 return FxType(T.ARITH_VALUE, "ArithValue(...)", line)
             if symbol in RAW_ID_CALLS:
                 return FxType(T.RAW, f"{ast.unparse(func)}(...) returns a raw ir.Value", line)
-            if symbol.startswith("mlir.") and not is_module(symbol):
+            if _is_raw_op(symbol):
                 return FxType(T.RAW, f"raw dialect op {ast.unparse(func)}", line)
             if symbol in _RESULT_KIND_OF:
                 return FxType(_RESULT_KIND_OF[symbol], f"{symbol}(...)", line)
@@ -298,6 +316,18 @@ def _dunder_all(tree: ast.Module) -> list[str]:
                 if isinstance(value, (ast.List, ast.Tuple)):
                     names += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return names
+
+
+# fx.arith functions that return typed values for typed operands; the rest of the
+# module is the raw arith dialect (star-re-exported) or helpers returning raw values.
+_TYPED_ARITH = {"max", "min", "maxnumf", "minnumf", "maximumf", "minimumf", "ceildiv", "fastmath"}
+
+
+def _is_raw_op(symbol: str) -> bool:
+    module, _, op = symbol.rpartition(".")
+    if module.startswith("mlir.") and not is_module(symbol):
+        return op[:1].islower()
+    return module == "fx.arith" and op[:1].islower() and op not in _TYPED_ARITH
 
 
 def _star_modules(scope: Scope):

@@ -1,7 +1,8 @@
 import ast
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.rewrite import replacement_text
+from flydsl_ls.analysis.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.rawtypes import raw_result_type
+from flydsl_ls.analysis.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 ARITH_VALUE = "fx.arith.ArithValue"
@@ -47,10 +48,12 @@ class ArithValueWrapper(Rule):
             )
         elif kind.is_raw:
             where = f" ({kind.origin}, line {kind.line})" if kind.line else ""
+            fix, why_not = self._wrap_at_source(inner)
             self.report(
                 node,
                 f"`ArithValue(...)` around a raw ir.Value{where}: wrap it once at its source "
-                "with an fx type (e.g. `fx.Float32(raw)`)",
+                f"with an fx type (e.g. `fx.Float32(raw)`){why_not}",
+                fix=fix,
             )
         elif kind.known:
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
@@ -60,6 +63,43 @@ class ArithValueWrapper(Rule):
                 "`ArithValue(...)` is deprecated: fx values already support operators",
                 fix=self.replace(node, text, self.fix_title, safe=False),
             )
+
+    def _wrap_at_source(self, inner: ast.expr):
+        """"Wrap once at source": type the raw definition, unwrap every ArithValue use.
+
+        Offered when the value has one definition in this function, its fx type can be
+        read off the op, and every use is arithmetic or an ArithValue(...) wrap (a raw
+        consumer would then receive an fx value). Unsafe: operators on fx types can
+        differ from ArithValue's (signed integer division, for one).
+        """
+        if not isinstance(inner, ast.Name):
+            return None, ""
+        bindings = self.model.reaching_bindings(inner)
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None, " (no fix: the value has more than one definition)"
+        binding = bindings[0]
+        source = binding.value
+        if not isinstance(source, ast.Call) or binding.scope.node is not self.ctx.enclosing_function():
+            return None, ""
+        fx_type = raw_result_type(self.model, source)
+        if fx_type is None:
+            return None, " (no fix: its MLIR type cannot be read off the op)"
+        parents = self.model.parent_map(binding.scope.node)
+        unwraps = []
+        for use in self.model.uses_of(binding):
+            parent = parents.get(id(use))
+            if isinstance(parent, ast.Call) and self.model.resolve(parent.func) == ARITH_VALUE:
+                unwraps.append(self.edit(self.ctx.range(parent), use.id))
+            elif not isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.AugAssign)):
+                return None, f" (no fix: `{use.id}` is also used as a raw value on line {use.lineno})"
+        fx, imports = fx_alias(self.model)
+        wrapped = f"{fx}.{fx_type[3:]}({self.text(source)})"
+        fix = Fix(
+            title="Wrap once at source (unsafe)",
+            applicability=Applicability.UNSAFE,
+            edits=(self.edit(self.ctx.range(source), wrapped), *unwraps, *imports),
+        )
+        return fix, ""
 
     VALID = [
         Valid("import flydsl.expr as fx\nx = fx.Int32(3) + 1\n"),
@@ -97,7 +137,33 @@ class ArithValueWrapper(Rule):
             "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
             "def f(a, b):\n    s = std_arith.addf(a, b)\n    return arith.ArithValue(s) * 2\n",
             expected=None,
+            message="cannot be read off the op",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n"
+            "    s = std_arith.mulf(a, b)  # product\n"
+            "    t = arith.ArithValue(s) * 2.0\n"
+            "    return arith.ArithValue(s) + t\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n"
+            "    s = fx.Float32(std_arith.mulf(a, b))  # product\n"
+            "    t = s * 2.0\n"
+            "    return s + t\n",
+            unsafe=True,
+            count=2,
             message="raw ir.Value",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = arith.index_cast(T.i32, x)\n"
+            "    w = arith.addi(v, v)\n"
+            "    return arith.ArithValue(v) * 4\n",
+            expected=None,
+            message="also used as a raw value on line 6",
         ),
         Invalid(
             "from flydsl.expr.arith import ArithValue\ndef f(v):\n    return ArithValue(v) + 1\n",
