@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flydsl_ls.actions.fixes import FixOutcome, fix_all
+from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.engine import FileAnalysis, analyze
 from flydsl_ls.config import Settings
@@ -45,4 +46,7 @@ def check_path(path: Path, settings: Settings) -> FileReport:
     except UnreadableFile as error:
         return FileReport(path, None, error=str(error))
     result = check_source(source, path, settings)
-    return FileReport(path, source, result.diagnostics, internal_errors=result.internal_errors)
+    diagnostics = result.diagnostics
+    if result.model is not None:
+        diagnostics = without_broken_fixes(result.model.index, diagnostics)
+    return FileReport(path, source, diagnostics, internal_errors=result.internal_errors)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from flydsl_ls.analysis.text import Range
@@ -53,7 +53,9 @@ class Diagnostic:
     deprecated: bool = False  # carries the LSP "Deprecated" tag
     # Why no safe fix was offered, when that is worth telling the user.
     note: str | None = None
-    extra: dict = field(default_factory=dict)
+    # The smallest statement around the diagnostic (a compound statement's header only):
+    # a fix is re-parsed within it before it is offered.
+    statement: Range | None = None
 
     @property
     def url(self) -> str:

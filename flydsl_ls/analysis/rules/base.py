@@ -88,6 +88,7 @@ class Rule:
                 fix=fix,
                 deprecated=self.deprecated_tag,
                 note=note,
+                statement=self.ctx.statement_range(node) if fix else None,
             )
         )
 

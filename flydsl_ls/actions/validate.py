@@ -1,0 +1,73 @@
+"""Re-parsing a fix before it is offered: libcst on the smallest enclosing statement.
+
+Cheap enough for the fixes a user is about to see (a code action, CLI output), and
+exact about what it checks: the statement the fix edits still parses, and every edit
+outside it (an added import) parses on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import libcst as cst
+
+from flydsl_ls.analysis.diagnostic import Diagnostic
+from flydsl_ls.analysis.text import LineIndex, Position, Range
+
+
+def fix_parses(index: LineIndex, diagnostic: Diagnostic) -> bool:
+    fix = diagnostic.fix
+    if fix is None:
+        return True
+    statement = diagnostic.statement
+    inside = [e for e in fix.edits if statement and _within(e.range, statement)]
+    outside = [e for e in fix.edits if e not in inside]
+    if any(not _parses_alone(e.content) for e in outside if e.content.strip()):
+        return False
+    if not inside:
+        return True
+    return _statement_parses(index, statement, inside)
+
+
+def without_broken_fixes(index: LineIndex, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics, each fix that would not parse withheld (with a note why)."""
+    for diagnostic in diagnostics:
+        if diagnostic.fix is not None and not fix_parses(index, diagnostic):
+            diagnostic.note = f"fix withheld: `{diagnostic.fix.title}` would not parse"
+            diagnostic.fix = None
+    return diagnostics
+
+
+def _within(inner: Range, outer: Range) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
+
+
+def _parses_alone(content: str) -> bool:
+    try:
+        ast.parse(textwrap.dedent(content))
+    except SyntaxError:
+        return False
+    return True
+
+
+def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
+    # Take whole lines so that dedent sees the statement's own indentation.
+    start = Position(statement.start.line, 0)
+    base = index.offset(start)
+    text = index.slice(Range(start, statement.end))
+    for edit in sorted(edits, key=lambda e: e.range.start, reverse=True):
+        lo = index.offset(edit.range.start) - base
+        hi = index.offset(edit.range.end) - base
+        text = text[:lo] + edit.content + text[hi:]
+    snippet = textwrap.dedent(text)
+    if not snippet.endswith("\n"):
+        snippet += "\n"
+    if snippet.rstrip().endswith(":"):  # a compound statement's header: give it a body
+        snippet += "    pass\n"
+    try:
+        cst.parse_module(snippet)
+    except (cst.ParserSyntaxError, RecursionError):
+        return False
+    return True
+

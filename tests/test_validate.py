@@ -1,0 +1,50 @@
+"""A fix is re-parsed (libcst, smallest enclosing statement) before it is offered."""
+
+from flydsl_ls.actions.validate import fix_parses, without_broken_fixes
+from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.text import Position, Range
+
+SOURCE = (
+    "import flydsl.expr as fx\n"
+    "def f(n):\n"
+    "    for i in fx.range_constexpr(fx.Int32(8)):\n"
+    "        x = fx.Int32(fx.Int32(n))\n"
+    "    return x\n"
+)
+
+
+def _fixable():
+    result = analyze(SOURCE)
+    return result.model.index, [d for d in result.diagnostics if d.fix]
+
+
+def test_real_fixes_parse_in_their_statement_or_header():
+    index, diagnostics = _fixable()
+    assert len(diagnostics) == 2
+    header, body = diagnostics
+    assert (header.statement.start.line, header.statement.end.line) == (2, 3)  # the `for` header
+    assert (body.statement.start.line, body.statement.end.line) == (3, 3)
+    assert all(fix_parses(index, d) for d in diagnostics)
+
+
+def test_a_fix_that_breaks_its_statement_is_withheld():
+    index, diagnostics = _fixable()
+    body = diagnostics[1]
+    broken = Fix("break it", Applicability.SAFE, (Edit(body.fix.edits[0].range, "fx.Int32((n"),))
+    body.fix = broken
+    assert not fix_parses(index, body)
+    kept = without_broken_fixes(index, diagnostics)
+    assert kept[1].fix is None and "would not parse" in kept[1].note
+    assert kept[0].fix is not None
+
+
+def test_an_added_import_must_parse_on_its_own():
+    index, diagnostics = _fixable()
+    header = diagnostics[0]
+    start = header.fix.edits[0].range.start
+    top = Range(Position(0, 0), Position(0, 0))
+    header.fix = Fix("t", Applicability.SAFE, (*header.fix.edits, Edit(top, "import (\n")))
+    assert not fix_parses(index, header)
+    header.fix = Fix("t", Applicability.SAFE, (Edit(Range(start, start), ""), Edit(top, "import os\n")))
+    assert fix_parses(index, header)
