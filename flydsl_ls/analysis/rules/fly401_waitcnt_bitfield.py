@@ -1,0 +1,764 @@
+import ast
+import re
+import weakref
+from dataclasses import dataclass, field
+
+from flydsl_ls.analysis import waitcnt
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.versions import at_least, parse
+
+WAIT_CALLS = {"fx.rocdl.s_waitcnt", "mlir.rocdl.s_waitcnt"}
+KEYWORD_SINCE = "0.3.0"  # first FlyDSL release with s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)
+COUNTER_PARAMS = {"vmcnt", "lgkmcnt", "expcnt"}
+# Names of magic wait-counter constants: _VMCNT_LO_MASK, _LGKMCNT_EXPCNT_BASE, LGKMCNT_0_ONLY.
+# (A bare `CNT_` would also take unrelated counts such as aiter's `CNT_SU`.)
+COUNTER_CONSTANT = re.compile(r"(?:VM|LGKM|EXP|WAIT)CNT_")
+# Helpers kernels import from a sibling module (their body is not in this file).
+IMPORTED_FORWARDERS = {"_s_waitcnt"}  # _s_waitcnt(bits) -> s_waitcnt(bits)
+IMPORTED_ENCODERS = {"_encode_waitcnt"}  # the legacy vm_lo|exp<<4|lgkm<<8|vm_hi<<14
+IMPORTED_VM_ONLY = {"_waitcnt_vm_n"}  # legacy vmcnt(n) with lgkmcnt=63, expcnt=7
+_LIMIT = 1 << 64
+_DEPTH = 40
+
+
+# --- static evaluation of wait-counter bitfields ------------------------------------------
+@dataclass(frozen=True)
+class Value:
+    bits: int
+    assumed: frozenset = frozenset()  # imported helpers whose body we took on trust
+
+
+@dataclass(eq=False)
+class Helper:
+    """A side-effect-free function: assignments, then ``return <int>`` or one wait call."""
+
+    node: ast.FunctionDef
+    assigns: list  # (name, expr) in order
+    result: ast.expr  # the returned expression, or the wait call's bitfield
+    wait: ast.Call | None  # the forwarding s_waitcnt call (forwarders only)
+    returns_wait: bool = False
+    depends_on_params: bool = False
+
+    @property
+    def forwarder(self) -> bool:
+        return self.wait is not None
+
+    @property
+    def waitcnt_encoder(self) -> bool:
+        params = {a.arg for a in _positional(self.node.args) + self.node.args.kwonlyargs}
+        return not self.forwarder and (
+            "waitcnt" in self.node.name.lower() or bool(params & COUNTER_PARAMS)
+        )
+
+    @property
+    def shim(self) -> bool:
+        """A waitcnt shim: a forwarder whose bitfield comes from its arguments, or an encoder."""
+        return (self.forwarder and self.depends_on_params) or self.waitcnt_encoder
+
+
+@dataclass
+class Site:
+    """One wait the rule reports: a positional s_waitcnt, or a call of a shim."""
+
+    bits_expr: ast.expr | None
+    value: Value | None
+    fixable_shape: bool = True  # the call can be replaced by an expression of equal value
+    why_not: str = ""
+
+
+@dataclass
+class WaitcntFacts:
+    """Per-file facts shared by FLY401 and FLY402 (computed once per model)."""
+
+    model: SemanticModel
+    helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
+
+    def __post_init__(self):
+        for node in ast.walk(self.model.tree):
+            if isinstance(node, ast.FunctionDef):
+                helper = self._shape(node)
+                if helper is not None:
+                    self.helpers[id(node)] = helper
+
+    # --- helpers ---------------------------------------------------------------------------
+    def _shape(self, fn: ast.FunctionDef) -> Helper | None:
+        args = fn.args
+        if fn.decorator_list or args.vararg or args.kwarg:
+            return None
+        body = fn.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # docstring
+        if not body:
+            return None
+        assigns = []
+        for stmt in body[:-1]:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                assigns.append((stmt.targets[0].id, stmt.value))
+            elif (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.value is not None
+            ):
+                assigns.append((stmt.target.id, stmt.value))
+            else:
+                return None
+        last = body[-1]
+        value = last.value if isinstance(last, (ast.Return, ast.Expr)) else None
+        if value is None:
+            return None
+        if isinstance(value, ast.Call) and self.model.resolve(value.func) in WAIT_CALLS:
+            bits = positional_bitfield(value)
+            if bits is None or extra_arguments(value):
+                return None
+            helper = Helper(fn, assigns, bits, value, returns_wait=isinstance(last, ast.Return))
+        elif isinstance(last, ast.Return):
+            helper = Helper(fn, assigns, value, None)
+        else:
+            return None
+        if not all(_int_shaped(e) for e in [helper.result, *(e for _, e in assigns)]):
+            return None  # attribute reads, subscripts, ...: not a pure bitfield computation
+        helper.depends_on_params = self._depends_on_params(helper)
+        return helper
+
+    def _depends_on_params(self, helper: Helper) -> bool:
+        params = {a.arg for a in _positional(helper.node.args) + helper.node.args.kwonlyargs}
+        tainted = set(params)
+        for name, expr in helper.assigns:
+            if _names(expr) & tainted:
+                tainted.add(name)
+            else:
+                tainted.discard(name)
+        return bool(_names(helper.result) & tainted)
+
+    def helper_called(self, call: ast.Call) -> Helper | None:
+        """The local helper ``call`` calls by name (one definition, no shadowing)."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        binding = self.model.binding_of(call.func)
+        if binding is None or binding.kind != "def" or len(binding.scope.bindings[binding.name]) != 1:
+            return None
+        return self.helpers.get(id(binding.node))
+
+    def imported_helper(self, func: ast.expr) -> str | None:
+        """``_s_waitcnt``/``_encode_waitcnt``/``_waitcnt_vm_n`` imported from another module."""
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name not in IMPORTED_FORWARDERS | IMPORTED_ENCODERS | IMPORTED_VM_ONLY:
+            return None
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return None
+        binding = self.model.binding_of(root)
+        if binding is None or binding.kind != "import":
+            return None
+        dotted = self.model.dotted(func) or ""
+        if dotted.startswith("flydsl") or self.model.resolve(func) is not None:
+            return None  # FlyDSL itself, or a helper layer we model elsewhere
+        return name
+
+    def enclosing_shim_wait(self, call: ast.Call) -> bool:
+        """``call`` is the forwarding wait of a shim (reported at the shim's call sites)."""
+        return any(h.wait is call and h.shim for h in self.helpers.values())
+
+    # --- sites ------------------------------------------------------------------------------
+    def site(self, call: ast.Call) -> Site | None:
+        symbol = self.model.resolve(call.func)
+        if symbol in WAIT_CALLS:
+            bits = positional_bitfield(call)
+            if bits is None or self.enclosing_shim_wait(call):
+                return None
+            if extra_arguments(call):
+                return Site(bits, None, False, "it also passes other arguments")
+            return Site(bits, self.value(bits))
+        helper = self.helper_called(call)
+        if helper is not None and helper.forwarder and helper.shim:
+            value = self.call_value(helper, call)
+            return Site(None, value, True)
+        imported = self.imported_helper(call.func)
+        if imported in IMPORTED_FORWARDERS | IMPORTED_VM_ONLY:
+            if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+                return Site(None, None, False, "unexpected arguments")
+            inner = self.value(call.args[0])
+            if inner is None:
+                return Site(call.args[0], None)
+            bits = inner.bits
+            if imported in IMPORTED_VM_ONLY:
+                if not 0 <= bits <= 63:
+                    return Site(call.args[0], None)
+                bits = waitcnt.legacy_encode(vmcnt=bits)
+            return Site(call.args[0], Value(bits, inner.assumed | {imported}))
+        return None
+
+    def is_encoder_call(self, call: ast.Call) -> bool:
+        helper = self.helper_called(call)
+        if helper is not None:
+            return helper.waitcnt_encoder
+        return self.imported_helper(call.func) in IMPORTED_ENCODERS
+
+    # --- evaluation --------------------------------------------------------------------------
+    def value(self, expr: ast.expr, env: dict | None = None, fn=None, depth: int = 0) -> Value | None:
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, ast.Constant):
+            v = expr.value
+            return Value(v) if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(expr, ast.Name):
+            if env is not None and expr.id in env:
+                return env[expr.id]
+            return self._name_value(expr, fn, depth)
+        if isinstance(expr, ast.BinOp):
+            left = self.value(expr.left, env, fn, depth + 1)
+            right = self.value(expr.right, env, fn, depth + 1) if left is not None else None
+            if right is None:
+                return None
+            result = _binop(expr.op, left.bits, right.bits)
+            return None if result is None else Value(result, left.assumed | right.assumed)
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.value(expr.operand, env, fn, depth + 1)
+            if inner is None:
+                return None
+            ops = {ast.USub: lambda x: -x, ast.UAdd: lambda x: x, ast.Invert: lambda x: ~x}
+            op = ops.get(type(expr.op))
+            return None if op is None else Value(op(inner.bits), inner.assumed)
+        if isinstance(expr, ast.Call):
+            return self._call_value(expr, env, fn, depth)
+        return None
+
+    def _name_value(self, name: ast.Name, fn, depth: int) -> Value | None:
+        binding = self.model.binding_of(name)
+        if binding is None or (fn is not None and binding.scope.node is fn):
+            return None  # unbound, or a local of the helper not assigned yet
+        bindings = self.model.reaching_bindings(name)
+        values = []
+        for b in bindings:
+            # Unpacked targets (``a, b = ...``) carry no value: b.value is None for them.
+            if b.kind not in ("assign", "annassign") or b.value is None:
+                return None
+            v = self.value(b.value, None, None, depth + 1)
+            if v is None:
+                return None
+            values.append(v)
+        if not values or len({v.bits for v in values}) != 1:
+            return None
+        return Value(values[0].bits, frozenset().union(*(v.assumed for v in values)))
+
+    def _call_value(self, call: ast.Call, env, fn, depth: int) -> Value | None:
+        helper = self.helper_called(call)
+        if helper is not None and not helper.forwarder:
+            return self.call_value(helper, call, env, fn, depth)
+        name = self.imported_helper(call.func)
+        if name in IMPORTED_ENCODERS:
+            params = ("vmcnt", "expcnt", "lgkmcnt")
+            bound = _bind(call, list(params), {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63})
+            if bound is None:
+                return None
+            values = {}
+            assumed = frozenset({name})
+            for key, expr in bound.items():
+                if isinstance(expr, int):
+                    values[key] = expr
+                    continue
+                v = self.value(expr, env, fn, depth + 1)
+                if v is None:
+                    return None
+                values[key] = v.bits
+                assumed |= v.assumed
+            return Value(waitcnt.legacy_encode(**values), assumed)
+        return None
+
+    def call_value(self, helper: Helper, call: ast.Call, env=None, fn=None, depth: int = 0):
+        """The int a helper returns (or forwards to s_waitcnt) for this call."""
+        node = helper.node
+        positional = [a.arg for a in _positional(node.args)]
+        defaults = dict(zip(positional[len(positional) - len(node.args.defaults) :], node.args.defaults))
+        for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+            if default is not None:
+                defaults[arg.arg] = default
+        names = positional + [a.arg for a in node.args.kwonlyargs]
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        if len(call.args) > len(positional):
+            return None
+        local: dict = {}
+        given = dict(zip(positional, call.args))
+        for keyword in call.keywords:
+            if keyword.arg not in names or keyword.arg in given:
+                return None
+            given[keyword.arg] = keyword.value
+        for param in names:
+            if param in given:
+                v = self.value(given[param], env, fn, depth + 1)
+            elif param in defaults:
+                v = self.value(defaults[param], None, None, depth + 1)
+            else:
+                return None
+            if v is None:
+                return None
+            local[param] = v
+        for target, expr in helper.assigns:
+            v = self.value(expr, local, node, depth + 1)
+            if v is None:
+                return None
+            local[target] = v
+        return self.value(helper.result, local, node, depth + 1)
+
+
+_FACTS: "weakref.WeakKeyDictionary[SemanticModel, WaitcntFacts]" = weakref.WeakKeyDictionary()
+
+
+def facts_for(model: SemanticModel) -> WaitcntFacts:
+    facts = _FACTS.get(model)
+    if facts is None:
+        facts = _FACTS[model] = WaitcntFacts(model)
+    return facts
+
+
+def positional_bitfield(call: ast.Call) -> ast.expr | None:
+    """The bitfield of the legacy form ``s_waitcnt(bits)`` / ``s_waitcnt(bitfield=bits)``."""
+    if call.args:
+        return call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg == "bitfield":
+            return keyword.value
+    return None
+
+
+def extra_arguments(call: ast.Call) -> bool:
+    others = [k for k in call.keywords if k.arg != "bitfield"]
+    positional = len(call.args) + sum(1 for k in call.keywords if k.arg == "bitfield")
+    return bool(others) or positional != 1 or any(isinstance(a, ast.Starred) for a in call.args)
+
+
+def _positional(args: ast.arguments) -> list:
+    return [*args.posonlyargs, *args.args]
+
+
+_INT_NODES = (
+    ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop,
+    ast.Call, ast.keyword,
+)
+
+
+def _int_shaped(expr: ast.AST) -> bool:
+    """Only literals, names, integer operators and calls of named helpers."""
+    for node in ast.walk(expr):
+        if not isinstance(node, _INT_NODES):
+            return False
+        if isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return False
+    return True
+
+
+def _names(expr: ast.AST) -> set:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _bind(call: ast.Call, params: list, defaults: dict) -> dict | None:
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(params):
+        return None
+    bound = dict(defaults)
+    for param, arg in zip(params, call.args):
+        bound[param] = arg
+    for keyword in call.keywords:
+        if keyword.arg not in params:
+            return None
+        bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _binop(op: ast.operator, a: int, b: int) -> int | None:
+    try:
+        if isinstance(op, ast.BitOr):
+            r = a | b
+        elif isinstance(op, ast.BitAnd):
+            r = a & b
+        elif isinstance(op, ast.BitXor):
+            r = a ^ b
+        elif isinstance(op, ast.LShift):
+            if not 0 <= b <= 64:
+                return None
+            r = a << b
+        elif isinstance(op, ast.RShift):
+            if b < 0:
+                return None
+            r = a >> b
+        elif isinstance(op, ast.Add):
+            r = a + b
+        elif isinstance(op, ast.Sub):
+            r = a - b
+        elif isinstance(op, ast.Mult):
+            r = a * b
+        elif isinstance(op, ast.FloorDiv):
+            r = a // b
+        elif isinstance(op, ast.Mod):
+            r = a % b
+        else:
+            return None
+    except ZeroDivisionError:
+        return None
+    return r if -_LIMIT < r < _LIMIT else None
+
+
+# --- the rule ---------------------------------------------------------------------------
+class WaitcntBitfield(Rule):
+    """
+    A hand-encoded `s_waitcnt` bitfield: `rocdl.s_waitcnt(<int>)` through any alias (the DSL
+    `from flydsl.expr import rocdl`, `fx.rocdl.s_waitcnt(bits)`, the raw
+    `flydsl._mlir.dialects.rocdl`), the per-kernel shims that forward a bitfield to it
+    (`_s_waitcnt(val)`, `wait_vmcnt(n)`: recognised by their body, or by name when imported
+    from a sibling module), `_encode_waitcnt(vmcnt=.., lgkmcnt=..)` encoders, and magic
+    `*CNT_*` constants such as `LGKMCNT_0_ONLY=0xC07F`. The bit layout differs per arch
+    (CDNA gfx942/gfx950: vmcnt [3:0]+[15:14], expcnt [6:4], lgkmcnt [11:8]; RDNA gfx11xx/
+    gfx120x: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10]), so a literal is arch-fragile.
+
+    The fix writes `fx.rocdl.s_waitcnt(vmcnt=.., lgkmcnt=.., expcnt=..)` naming only the
+    counters that wait (a counter at its maximum means "no wait"). `s_waitcnt(0)` becomes
+    `vmcnt=0, lgkmcnt=0, expcnt=0`: it is never narrowed. The value is evaluated statically
+    (literals, constants, bit arithmetic, calls of local side-effect-free helpers); a value
+    that flows through an object (`traits.LGKMCNT_0_ONLY`) or a runtime variable gets the
+    diagnostic without a fix.
+
+    The fix is **safe** only when the target arch is known (`target-arch` setting or
+    `FLYDSL_GPU_ARCH`) and FlyDSL's own encoder for that arch, given our keywords, returns
+    exactly the original bitfield. The legacy encoders set bits FlyDSL never emits: their
+    default `lgkmcnt=63` puts ones in bits 13:12, outside CDNA's 4-bit lgkmcnt field, so
+    `_encode_waitcnt(vmcnt=0)` is `0x3F70` while `fx.rocdl.s_waitcnt(vmcnt=0)` is `0x0F70`.
+    The hardware reads the counter fields only, so the wait is the same, but the immediate in
+    the IR differs: that fix is **unsafe**, and so is one that relies on a helper defined in
+    another module (its body is assumed from its name). There is no fix without a known arch,
+    for gfx1250 (the keyword form raises there; its `s_wait_loadcnt`/`s_wait_dscnt`/... waits
+    are not flagged), for other unsupported arches, or when the project's FlyDSL is older
+    than 0.3.0 (the keyword form appeared then). Text inside inline-assembly strings is never
+    touched. The keyword form picks its encoding from the arch FlyDSL compiles for; the fix
+    is exact for the configured one. Tuned attention kernels are scheduler-sensitive: check
+    performance after migrating their waits.
+    """
+
+    code = "FLY401"
+    name = "waitcnt-bitfield"
+    summary = "`rocdl.s_waitcnt(<int or constant>)`, `_encode_waitcnt(...)`, `_s_waitcnt(...)`, magic `*CNT_*` constants"
+    replacement = "`fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` naming only the counters that wait"
+    fix_safety = "safe when the target arch is known and the bitfield decodes exactly; otherwise unsafe or none"
+    fix_title = "Convert to fx.rocdl.s_waitcnt"
+    example_before = "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))"
+    example_after = "fx.rocdl.s_waitcnt(lgkmcnt=0)"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.facts = facts_for(self.model)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        site = self.facts.site(node)
+        if site is not None:
+            self._report_site(node, site)
+            return
+        if self.facts.is_encoder_call(node) and not self._consumed(node):
+            value = self.facts.value(node)
+            self.report(
+                node,
+                f"`{_spelled(self, node)}` hand-encodes an s_waitcnt bitfield{self._meaning(value)}: "
+                "pass the counters to `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` where it is used",
+            )
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg is None or not COUNTER_CONSTANT.search(node.arg):
+            return
+        value = self.facts.value(node.value)
+        if value is None:
+            return
+        self.report(
+            node,
+            f"magic s_waitcnt bitfield `{node.arg}={self.text(node.value)}`{self._meaning(value)} "
+            "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used",
+        )
+
+    # --- helpers ----------------------------------------------------------------------------
+    def _consumed(self, node: ast.Call) -> bool:
+        parent = self.ctx.parent
+        if isinstance(parent, ast.keyword) and len(self.ctx.parents) > 1:
+            parent = self.ctx.parents[-2]
+        if isinstance(parent, ast.Call):
+            site = self.facts.site(parent)
+            if site is not None and site.bits_expr is node:
+                return True
+            helper = self.facts.helper_called(parent)
+            if helper is not None and helper.shim:
+                return True
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            return True  # reported where the name is used
+        function = self.ctx.enclosing_function()
+        return function is not None and id(function) in self.facts.helpers
+
+    def _meaning(self, value: Value | None) -> str:
+        if value is None:
+            return ""
+        found = waitcnt.support(self.ctx.options.target_arch)
+        if found is None or found.layout is None:
+            return f" ({_hex(value.bits)})"
+        decoded = waitcnt.decode(found.layout, value.bits)
+        if decoded is None:
+            return f" ({value.bits})"
+        return f" ({_hex(value.bits)}: `{decoded.keywords or 'no wait'}` on {found.arch})"
+
+    def _report_site(self, node: ast.Call, site: Site) -> None:
+        spelled = _spelled(self, node)
+        head = f"`{spelled}` hand-encodes s_waitcnt counters"
+        options = self.ctx.options
+        value = site.value
+        if value is None:
+            reason = site.why_not or "its bitfield cannot be evaluated statically"
+            self.report(
+                node,
+                f"{head}: write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` "
+                f"(no fix: {reason})",
+            )
+            return
+        if parse(options.flydsl_version) is not None and not at_least(options.flydsl_version, KEYWORD_SINCE):
+            self.report(
+                node,
+                f"{head} ({_hex(value.bits)}); the keyword form needs FlyDSL {KEYWORD_SINCE} "
+                f"(project uses {options.flydsl_version})",
+            )
+            return
+        found = waitcnt.support(options.target_arch)
+        if found is None:
+            self.report(
+                node,
+                f"{head} ({_hex(value.bits)}), whose meaning depends on the arch: set "
+                "`target-arch` (or FLYDSL_GPU_ARCH) to decode it into "
+                "`fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`",
+                note="no target arch",
+            )
+            return
+        if found.layout is None:
+            self.report(node, f"{head} ({_hex(value.bits)}); no fix: {found.reason}", note=found.reason)
+            return
+        decoded = waitcnt.decode(found.layout, value.bits)
+        if decoded is None:
+            self.report(node, f"{head}: {value.bits} is not a 16-bit s_waitcnt immediate")
+            return
+        keywords = decoded.keywords
+        fx, imports = fx_alias(self.model)
+        replacement = f"{fx}.rocdl.s_waitcnt({keywords})"
+        meaning = f"`{keywords}`" if keywords else "no wait at all"
+        message = f"{head}: on {found.arch}, {_hex(value.bits)} is {meaning}; use `{replacement}`"
+        if value.bits == 0:
+            message += " (it waits for every counter; narrow it by hand only on purpose)"
+        caveats = []
+        if decoded.stray:
+            caveats.append(
+                f"{_hex(value.bits)} sets {waitcnt.stray_span(decoded.stray)}, outside every "
+                f"counter field of {found.layout.description}; FlyDSL encodes `{keywords or '()'}` "
+                f"as {_hex(decoded.reencoded)}: the hardware reads the same wait, but the immediate "
+                "differs"
+            )
+        for name in sorted(value.assumed):
+            caveats.append(f"`{name}` is defined in another module; its encoding is assumed from its name")
+        safe = not caveats
+        fixable = site.fixable_shape and self._replaceable(node, site)
+        if caveats:
+            message += " (unsafe: " + "; ".join(caveats) + ")"
+        if not fixable:
+            self.report(node, message + " (no automatic fix here)")
+            return
+        self.report(
+            node,
+            message,
+            fix=self.replace(node, replacement, self.fix_title, safe=safe, extra=imports),
+            note=None if safe else "; ".join(caveats),
+        )
+
+    def _replaceable(self, node: ast.Call, site: Site) -> bool:
+        if "#" in self.text(node):
+            return False  # a comment inside the call would be lost
+        if site.bits_expr is not None and self.model.resolve(node.func) in WAIT_CALLS:
+            return True
+        helper = self.facts.helper_called(node)
+        if helper is not None and helper.returns_wait:
+            return True
+        # A shim returning None: replace it only where its result is discarded.
+        return isinstance(self.ctx.parent, ast.Expr)
+
+    VALID = [
+        Valid("import flydsl.expr as fx\nfx.rocdl.s_waitcnt(lgkmcnt=0)\n", {"target_arch": "gfx942"}),
+        Valid("from flydsl.expr import rocdl\nrocdl.s_waitcnt(vmcnt=0, lgkmcnt=0)\n"),
+        # gfx1250 split waits are not legacy.
+        Valid(
+            "import flydsl.expr as fx\nfx.rocdl.s_wait_loadcnt(0)\nfx.rocdl.s_wait_dscnt(0)\n"
+            "fx.rocdl.s_wait_tensorcnt(0)\nfx.rocdl.s_wait_asynccnt(0)\nfx.rocdl.wait_asyncmark(0)\n",
+            {"target_arch": "gfx1250"},
+        ),
+        # Inline assembly text and comments are not calls.
+        Valid(
+            "from flydsl._mlir.dialects import llvm\n"
+            'llvm.InlineAsmOp(None, [], "s_waitcnt lgkmcnt(0)\\n\\ts_barrier", "", has_side_effects=True)\n'
+            "# rocdl.s_waitcnt(0)\n"
+            'msg = "rocdl.s_waitcnt(0x3F70)"\n',
+            {"target_arch": "gfx942"},
+        ),
+        # Another library's s_waitcnt, and a per-arch encoder called directly.
+        Valid("import mylib\nmylib.s_waitcnt(0)\n", {"target_arch": "gfx942"}),
+        # A shim's own forwarding call is reported at the shim's call sites, not inside it.
+        Valid(
+            "from flydsl.expr import rocdl\n\ndef _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n",
+            {"target_arch": "gfx942"},
+        ),
+        # Unrelated counts are not wait-counter constants.
+        Valid("CNT_SU = 4\nCOMPUTE_CNT_SU = 4\nf(CNT_SU=4)\n", {"target_arch": "gfx942"}),
+    ]
+    INVALID = [
+        # No arch: flagged, no fix.
+        Invalid(
+            "from flydsl.expr import rocdl\nrocdl.s_waitcnt(0)\n",
+            expected=None,
+            line=2,
+            column=1,
+            message="set `target-arch`",
+        ),
+        # s_waitcnt(0) keeps all three counters (never narrowed).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n\n"
+            "def k():\n    rocdl.s_waitcnt(0)\n",
+            expected="import flydsl.expr as fx\n\n"
+            "def k():\n    fx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+            line=5,
+            column=5,
+            settings={"target_arch": "gfx942", "flydsl_version": "0.5.0"},
+        ),
+        # The fx positional form and the raw dialect (aliased); the fx import is added.
+        Invalid(
+            "from flydsl._mlir.dialects import rocdl as _rocdl_d\n"
+            "_rocdl_d.s_waitcnt(0xC07F)\n_rocdl_d.s_waitcnt(bitfield=0x0F70)\n",
+            expected="import flydsl.expr as fx\n"
+            "fx.rocdl.s_waitcnt(lgkmcnt=0)\nfx.rocdl.s_waitcnt(vmcnt=0)\n",
+            count=2,
+            settings={"target_arch": "gfx950"},
+        ),
+        Invalid(
+            "import flydsl.expr as _fx\n_fx.rocdl.s_waitcnt(0xC07F)\n",
+            expected="import flydsl.expr as _fx\n_fx.rocdl.s_waitcnt(lgkmcnt=0)\n",
+            settings={"target_arch": "gfx942"},
+        ),
+        # Module constants and a kernel-local encoder, evaluated statically.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n\n"
+            "_LGKMCNT_0_ONLY = 0xC07F\nN_LOADS = 3\n\n\n"
+            "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+            '    """Encode s_waitcnt bitfield for CDNA3 (gfx94x)."""\n'
+            "    vm_lo = vmcnt & 0xF\n    vm_hi = (vmcnt >> 4) & 0x3\n"
+            "    return vm_lo | (expcnt << 4) | (lgkmcnt << 8) | (vm_hi << 14)\n\n\n"
+            "def k():\n    rocdl.s_waitcnt(_LGKMCNT_0_ONLY)\n"
+            "    rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=N_LOADS))\n"
+            "    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=63, lgkmcnt=2, expcnt=0))\n",
+            expected="import flydsl.expr as fx\n\n"
+            "_LGKMCNT_0_ONLY = 0xC07F\nN_LOADS = 3\n\n\n"
+            "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+            '    """Encode s_waitcnt bitfield for CDNA3 (gfx94x)."""\n'
+            "    vm_lo = vmcnt & 0xF\n    vm_hi = (vmcnt >> 4) & 0x3\n"
+            "    return vm_lo | (expcnt << 4) | (lgkmcnt << 8) | (vm_hi << 14)\n\n\n"
+            "def k():\n    fx.rocdl.s_waitcnt(lgkmcnt=0)\n"
+            "    fx.rocdl.s_waitcnt(lgkmcnt=3)\n"
+            "    fx.rocdl.s_waitcnt(lgkmcnt=2, expcnt=0)\n",
+            line=16,
+            count=3,
+            settings={"target_arch": "gfx942", "flydsl_version": "0.5.0"},
+        ),
+        # Legacy lgkmcnt=63 sets bits 13:12 on CDNA: the same hardware wait, another
+        # immediate, so the fix is unsafe.
+        Invalid(
+            "import flydsl.expr as fx\n\n"
+            "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+            "    vm_lo = vmcnt & 0xF\n    vm_hi = (vmcnt >> 4) & 0x3\n"
+            "    return vm_lo | (expcnt << 4) | (lgkmcnt << 8) | (vm_hi << 14)\n\n"
+            "fx.rocdl.s_waitcnt(_encode_waitcnt(vmcnt=0))\n",
+            expected="import flydsl.expr as fx\n\n"
+            "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+            "    vm_lo = vmcnt & 0xF\n    vm_hi = (vmcnt >> 4) & 0x3\n"
+            "    return vm_lo | (expcnt << 4) | (lgkmcnt << 8) | (vm_hi << 14)\n\n"
+            "fx.rocdl.s_waitcnt(vmcnt=0)\n",
+            unsafe=True,
+            message="bits 13:12",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A local forwarding shim, recognised by its body (with bit arithmetic inside).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n\n"
+            "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n\n"
+            "def wait_vm(n):\n    bits = (n & 0xF) | 0x0F70 | (((n >> 4) & 0x3) << 14)\n"
+            "    rocdl.s_waitcnt(bits)\n\n"
+            "_s_waitcnt(0)\nwait_vm(17)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n\n"
+            "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n\n"
+            "def wait_vm(n):\n    bits = (n & 0xF) | 0x0F70 | (((n >> 4) & 0x3) << 14)\n"
+            "    rocdl.s_waitcnt(bits)\n\n"
+            "fx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\nfx.rocdl.s_waitcnt(vmcnt=17)\n",
+            line=11,
+            count=2,
+            settings={"target_arch": "gfx942"},
+        ),
+        # A shim imported from a sibling module: its body is assumed, so unsafe.
+        Invalid(
+            "import flydsl.expr as fx\nfrom .flash_attn_utils import _s_waitcnt\n_s_waitcnt(0)\n",
+            expected="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+            unsafe=True,
+            message="defined in another module",
+            settings={"target_arch": "gfx942"},
+        ),
+        # Values flowing through objects cannot be resolved: diagnostic only.
+        Invalid(
+            "from flydsl.expr import rocdl\n\ndef k(traits):\n    rocdl.s_waitcnt(traits.LGKMCNT_0_ONLY)\n",
+            expected=None,
+            message="cannot be evaluated",
+            settings={"target_arch": "gfx942"},
+        ),
+        # RDNA layout: gfx1100 and gfx1201.
+        Invalid(
+            "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0xFC07)\nfx.rocdl.s_waitcnt(0x03F7)\n",
+            expected="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(lgkmcnt=0)\nfx.rocdl.s_waitcnt(vmcnt=0)\n",
+            count=2,
+            settings={"target_arch": "gfx1100"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
+            expected="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+            settings={"target_arch": "gfx1201"},
+        ),
+        # gfx1250 and older FlyDSL: no fix.
+        Invalid(
+            "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
+            expected=None,
+            message="gfx1250",
+            settings={"target_arch": "gfx1250"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
+            expected=None,
+            message="needs FlyDSL 0.3.0",
+            settings={"target_arch": "gfx942", "flydsl_version": "0.2.4"},
+        ),
+        # A magic constant passed through a traits object.
+        Invalid(
+            "def make_traits(**kw):\n    return kw\n\ntraits = make_traits(LGKMCNT_0_ONLY=0xC07F)\n",
+            expected=None,
+            message="`lgkmcnt=0` on gfx942",
+            settings={"target_arch": "gfx942"},
+        ),
+    ]
+
+
+def _spelled(rule: Rule, node: ast.Call) -> str:
+    text = rule.text(node)
+    if "\n" in text or len(text) > 60:
+        return f"{ast.unparse(node.func)}(...)"
+    return text
+
+
+def _hex(bits: int) -> str:
+    return f"0x{bits:04X}" if bits >= 0 else str(bits)
