@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -44,6 +45,8 @@ class FlyServer(LanguageServer):
 
 
 def initialize(server: FlyServer, params: types.InitializeParams) -> None:
+    if server.client_log is not None:  # window/logMessage is allowed from here on
+        server.client_log.loop = asyncio.get_running_loop()
     encoding = server.workspace.position_encoding  # chosen by FlyProtocol
     server.session.features = ClientFeatures.from_capabilities(params.capabilities, encoding)
     root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
@@ -60,8 +63,6 @@ def initialize(server: FlyServer, params: types.InitializeParams) -> None:
 
 
 async def initialized(server: FlyServer, params: types.InitializedParams) -> None:
-    if server.client_log is not None:
-        server.client_log.loop = asyncio.get_running_loop()
     await workspace.pull_configuration(server)
     await workspace.watch_settings_files(server)
 
@@ -154,11 +155,22 @@ def serve(tcp: str | None = None, log_level: str = "info") -> int:
     server = create_server(log_level)
     if tcp:
         host, _, port = tcp.rpartition(":")
-        try:
-            server.start_tcp(host or "127.0.0.1", int(port))
-        except ValueError:
+        if not port.isdigit():
             log.error("--tcp expects HOST:PORT, got %r", tcp)
             return 2
-        return 0
-    server.start_io()
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    _exit_now(0)
     return 0
+
+
+def _exit_now(code: int) -> None:
+    """Leave at once when the client says exit: a lint or jedi lookup still running in a
+    worker thread would otherwise hold the process (executor threads are joined at exit)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -18,8 +19,8 @@ def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None
     doc = server.session.open(item.uri, item.text, item.version)
     diagnostics.schedule(server, doc, 0)
     if not server.jedi_warm and "flydsl" in item.text:
-        server.jedi_warm = True
-        hover.warm_up()
+        server.jedi_warm = True  # after the first lint has had the interpreter to itself
+        asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, hover.warm_up)
 
 
 def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -7,6 +7,7 @@ import ast
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-JEDI_TIMEOUT = 10.0  # seconds; the first lookup parses FlyDSL's sources
+JEDI_TIMEOUT = 10.0  # seconds; the first lookup parses FlyDSL's sources (3-10 s)
+WARM_UP_DELAY = 1.0
 MAX_DOC_CHARS = 4000
 _JEDI = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-jedi")
 _FLYDSL_PREFIXES = ("fx", "flyc", "mlir", "shim")
@@ -185,6 +187,7 @@ def _jedi_lookup(text: str, path: str | None, pos: Position) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
 def _flydsl_version() -> str:
     try:
         from importlib.metadata import version
@@ -197,3 +200,4 @@ def _flydsl_version() -> str:
 def warm_up() -> None:
     """Let jedi parse FlyDSL once in the background, so the first hover is quick."""
     _JEDI.submit(_jedi_lookup, "import flydsl.expr as fx\nfx.make_layout\n", None, Position(1, 4))
+    _JEDI.submit(_flydsl_version)

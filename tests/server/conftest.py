@@ -1,0 +1,1 @@
+from tests.server.helpers import spec, workspace  # noqa: F401  (fixtures)
