@@ -186,3 +186,50 @@ def describe(bits: int, arch: str | None) -> str:
 def legacy_encode(vmcnt: int = 63, expcnt: int = 7, lgkmcnt: int = 63) -> int:
     """The `_encode_waitcnt` kernels shipped: ``vm_lo|(expcnt<<4)|(lgkmcnt<<8)|(vm_hi<<14)``."""
     return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)
+
+
+# --- the fix decision (FLY401 uses exactly this; tests sweep it over every immediate) -------
+KEYWORD_SINCE = "0.3.0"  # first FlyDSL release with s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to offer for one immediate: keywords and safety, or why nothing."""
+
+    bits: int
+    decoded: Decoded | None  # None: no fix at all (see ``reason``)
+    arch: str | None = None
+    reason: str = ""  # why there is no fix, or why the fix is unsafe
+
+    @property
+    def safe(self) -> bool:
+        return self.decoded is not None and self.decoded.exact
+
+
+def plan(bits: int, arch: str | None, flydsl_version: str | None = None) -> Plan:
+    from flydsl_ls.analysis.versions import at_least, parse
+
+    if parse(flydsl_version) is not None and not at_least(flydsl_version, KEYWORD_SINCE):
+        return Plan(
+            bits, None, arch,
+            f"the keyword form needs FlyDSL {KEYWORD_SINCE} (project uses {flydsl_version})",
+        )
+    found = support(arch)
+    if found is None:
+        return Plan(
+            bits, None, None,
+            "its meaning depends on the arch: set `target-arch` (or FLYDSL_GPU_ARCH) to decode it",
+        )
+    if found.layout is None:
+        return Plan(bits, None, found.arch, found.reason)
+    decoded = decode(found.layout, bits)
+    if decoded is None:
+        return Plan(bits, None, found.arch, f"{bits} is not a 16-bit s_waitcnt immediate")
+    reason = ""
+    if decoded.stray:
+        reason = (
+            f"0x{bits:04X} sets {stray_span(decoded.stray)}, outside every counter field of "
+            f"{found.layout.description}; FlyDSL encodes `{decoded.keywords or '()'}` as "
+            f"0x{decoded.reencoded:04X}: the hardware reads the same wait, but the immediate differs"
+        )
+    return Plan(bits, decoded, found.arch, reason)

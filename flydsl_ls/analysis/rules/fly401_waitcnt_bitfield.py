@@ -7,10 +7,8 @@ from flydsl_ls.analysis import waitcnt
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.versions import at_least, parse
 
 WAIT_CALLS = {"fx.rocdl.s_waitcnt", "mlir.rocdl.s_waitcnt"}
-KEYWORD_SINCE = "0.3.0"  # first FlyDSL release with s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)
 COUNTER_PARAMS = {"vmcnt", "lgkmcnt", "expcnt"}
 # Names of magic wait-counter constants: _VMCNT_LO_MASK, _LGKMCNT_EXPCNT_BASE, LGKMCNT_0_ONLY.
 # (A bare `CNT_` would also take unrelated counts such as aiter's `CNT_SU`.)
@@ -520,45 +518,24 @@ class WaitcntBitfield(Rule):
                 f"(no fix: {reason})",
             )
             return
-        if parse(options.flydsl_version) is not None and not at_least(options.flydsl_version, KEYWORD_SINCE):
-            self.report(
-                node,
-                f"{head} ({_hex(value.bits)}); the keyword form needs FlyDSL {KEYWORD_SINCE} "
-                f"(project uses {options.flydsl_version})",
-            )
-            return
-        found = waitcnt.support(options.target_arch)
-        if found is None:
-            self.report(
-                node,
-                f"{head} ({_hex(value.bits)}), whose meaning depends on the arch: set "
-                "`target-arch` (or FLYDSL_GPU_ARCH) to decode it into "
-                "`fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`",
-                note="no target arch",
-            )
-            return
-        if found.layout is None:
-            self.report(node, f"{head} ({_hex(value.bits)}); no fix: {found.reason}", note=found.reason)
-            return
-        decoded = waitcnt.decode(found.layout, value.bits)
+        chosen = waitcnt.plan(value.bits, options.target_arch, options.flydsl_version)
+        decoded = chosen.decoded
         if decoded is None:
-            self.report(node, f"{head}: {value.bits} is not a 16-bit s_waitcnt immediate")
+            self.report(
+                node,
+                f"{head} ({_hex(value.bits)}): write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"
+                f" (no fix: {chosen.reason})",
+                note=chosen.reason,
+            )
             return
         keywords = decoded.keywords
         fx, imports = fx_alias(self.model)
         replacement = f"{fx}.rocdl.s_waitcnt({keywords})"
         meaning = f"`{keywords}`" if keywords else "no wait at all"
-        message = f"{head}: on {found.arch}, {_hex(value.bits)} is {meaning}; use `{replacement}`"
+        message = f"{head}: on {chosen.arch}, {_hex(value.bits)} is {meaning}; use `{replacement}`"
         if value.bits == 0:
             message += " (it waits for every counter; narrow it by hand only on purpose)"
-        caveats = []
-        if decoded.stray:
-            caveats.append(
-                f"{_hex(value.bits)} sets {waitcnt.stray_span(decoded.stray)}, outside every "
-                f"counter field of {found.layout.description}; FlyDSL encodes `{keywords or '()'}` "
-                f"as {_hex(decoded.reencoded)}: the hardware reads the same wait, but the immediate "
-                "differs"
-            )
+        caveats = [chosen.reason] if not chosen.safe else []
         for name in sorted(value.assumed):
             caveats.append(f"`{name}` is defined in another module; its encoding is assumed from its name")
         safe = not caveats
