@@ -1,4 +1,10 @@
-"""The README's quick start: `flydsl-ls check examples/` reports a fixed set of findings."""
+"""The README's quick start: `flydsl-ls check examples/` reports a fixed set of findings.
+
+`examples/legacy_kernel.py` was written for the typed-value rules (FLY1xx), FLY901 and
+FLY000; its exact findings for those families are pinned here. Rules of other families
+may flag it too (it uses raw `arith` ops, for instance): their tests pin those. By
+convention only `examples/legacy_*.py` files have findings; everything else is clean.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +39,18 @@ EXPECTED = [
     ("FLY901", 112),  # fx.rocdl.BufferCopyLDS64b
 ]
 IMPLEMENTED = {"FLY101", "FLY102", "FLY103", "FLY104", "FLY105", "FLY901"}
-SAFE_FIXES = {26, 34, 63, 74, 94, 95, 100, 101, 102, 108}
+PINNED = ("FLY0", "FLY1", "FLY9")  # the rule families pinned for legacy_kernel.py
 
+
+def pinned(items: list[dict]) -> list[tuple[str, int]]:
+    return [
+        (item["code"], item["location"]["row"])
+        for item in items
+        if Path(item["filename"]).name == LEGACY.name and item["code"].startswith(PINNED)
+    ]
+
+
+SAFE_FIXES = {26, 34, 63, 74, 94, 95, 100, 101, 102, 108}
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -60,9 +76,15 @@ def test_check_examples_reports_exactly_the_expected_findings():
     result = run("check", "examples/", "--output-format", "json")
     items = findings(result)
     assert result.returncode == 1, result.stderr
-    assert {Path(item["filename"]).name for item in items} == {LEGACY.name}
-    got = [(item["code"], item["location"]["row"]) for item in items]
-    assert got == EXPECTED
+    assert pinned(items) == EXPECTED
+    flagged = {Path(item["filename"]).name for item in items}
+    assert LEGACY.name in flagged
+    assert all(name.startswith("legacy_") for name in flagged), flagged
+
+
+def test_pinned_families_alone():
+    selected = run("check", "examples/legacy_kernel.py", "--select", ",".join(PINNED), "--output-format", "json")
+    assert [(i["code"], i["location"]["row"]) for i in findings(selected)] == EXPECTED
 
 
 def test_every_implemented_rule_is_exercised():
@@ -80,7 +102,7 @@ def test_marker_comments_match_findings():
 
 
 def test_fix_safety_of_example_findings():
-    items = findings(run("check", str(LEGACY), "--output-format", "json"))
+    items = findings(run("check", str(LEGACY), "--select", ",".join(PINNED), "--output-format", "json"))
     safe = {item["location"]["row"] for item in items if item["fix"] and item["fix"]["applicability"] == "safe"}
     assert safe == SAFE_FIXES
 
@@ -95,10 +117,12 @@ def test_modern_kernel_is_clean():
 def test_concise_output_and_exit_code():
     result = run("check", "examples/")
     assert result.returncode == 1
-    lines = [line for line in result.stdout.splitlines() if line.startswith("examples/")]
-    assert [(line.split(": ")[1].split()[0], int(line.split(":")[1])) for line in lines] == EXPECTED
-    files = len(list(EXAMPLES.rglob("*.py")))  # other examples (e.g. compile/) are clean
-    assert f"Found {len(EXPECTED)} errors in {files} files checked." in result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith("examples/legacy_kernel.py:")]
+    got = [(line.split(": ")[1].split()[0], int(line.split(":")[1])) for line in lines]
+    assert [(code, row) for code, row in got if code.startswith(PINNED)] == EXPECTED
+    total = len(findings(run("check", "examples/", "--output-format", "json")))
+    files = len(list(EXAMPLES.rglob("*.py")))
+    assert f"Found {total} errors in {files} files checked." in result.stdout
     assert result.stderr == ""
 
 
