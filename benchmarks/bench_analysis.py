@@ -25,7 +25,8 @@ from pathlib import Path
 
 from flydsl_ls.analysis.engine import analyze
 from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.files import UnreadableFile, discover, read_source
+from flydsl_ls.analysis.sources import UnreadableFile, read_source
+from flydsl_ls.files import discover
 
 HEADER = '''\
 """Generated benchmark kernel: legacy FlyDSL idioms at realistic density."""

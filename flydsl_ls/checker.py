@@ -8,9 +8,10 @@ from pathlib import Path
 from flydsl_ls.actions.fixes import FixOutcome, fix_all
 from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.diagnostic import Diagnostic
+from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis, analyze
 from flydsl_ls.config import Settings
-from flydsl_ls.files import UnreadableFile, package_of, read_source
+from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
 
 
 @dataclass
@@ -22,30 +23,41 @@ class FileReport:
     internal_errors: list[str] = field(default_factory=list)
 
 
-def check_source(source: str, path: Path | None, settings: Settings) -> FileAnalysis:
+def check_source(
+    source: str, path: Path | None, settings: Settings, project: ProjectIndex | None = None
+) -> FileAnalysis:
     package = package_of(path) if path is not None else None
+    model = None
+    if project is not None and path is not None:
+        # The project may already hold this file's model (read as a sibling or caller).
+        known = project.model_of(path.resolve())
+        model = known if known is not None and known.source == source else None
     return analyze(
         source,
         rules=settings.rules_for(path),
         options=settings.options(),
         package=package,
         path=str(path) if path else None,
+        project=project.view(path, package) if project is not None else None,
+        model=model,
     )
 
 
-def fix_source(source: str, path: Path | None, settings: Settings, unsafe: bool) -> FixOutcome:
+def fix_source(
+    source: str, path: Path | None, settings: Settings, unsafe: bool, project: ProjectIndex | None = None
+) -> FixOutcome:
     """All wanted fixes applied to a fixpoint, with imports they made unused removed."""
     return fix_all(
-        source, lambda text: check_source(text, path, settings).diagnostics, unsafe=unsafe
+        source, lambda text: check_source(text, path, settings, project).diagnostics, unsafe=unsafe
     )
 
 
-def check_path(path: Path, settings: Settings) -> FileReport:
+def check_path(path: Path, settings: Settings, project: ProjectIndex | None = None) -> FileReport:
     try:
         source = read_source(path)
     except UnreadableFile as error:
         return FileReport(path, None, error=str(error))
-    result = check_source(source, path, settings)
+    result = check_source(source, path, settings, project)
     diagnostics = result.diagnostics
     if result.model is not None:
         diagnostics = without_broken_fixes(result.model.index, diagnostics)

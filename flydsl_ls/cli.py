@@ -15,6 +15,7 @@ from pathlib import Path
 
 from flydsl_ls import __version__, config, output
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
+from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.checker import check_path, check_source, fix_source
 from flydsl_ls.files import discover, write_source
 
@@ -109,13 +110,16 @@ def run_check(args) -> int:
     checked = failed = 0
     warned: set[str] = set()
     try:
-        for path in discover([p for p in paths if p.exists()]):
+        files = list(discover([p for p in paths if p.exists()]))
+        # Sibling modules and cross-file callers are read from the same run's files.
+        project = ProjectIndex(files=files)
+        for path in files:
             settings = config.settings_for(path).with_overrides(**overrides)
             for warning in settings.warnings:
                 if warning not in warned:
                     warned.add(warning)
                     print(f"warning: {warning}", file=sys.stderr)
-            report = check_path(path, settings)
+            report = check_path(path, settings, project)
             if report.error is not None:
                 failed += 1
                 _error(f"{output._display(path)}: {report.error}; skipped")
@@ -126,7 +130,7 @@ def run_check(args) -> int:
                 _error(f"{output._display(path)}: internal error: {problem}")
             diagnostics = report.diagnostics
             if fixing:
-                diagnostics = _fix_file(path, report.source, settings, args, fixed)
+                diagnostics = _fix_file(path, report.source, settings, args, fixed, project)
             entries.extend((path, d) for d in diagnostics)
     except config.ConfigError as error:
         _error(str(error))
@@ -159,15 +163,15 @@ def run_check(args) -> int:
     return EXIT_CLEAN
 
 
-def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int]):
+def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], project):
     """Fix one file (or print its diff); returns the diagnostics that remain."""
-    outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes)
+    outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes, project=project)
     for code, count in outcome.applied.items():
         fixed[code] = fixed.get(code, 0) + count
     for rejected in outcome.rejected:
         _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
     if outcome.text == source:
-        return check_source(source, path, settings).diagnostics
+        return check_source(source, path, settings, project).diagnostics
     if args.diff:
         name = output._display(path)
         sys.stdout.writelines(
@@ -180,7 +184,7 @@ def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int]):
         )
         return []
     write_source(path, outcome.text)
-    return check_source(outcome.text, path, settings).diagnostics
+    return check_source(outcome.text, path, settings, project).diagnostics
 
 
 def _print_statistics(entries: list[output.Entry]) -> None:

@@ -300,3 +300,79 @@ def test_type_origin_is_described():
     load = [n for n in ast.walk(model.tree) if isinstance(n, ast.Name) and n.id == "x" and isinstance(n.ctx, ast.Load)][0]
     described = model.type_of(load).describe()
     assert "fx.Int32" in described and "line 2" in described
+
+
+# --- the project around a file -------------------------------------------------------
+
+
+def _project(tmp_path, files: dict[str, str]):
+    from flydsl_ls.analysis.project import ProjectIndex
+
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
+
+
+def _symbols_in(index, path):
+    model = index.model_of(path.resolve())
+    calls = sorted((n for n in ast.walk(model.tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    return [model.resolve(c.func) for c in calls]
+
+
+def test_alias_imported_from_a_sibling_module_two_hops(tmp_path):
+    index = _project(
+        tmp_path,
+        {
+            "kern/__init__.py": "",
+            "kern/shim.py": "from flydsl.expr.arith import _to_raw\n",
+            "kern/utils.py": "from .shim import _to_raw as _raw\n",
+            "kern/gemm.py": "from .utils import _raw\nx = _raw(v)\n",
+        },
+    )
+    assert _symbols_in(index, tmp_path / "kern/gemm.py") == ["fx.arith._to_raw"]
+
+
+def test_hand_rolled_unwrap_in_a_sibling_module(tmp_path):
+    index = _project(
+        tmp_path,
+        {
+            "kern/__init__.py": "",
+            "kern/common.py": """
+                from flydsl._mlir import ir
+                def _raw(v):
+                    if not isinstance(v, ir.Value) and hasattr(v, "ir_value"):
+                        return v.ir_value()
+                    return v
+            """,
+            "kern/gemm1.py": "from .common import _raw\nx = _raw(v)\n",
+        },
+    )
+    assert _symbols_in(index, tmp_path / "kern/gemm1.py") == ["fx.arith._to_raw"]
+
+
+def test_module_passed_as_parameter_from_another_file(tmp_path):
+    index = _project(
+        tmp_path,
+        {
+            "kern/__init__.py": "",
+            "kern/pipeline.py": """
+                def load_tile(arith, vector, x):
+                    return vector.extract(arith.addi(x, x))
+            """,
+            "kern/gemm.py": """
+                from flydsl.expr import arith
+                from flydsl._mlir.dialects import vector
+                from .pipeline import load_tile
+                def kernel(x):
+                    return load_tile(arith, vector, x)
+            """,
+        },
+    )
+    assert _symbols_in(index, tmp_path / "kern/pipeline.py") == ["mlir.vector.extract", "fx.arith.addi"]
+
+
+def test_parameter_stays_unknown_without_callers(tmp_path):
+    index = _project(tmp_path, {"kern/__init__.py": "", "kern/pipeline.py": "def f(arith):\n    return arith.addi(1, 2)\n"})
+    assert _symbols_in(index, tmp_path / "kern/pipeline.py") == [None]

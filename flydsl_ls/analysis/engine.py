@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
 from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.project import ProjectView
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.suppression import is_suppressed, suppressions
@@ -34,18 +35,22 @@ def analyze(
     options: AnalysisOptions | None = None,
     package: str | None = None,
     path: str | None = None,
+    project: ProjectView | None = None,
+    model: SemanticModel | None = None,
 ) -> FileAnalysis:
+    """Diagnostics of one file. ``model`` may be one already built for this exact source."""
     options = options or AnalysisOptions()
     codes = {rule.code for rule in rules}
     try:
-        tree = ast.parse(source, filename=path or "<unknown>")
+        tree = model.tree if model is not None else ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError) as error:
         diagnostics = [_syntax_error(source, error)] if SYNTAX_ERROR in codes else []
         return FileAnalysis(diagnostics, None)
     except (RecursionError, MemoryError):
         return FileAnalysis([], None, ["file too deeply nested to parse"])
     try:
-        model = SemanticModel(source, tree, package)
+        if model is None:
+            model = SemanticModel(source, tree, package, project)
         ctx = RuleContext(model, options, path)
         errors = _run(tree, [rule(ctx) for rule in rules if rule.code != SYNTAX_ERROR], ctx)
     except RecursionError:

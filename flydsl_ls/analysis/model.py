@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from flydsl_ls.analysis import fxtypes as T
 from flydsl_ls.analysis.fxtypes import FxType, join
 from flydsl_ls.analysis.modules import canonical_symbol, is_module
 from flydsl_ls.analysis.scopes import Binding, Scope, ScopeBuilder, lookup, reaching
 from flydsl_ls.analysis.text import LineIndex
+
+if TYPE_CHECKING:
+    from flydsl_ls.analysis.project import ProjectView
 
 # Typed accessors: every release we support returns fx.Int32 from these.
 TYPED_INDEX_ACCESSORS = {
@@ -36,9 +40,17 @@ RANGE_CONSTEXPR = {"fx.range_constexpr", "flyc.range_constexpr"}
 
 
 class SemanticModel:
-    def __init__(self, source: str, tree: ast.Module, package: str | None = None):
+    def __init__(
+        self,
+        source: str,
+        tree: ast.Module,
+        package: str | None = None,
+        project: ProjectView | None = None,
+    ):
         self.source = source
         self.tree = tree
+        # The rest of the project (sibling modules, callers in other files), if known.
+        self.project = project
         builder = ScopeBuilder(package)
         self.module_scope: Scope = builder.build(tree)
         self.scopes = builder.scopes
@@ -104,7 +116,13 @@ class SemanticModel:
     def resolve(self, expr: ast.AST) -> str | None:
         """Canonical FlyDSL symbol of a name or attribute chain (``fx.arith.addf``)."""
         dotted = self.dotted(expr)
-        return canonical_symbol(dotted) if dotted else None
+        if not dotted:
+            return None
+        canon = canonical_symbol(dotted)
+        if canon is None and self.project is not None:
+            elsewhere = self.project.resolve(dotted)
+            canon = canonical_symbol(elsewhere) if elsewhere else None
+        return canon
 
     def dotted(self, expr: ast.AST) -> str | None:
         """Absolute dotted path of a name or attribute chain, through aliases."""
@@ -142,6 +160,8 @@ class SemanticModel:
             return self.dotted(binding.value)  # alias such as ``_raw = arith._to_raw``
         if binding.kind == "param":
             return self._param_module(binding)
+        if binding.kind == "def" and is_unwrap_idiom(binding.node):
+            return HAND_ROLLED_UNWRAP
         return None
 
     def _param_module(self, binding: Binding) -> str | None:
@@ -162,6 +182,8 @@ class SemanticModel:
                 dotted = self.dotted(arg) if arg is not None else None
                 canon = canonical_symbol(dotted) if dotted else None
                 passed.add(dotted if canon and is_module(canon) else None)
+            if not passed and self.project is not None:
+                passed = {_passed_for(args, binding) for args in self.project.module_arguments(function.name)}
             if len(passed) == 1:
                 result = passed.pop()
         self._param_modules[key] = result
@@ -306,6 +328,43 @@ class SemanticModel:
         return T.UNKNOWN_TYPE
 
 
+# A hand-rolled ``def _raw(v)`` that returns ``v.ir_value()`` or ``v`` is ``_to_raw``.
+HAND_ROLLED_UNWRAP = "flydsl.expr.arith._to_raw"
+
+
+def is_unwrap_idiom(function: ast.AST) -> bool:
+    """One parameter; every return gives back either it or its ``.ir_value()``."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = function.args
+    if len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
+        return False
+    param = args.args[0].arg
+    returned = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef)) and node is not function:
+            return False
+        if isinstance(node, ast.Return):
+            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            for value in values:
+                if isinstance(value, ast.Name) and value.id == param:
+                    returned.add("same")
+                elif (
+                    isinstance(value, ast.Call)
+                    and not value.args
+                    and isinstance(value.func, ast.Attribute)
+                    and value.func.attr == "ir_value"
+                    and isinstance(value.func.value, ast.Name)
+                    and value.func.value.id == param
+                ):
+                    returned.add("unwrapped")
+                else:
+                    return False
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.For, ast.While, ast.With, ast.Raise)):
+            return False
+    return returned == {"same", "unwrapped"}
+
+
 def _dunder_all(tree: ast.Module) -> list[str]:
     names: list[str] = []
     for stmt in tree.body:
@@ -334,6 +393,12 @@ def _star_modules(scope: Scope):
     while scope is not None:
         yield from reversed(scope.star_imports)
         scope = scope.parent
+
+
+def _passed_for(arguments: dict, param: Binding) -> str | None:
+    if param.name in arguments:
+        return arguments[param.name]
+    return arguments.get(param.param_index)
 
 
 def _argument_for(call: ast.Call, param: Binding) -> ast.expr | None:

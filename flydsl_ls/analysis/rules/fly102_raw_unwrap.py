@@ -13,8 +13,11 @@ class RawUnwrap(Rule):
     really needed (a raw MLIR builder, an `scf.IfOp` condition).
 
     Aliases are followed: `from flydsl.expr.arith import _to_raw as _raw`,
-    `_to_raw as as_mlir_value`, aiter's `tensor_shim._to_raw`, or `_raw = arith.unwrap`.
-    Local helpers that merely share the name (for instance `_raw = as_ir_value`, the
+    `_to_raw as as_mlir_value`, aiter's `tensor_shim._to_raw`, or `_raw = arith.unwrap`,
+    also when imported from a sibling module of the project. Hand-rolled copies (a
+    function of one parameter that returns either it or its `.ir_value()`, such as
+    `def _raw(v): return v.ir_value() if hasattr(v, "ir_value") else v`) are `_to_raw`
+    too. Helpers that merely share the name (for instance `_raw = as_ir_value`, the
     canonical converter) are not flagged.
 
     The fix is safe when `v` is an fx value (`_to_raw(v)` is then exactly
@@ -73,6 +76,7 @@ class RawUnwrap(Rule):
 
     VALID = [
         Valid("from flydsl.expr.typing import as_ir_value as _raw\nx = _raw(v)\n"),
+        Valid("def _raw(v):\n    return v.value if hasattr(v, 'value') else v\nx = _raw(v)\n"),
         Valid("def _raw(v):\n    return v\nx = _raw(v)\n"),
         Valid("import flydsl.expr as fx\nx = fx.Int32(1).ir_value()\n"),
         Valid("from flydsl.expr.arith import unwrap\n# unwrap(x) in a comment\n"),
@@ -116,6 +120,25 @@ class RawUnwrap(Rule):
             expected="from flydsl.expr import arith\n_raw = arith._to_raw\n"
             "from flydsl._mlir.dialects import arith as std_arith\n"
             "def f(a, b):\n    s = std_arith.addi(a, b)\n    return s\n",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def _raw(v):\n"
+            '    """Unwrap a DSL value."""\n'
+            "    if hasattr(v, 'ir_value'):\n"
+            "        return v.ir_value()\n"
+            "    return v\n"
+            "def f(a: fx.Int32):\n"
+            "    return _raw(a)\n",
+            expected="import flydsl.expr as fx\n"
+            "def _raw(v):\n"
+            '    """Unwrap a DSL value."""\n'
+            "    if hasattr(v, 'ir_value'):\n"
+            "        return v.ir_value()\n"
+            "    return v\n"
+            "def f(a: fx.Int32):\n"
+            "    return a.ir_value()\n",
+            line=8,
         ),
         Invalid(
             "from flydsl.expr import arith\nc = arith.unwrap(4, index=True)\n",

@@ -69,6 +69,9 @@ class DeprecatedApi(Rule):
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
             return
+        binding = self.model.binding_of(node)
+        if binding is None or binding.kind not in ("import", "assign"):
+            return  # only an import or an alias can name a deprecated API bare
         if self.model.dotted(node) == TDM_OPS_ALIAS:
             self._flag(node, TDM_OPS)
             return

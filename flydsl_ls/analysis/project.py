@@ -1,0 +1,209 @@
+"""The project around a file: its sibling modules, read from disk on demand.
+
+Real kernels import their legacy helpers from each other (``from .utils import _raw``,
+where ``utils`` took it from ``tensor_shim._to_raw``) and pass dialect modules into
+helpers defined in other files. ``ProjectIndex`` follows both, reading each module
+once (cached by modification time) and only when a rule asks.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flydsl_ls.analysis.modules import RELATIVE, canonical_symbol, is_module
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
+
+_MAX_DEPTH = 6
+
+
+def package_root(path: Path, package: str | None) -> Path:
+    """The folder that holds the top-level package of a file in ``package``."""
+    folder = path.resolve().parent
+    for _ in (package.split(".") if package else []):
+        folder = folder.parent
+    return folder
+
+
+@dataclass
+class _Module:
+    stamp: tuple[int, int]
+    model: SemanticModel | None
+
+
+@dataclass
+class ProjectIndex:
+    """Module models of one project (a CLI run, or a workspace in the server)."""
+
+    files: list[Path] = field(default_factory=list)  # where to look for callers
+    _modules: dict[Path, _Module] = field(default_factory=dict)
+    _arguments: dict[str, list[dict]] = field(default_factory=dict)
+    _calls: dict[Path, list[tuple[str, dict]]] = field(default_factory=dict)
+    _texts: dict[Path, str] = field(default_factory=dict)
+    _paths: dict[Path, Path] = field(default_factory=dict)
+    _files: dict[tuple, Path | None] = field(default_factory=dict)
+
+    # --- reading modules --------------------------------------------------------
+    def model_of(self, path: Path) -> SemanticModel | None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._modules.get(path)
+        if cached is not None and cached.stamp == stamp:
+            return cached.model
+        self._modules[path] = _Module(stamp, None)  # guards import cycles
+        try:
+            source = read_source(path)
+            model = SemanticModel(source, ast.parse(source), package_of(path))
+        except (UnreadableFile, SyntaxError, ValueError, RecursionError):
+            model = None
+        if model is not None:
+            model.project = self.view(path, package_of(path))
+        self._modules[path] = _Module(stamp, model)
+        return model
+
+    def view(self, path: Path | None, package: str | None) -> ProjectView | None:
+        """What a SemanticModel of ``path`` asks about the rest of the project."""
+        return ProjectView(self, path.resolve(), package) if path is not None else None
+
+    def _module_file(self, root: Path, parts: list[str]) -> Path | None:
+        key = (root, *parts)
+        if key not in self._files:
+            found = None
+            if (root / parts[0]).exists() or (root / f"{parts[0]}.py").exists():
+                base = root.joinpath(*parts)
+                for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                    if candidate.is_file():
+                        found = candidate.resolve()
+                        break
+            self._files[key] = found
+        return self._files[key]
+
+    def _resolve(self, dotted: str, root: Path, here: Path, package, depth: int) -> str | None:
+        if depth > _MAX_DEPTH:
+            return None
+        parts = dotted.split(".")
+        if parts[0] == RELATIVE:
+            parts = parts[1:]
+            if not package:  # unknown package: relative to the file's own folder
+                root = here.parent
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self._module_file(root, parts[:cut])
+            if module is None or module == here:
+                continue
+            model = self.model_of(module)
+            if model is None:
+                return None
+            bindings = model.module_scope.bindings.get(parts[cut])
+            if not bindings:
+                return None
+            target = model.binding_dotted(bindings[-1])
+            if target is None:
+                return None
+            result = ".".join([target, *parts[cut + 1 :]])
+            if canonical_symbol(result) is None and model.project is not None:
+                return model.project.resolve(result, depth + 1) or result
+            return result
+        return None
+
+    # --- who calls a function, across the project -------------------------------
+    def module_arguments(self, view: ProjectView, function: str) -> list[dict]:
+        """For each call of ``function`` (defined in the view's file) from another project
+        file that passes modules: {position or keyword: dotted module}."""
+        key = f"{view.module_key}.{function}"
+        if key in self._arguments:
+            return self._arguments[key]
+        self._arguments[key] = []  # resolving the callers' own parameters may come back here
+        found = []
+        for path in self.files:
+            path = self._resolved(path)
+            # Cheap text filter first: only files that mention the function are parsed.
+            if path == view.path or function not in self._text(path):
+                continue
+            found += [passed for callee, passed in self._module_calls(path) if callee == key]
+        self._arguments[key] = found
+        return found
+
+    def _resolved(self, path: Path) -> Path:
+        if path not in self._paths:
+            self._paths[path] = path.resolve()
+        return self._paths[path]
+
+    def _text(self, path: Path) -> str:
+        if path not in self._texts:
+            try:
+                self._texts[path] = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._texts[path] = ""
+        return self._texts[path]
+
+    def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
+        if path not in self._calls:
+            self._calls[path] = []
+            model = self.model_of(path)
+            calls = []
+            if model is not None:
+                for node in ast.walk(model.tree):
+                    if isinstance(node, ast.Call):
+                        passed = _module_arguments(model, node)
+                        callee = _static_dotted(model, node.func) if passed else None
+                        if callee:
+                            calls.append((callee.removeprefix(RELATIVE + "."), passed))
+            self._calls[path] = calls
+        return self._calls[path]
+
+
+def _module_arguments(model: SemanticModel, call: ast.Call) -> dict:
+    passed = {}
+    arguments = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+    for key, value in arguments:
+        dotted = _static_dotted(model, value)
+        if dotted and is_module(canonical_symbol(dotted) or ""):
+            passed[key] = dotted
+    return passed
+
+
+def _static_dotted(model: SemanticModel, expr: ast.AST, depth: int = 0) -> str | None:
+    """Dotted path through imports and aliases only, never through parameters: callers
+    are indexed the same way whatever order the project's files are read in."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Attribute):
+        base = _static_dotted(model, expr.value, depth + 1)
+        return f"{base}.{expr.attr}" if base else None
+    if not isinstance(expr, ast.Name):
+        return None
+    binding = model.binding_of(expr)
+    if binding is None:
+        return None
+    if binding.kind == "import":
+        return binding.dotted
+    if binding.kind == "assign" and isinstance(binding.value, (ast.Name, ast.Attribute)):
+        return _static_dotted(model, binding.value, depth + 1)
+    return None
+
+
+class ProjectView:
+    """One file's window on the project index."""
+
+    def __init__(self, index: ProjectIndex, path: Path, package: str | None):
+        self.index = index
+        self.path = path  # resolved
+        self.package = package
+        self.root = package_root(path, package)
+        try:
+            parts = path.with_suffix("").relative_to(self.root).parts
+        except ValueError:
+            parts = (path.stem,)
+        self.module_key = ".".join(parts).removesuffix(".__init__")
+
+    def resolve(self, dotted: str, depth: int = 0) -> str | None:
+        """Where a dotted path into another project module really points."""
+        return self.index._resolve(dotted, self.root, self.path, self.package, depth)
+
+    def module_arguments(self, function: str) -> list[dict]:
+        return self.index.module_arguments(self, function)

@@ -1,0 +1,51 @@
+"""Reading Python sources as Python does, and naming the package a file is in."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from functools import lru_cache
+from pathlib import Path
+
+
+class UnreadableFile(Exception):
+    """The file cannot be read or decoded; the message says why."""
+
+
+def read_source(path: Path) -> str:
+    """Decode as Python does (PEP 263 cookie, else UTF-8); newlines kept as written."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UnreadableFile(f"cannot read: {error.strerror or error}") from error
+    return decode_source(raw)
+
+
+def decode_source(raw: bytes) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:
+        raise UnreadableFile(
+            f"cannot decode: {error} (not UTF-8); save it as UTF-8 or declare its encoding"
+        ) from error
+    try:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise UnreadableFile(
+            f"not valid {encoding} text ({error.reason if hasattr(error, 'reason') else error}); "
+            "save it as UTF-8 or declare its encoding"
+        ) from error
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+@lru_cache(maxsize=1024)
+def package_of(path: Path) -> str | None:
+    """Dotted package of a file, from the ``__init__.py`` files above it."""
+    parts: list[str] = []
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.append(folder.name)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return ".".join(reversed(parts)) if parts else ""
