@@ -52,6 +52,19 @@ def pinned(items: list[dict]) -> list[tuple[str, int]]:
 
 SAFE_FIXES = {26, 34, 63, 74, 94, 95, 100, 101, 102, 108}
 
+# One more fixture per rule family: file -> (code, line) of its findings, in report order.
+FAMILIES = {
+    "legacy_memory_atoms.py": [
+        ("FLY202", 31),  # buffer_ops.create_llvm_ptr(stage_idx, ...): lds.stage.ptr.llvm_ptr (unsafe)
+        ("FLY202", 42),  # _llvm.inttoptr from a raw byte address: no fix
+        ("FLY202", 51),  # mem_ops.get_llvm_ptr: offset math stays, no fix
+        ("FLY602", 55),  # fx.copy_atom_call -> fx.copy (unsafe)
+        ("FLY602", 59),  # fx.copy_atom_call(..., pred=) -> fx.copy(..., pred=) (unsafe)
+        ("FLY602", 90),  # fx.mma_atom_call -> fx.gemm (unsafe)
+    ],
+}
+
+
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "flydsl_ls", *args],
@@ -68,7 +81,7 @@ def findings(result: subprocess.CompletedProcess) -> list[dict]:
 
 
 def test_examples_are_valid_python():
-    for path in (LEGACY, MODERN):
+    for path in (LEGACY, MODERN, *(EXAMPLES / name for name in FAMILIES)):
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
@@ -87,6 +100,13 @@ def test_pinned_families_alone():
     assert [(i["code"], i["location"]["row"]) for i in findings(selected)] == EXPECTED
 
 
+def test_family_examples_report_exactly_their_findings():
+    for name, expected in FAMILIES.items():
+        codes = ",".join(sorted({code for code, _ in expected}))
+        items = findings(run("check", f"examples/{name}", "--select", codes, "--output-format", "json"))
+        assert [(item["code"], item["location"]["row"]) for item in items] == expected, name
+
+
 def test_every_implemented_rule_is_exercised():
     assert {code for code, _ in EXPECTED} == IMPLEMENTED
 
@@ -99,6 +119,14 @@ def test_marker_comments_match_findings():
         if match:
             marked.append((match.group(1), number))
     assert marked == EXPECTED
+    for name, expected in FAMILIES.items():
+        text = (EXAMPLES / name).read_text(encoding="utf-8")
+        marked = [
+            (match.group(1), number)
+            for number, line in enumerate(text.splitlines(), start=1)
+            if (match := re.search(r"#\s*(FLY\d{3})\b", line))
+        ]
+        assert marked == expected, name
 
 
 def test_fix_safety_of_example_findings():

@@ -50,6 +50,11 @@ CANONICAL_MODULES: dict[str, str] = {
     "flydsl.utils.smem_allocator": "shim.smem_allocator",
     "flydsl.expr.utils.smem_allocator": "shim.smem_allocator",
     "kernels.common.smem_allocator": "shim.smem_allocator",
+    # Pointer/memory helpers: FlyDSL's kernels/common/mem_ops.py, and the modules that
+    # held (and re-export) them before: FlyDSL's and aiter's kernels_common.py.
+    "kernels.common.mem_ops": "shim.mem_ops",
+    "kernels.common.kernels_common": "shim.mem_ops",
+    "aiter.ops.flydsl.kernels.kernels_common": "shim.mem_ops",
 }
 for _d in _DIALECTS:
     for _prefix in ("flydsl._mlir.dialects.", "mlir.dialects.", "_mlir.dialects."):
@@ -64,6 +69,8 @@ SHIM_MODULE_TAILS = {
     "tensor_shim": "shim.tensor_shim",
     "smem_allocator": "shim.smem_allocator",
     "vector": "shim.vector",
+    "mem_ops": "shim.mem_ops",
+    "kernels_common": "shim.mem_ops",
 }
 RELATIVE = "<relative>"  # stands for the package of a relative import we cannot name
 
@@ -77,6 +84,10 @@ SUBMODULES: dict[str, str] = {
     "fx.tdm_ops": "fx.rocdl.tdm_ops",
     "fx.rocdl.tdm_ops": "fx.rocdl.tdm_ops",
     "fx.utils.arith": "fx.arith",
+    # The raw llvm dialect leaks onto fx.rocdl (``from .universal import *``) and is
+    # bound as ``_llvm`` inside flydsl.expr.llvm.
+    "fx.rocdl.llvm": "mlir.llvm",
+    "fx.llvm._llvm": "mlir.llvm",
 }
 
 

@@ -9,7 +9,9 @@ from flydsl_ls.analysis.rules.fly102_raw_unwrap import RawUnwrap
 from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
 from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
 from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
+from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
+from flydsl_ls.analysis.rules.fly602_atom_call import AtomCall
 from flydsl_ls.analysis.rules.fly901_deprecated_api import DeprecatedApi
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -19,7 +21,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     IndexCast,
     RedundantWrap,
     RawThreadId,
+    LlvmPtrCast,
     WaitcntBitfield,
+    AtomCall,
     DeprecatedApi,
 )
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
