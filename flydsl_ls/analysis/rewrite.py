@@ -55,6 +55,13 @@ def _accepts_any(parent, outer) -> bool:
 
 def fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
     """The module-level name bound to ``flydsl.expr``, or ``fx`` plus an edit importing it."""
+    cached = model.__dict__.get("_fx_alias")
+    if cached is None:
+        cached = model.__dict__["_fx_alias"] = _find_fx_alias(model)
+    return cached
+
+
+def _find_fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
     best = None
     for name, bindings in model.module_scope.bindings.items():
         for binding in bindings:
