@@ -128,6 +128,24 @@ class ProjectIndex:
         self._arguments[key] = found
         return found
 
+    # --- who defines a function, across the project -------------------------------
+    def definers(self, view: ProjectView, function: str) -> list[Path]:
+        """Other project files with a top-level ``def function``, sorted. Cheap: a text
+        filter first, and only the files that pass it are parsed (models are cached)."""
+        needle = f"def {function}"
+        found = []
+        for path in self.files:
+            path = self._resolved(path)
+            if path == view.path or needle not in self._text(path):
+                continue
+            model = self.model_of(path)
+            if model is not None and any(
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == function
+                for stmt in model.tree.body
+            ):
+                found.append(path)
+        return sorted(set(found))
+
     def _resolved(self, path: Path) -> Path:
         if path not in self._paths:
             self._paths[path] = path.resolve()
@@ -207,3 +225,7 @@ class ProjectView:
 
     def module_arguments(self, function: str) -> list[dict]:
         return self.index.module_arguments(self, function)
+
+    def definers(self, function: str) -> list[Path]:
+        """Other project files defining a top-level function named ``function``."""
+        return self.index.definers(self, function)

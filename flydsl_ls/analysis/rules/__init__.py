@@ -10,8 +10,16 @@ from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
 from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
 from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
 from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
+from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
+from flydsl_ls.analysis.rules.fly501_runtime_if_in_helper import RuntimeIfInHelper
+from flydsl_ls.analysis.rules.fly502_const_expr_on_runtime import ConstExprOnRuntime
+from flydsl_ls.analysis.rules.fly503_private_rewriter import PrivateRewriter
+from flydsl_ls.analysis.rules.fly601_raw_mfma import RawMfma
 from flydsl_ls.analysis.rules.fly602_atom_call import AtomCall
+from flydsl_ls.analysis.rules.fly603_hand_built_tv_layout import HandBuiltTvLayout
+from flydsl_ls.analysis.rules.fly701_jit_call_in_loop import JitCallInLoop
+from flydsl_ls.analysis.rules.fly702_duplicate_run_compiled import DuplicateRunCompiled
 from flydsl_ls.analysis.rules.fly901_deprecated_api import DeprecatedApi
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -22,8 +30,16 @@ ALL_RULES: tuple[type[Rule], ...] = (
     RedundantWrap,
     RawThreadId,
     LlvmPtrCast,
+    RawScf,
     WaitcntBitfield,
+    RuntimeIfInHelper,
+    ConstExprOnRuntime,
+    PrivateRewriter,
+    RawMfma,
     AtomCall,
+    HandBuiltTvLayout,
+    JitCallInLoop,
+    DuplicateRunCompiled,
     DeprecatedApi,
 )
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

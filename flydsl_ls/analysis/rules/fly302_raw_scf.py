@@ -1,0 +1,792 @@
+import ast
+import re
+
+from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules import _control_flow_support as cf
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.text import Position, Range
+
+IF_OP, FOR_OP, YIELD_OP = "mlir.scf.IfOp", "mlir.scf.ForOp", "mlir.scf.YieldOp"
+INSERTION_POINT = "mlir.ir.InsertionPoint"
+# Wrappers that only turn a typed value into a raw one: `if` takes the typed value itself.
+_UNWRAPS = {
+    "fx.arith.unwrap",
+    "fx.arith._to_raw",
+    "fx.arith.ArithValue",
+    "fx.as_ir_value",
+    "fx.arith.as_ir_value",
+    "shim.tensor_shim._to_raw",
+}
+_INDEX_CONSTANTS = {"fx.arith.index", "fx.arith.constant", "fx.Index"}
+
+
+class _NoFix(Exception):
+    """Why a site gets a diagnostic without a fix."""
+
+
+class RawScf(Rule):
+    """
+    Raw `scf` builders (`scf.IfOp`, `scf.ForOp`, `scf.YieldOp`, and local `_if_then(if_op)`
+    context managers around them) hand-build what FlyDSL's AST rewriter builds from plain
+    Python control flow inside `@flyc.kernel` / `@flyc.jit` functions (guide §3 scf, §5):
+
+    - `with _if_then(scf.IfOp(cond)):` / `with ir.InsertionPoint(if_op.then_block):`
+      (and an `else_block` twin) become `if cond:` / `else:`. The `_raw(...)`,
+      `arith.unwrap(...)`, `ArithValue(...)` around the condition are dropped; the fix is
+      offered only when the condition is a typed fx boolean (a comparison of fx values).
+    - `loop = scf.ForOp(lo, hi, step, [init...])` + `with ir.InsertionPoint(loop.body):`
+      becomes `for loop_iv, loop_state in range(lo, hi, step, init=[init...]):` — the
+      pinned 0.3.4.1 contract: `range(..., init=)` emits `scf.for` with the carried values,
+      index bounds unchanged. `loop.induction_variable` becomes `loop_iv`,
+      `loop.inner_iter_args[k]` becomes `loop_state[k]`, the closing
+      `scf.YieldOp([...])` becomes `loop_results = yield [...]` and `loop.results[k]`
+      after the loop becomes `loop_results` (one value) or `loop_results[k]`. A loop
+      with nothing carried keeps its index bounds through `init=[]` (ordinary `range`
+      would cast them to i32), or becomes `range_constexpr(n)` when the bounds are
+      integer constants and the induction variable is unused (the loop is unrolled).
+    - A plain helper that gains a Python `if` (or the loop's `yield`) is not rewritten
+      by FlyDSL unless it is a `@flyc.jit` function: the fix adds `@flyc.jit` (FLY501).
+
+    The fixes are unsafe. A Python `if` carries out, as `scf.if` results, every variable
+    defined before it that the body assigns, subscript-stores into (`out[i] = v`) or calls
+    a method on; the raw form yields nothing. Stores and method calls come back unchanged
+    (the MLIR gains an `scf.if` result and an `else` that yields the same value); a
+    real rebinding of an earlier variable changes the meaning, so no fix is offered
+    then. Forms the fix cannot map exactly (ops with result types, `else` blocks that
+    yield values, bodies entered with `__enter__()`, statements between the op and
+    its body, results used other than by index) get a diagnostic saying why.
+    """
+
+    code = "FLY302"
+    name = "raw-scf"
+    summary = "`scf.ForOp`, `scf.IfOp`, `scf.YieldOp`, `_if_then(...)` helpers"
+    replacement = "`range_constexpr`/`range(..., init=[...])`, Python `if`, `const_expr`"
+    fix_safety = "unsafe"
+    fix_title = "Use Python control flow"
+    example_before = (
+        "with _if_then(scf.IfOp(arith.unwrap(tid < n))):\n"
+        "    out[tid] = v\n"
+        "loop = scf.ForOp(lo, hi, one, [acc0])\n"
+        "with ir.InsertionPoint(loop.body):\n"
+        "    scf.YieldOp([loop.inner_iter_args[0] + x])\n"
+        "total = loop.results[0]"
+    )
+    example_after = (
+        "if tid < n:\n"
+        "    out[tid] = v\n"
+        "for loop_iv, loop_state in range(lo, hi, one, init=[acc0]):\n"
+        "    loop_results = yield [loop_state[0] + x]\n"
+        "total = loop_results"
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol == IF_OP:
+            self._site(node, "scf.IfOp", "write a Python `if cond:` (the rewriter builds the `scf.if`)", self._if_fix)
+        elif symbol == FOR_OP:
+            self._site(
+                node,
+                "scf.ForOp",
+                "write `for iv, state in range(lo, hi, step, init=[...])` (loop-carried values kept) "
+                "or `range_constexpr(...)`",
+                self._for_fix,
+            )
+        elif self._is_if_then(node.func) and not self._if_op_of(node):
+            self.report(
+                node,
+                f"raw scf through `{ast.unparse(node.func)}(...)`: write a Python `if cond:`; "
+                "no automatic fix: the `scf.IfOp` is built elsewhere",
+            )
+
+    # --- reporting --------------------------------------------------------------
+    def _site(self, node, what, advice, planner) -> None:
+        message = f"raw `{what}`: {advice}"
+        function = cf.innermost_function(self.ctx.parents)
+        try:
+            if function is None:
+                raise _NoFix("it is not inside a function")
+            edits, title = planner(node, function)
+            edits = tuple(edits) + self._jit_edits(function)
+        except _NoFix as why:
+            self.report(node, f"{message}; no automatic fix: {why}")
+            return
+        fix = Fix(f"{title} (unsafe)", Applicability.UNSAFE, edits)
+        self.report(node, message, fix=fix)
+        self.ctx.diagnostics[-1].statement = cf.function_range(self.model, function)
+
+    def _jit_edits(self, function) -> tuple[Edit, ...]:
+        if cf.rewritten(self.model, self.ctx.parents):
+            return ()
+        if cf.is_method(function, self.ctx.parents):
+            raise _NoFix(f"`{function.name}` is a method, and a plain method is not rewritten by FlyDSL")
+        edits = cf.jit_decorator_edits(self.model, function)
+        if edits is None:
+            raise _NoFix("`flyc` names something else in this file")
+        return edits
+
+    # --- if -----------------------------------------------------------------------
+    def _if_fix(self, node: ast.Call, function):
+        cond, results, has_else = _if_arguments(node)
+        if cond is None:
+            raise _NoFix("its arguments are not the `scf.IfOp(cond, ...)` form")
+        if results is not None and not (isinstance(results, ast.List) and not results.elts):
+            raise _NoFix("the op has results (a Python `if` computes its own carried state)")
+        parents = self.ctx.parents
+        edits: list[Edit] = []
+        parent = parents[-1] if parents else None
+        if isinstance(parent, ast.Call) and self._is_if_then(parent.func) and node in parent.args:
+            item = parents[-2] if len(parents) > 1 else None
+            with_stmt = parents[-3] if len(parents) > 2 else None
+            if not (isinstance(item, ast.withitem) and isinstance(with_stmt, ast.With)):
+                raise _NoFix("`_if_then(...)` is not used as a `with` statement")
+            then_with, else_with = with_stmt, None
+            if has_else:
+                raise _NoFix("the op has an else block that is filled elsewhere")
+        elif isinstance(parent, ast.Assign) and parent.value is node and _single_name(parent):
+            name = parent.targets[0].id
+            body, index = self._block_of(parent)
+            then_with = _next(body, index)
+            if not self._is_then_with(then_with, name):
+                raise _NoFix(f"the statement after it is not `with _if_then({name}):` or "
+                             f"`with ir.InsertionPoint({name}.then_block):`")
+            else_with = _next(body, index + 1)
+            if not self._is_block_with(else_with, name, "else_block"):
+                else_with = None
+            if has_else and else_with is None:
+                raise _NoFix("its else block is not filled right after the then block")
+            allowed = {id(n) for w in (then_with, else_with) if w for n in ast.walk(w.items[0].context_expr)}
+            binding = self._binding_at(parent.targets[0])
+            for use in self.model.uses_of(binding) if binding else ():
+                if id(use) not in allowed:
+                    raise _NoFix(f"`{name}` is used elsewhere (line {use.lineno})")
+            edits.append(self._delete_statement(parent))
+        else:
+            raise _NoFix("the op is not opened by a `with` block right where it is built")
+        inner = self._unwrapped(cond)
+        kind = self.model.type_of(inner)
+        if kind.name != "fx.Boolean":
+            raise _NoFix(
+                f"the condition `{self.text(inner)}` is not known to be an fx boolean "
+                f"({kind.describe() if kind.known else 'type unknown'}); make it a comparison of fx values first"
+            )
+        for w in (then_with, else_with):
+            if w is not None:
+                self._check_with(w)
+                self._check_no_rebinding(w, function)
+        edits.append(self._header(then_with, f"if {self._condition_text(inner)}"))
+        edits += self._strip_trailing_yield(then_with.body, allow_values=False)
+        if else_with is not None:
+            edits.append(self._header(else_with, "else"))
+            edits += self._strip_trailing_yield(else_with.body, allow_values=False)
+        return edits, "Replace scf.IfOp with a Python if"
+
+    def _condition_text(self, inner: ast.expr) -> str:
+        text = self.text(inner)
+        return f"({text})" if "\n" in text or isinstance(inner, (ast.NamedExpr, ast.Lambda)) else text
+
+    def _unwrapped(self, cond: ast.expr) -> ast.expr:
+        while True:
+            if isinstance(cond, ast.Call) and len(cond.args) == 1 and not cond.keywords:
+                if self.model.resolve(cond.func) in _UNWRAPS:
+                    cond = cond.args[0]
+                    continue
+            if (
+                isinstance(cond, ast.Call)
+                and not cond.args
+                and isinstance(cond.func, ast.Attribute)
+                and cond.func.attr == "ir_value"
+            ):
+                cond = cond.func.value
+                continue
+            return cond
+
+    def _check_no_rebinding(self, with_stmt: ast.With, function) -> None:
+        scope = self.model.function_scope(function)
+        if scope is None:
+            return
+        start = (with_stmt.lineno, with_stmt.col_offset)
+        for stmt in with_stmt.body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    earlier = [b for b in scope.bindings.get(sub.id, ()) if b.position < start]
+                    if earlier:
+                        raise _NoFix(
+                            f"the body rebinds `{sub.id}` (defined before it), which a Python `if` "
+                            "would carry out as an `scf.if` result"
+                        )
+
+    # --- for ----------------------------------------------------------------------
+    def _for_fix(self, node: ast.Call, function):
+        parent = self.ctx.parent
+        if not (isinstance(parent, ast.Assign) and parent.value is node and _single_name(parent)):
+            raise _NoFix("the op is not assigned to a name")
+        bounds, init = _for_arguments(node)
+        if bounds is None:
+            raise _NoFix("its arguments are not the `scf.ForOp(lo, hi, step[, [init...]])` form")
+        if init is not None and not isinstance(init, ast.List):
+            raise _NoFix("the carried values are not a list literal")
+        carried = init is not None and bool(init.elts)
+        name = parent.targets[0].id
+        body, index = self._block_of(parent)
+        with_stmt = _next(body, index)
+        if not self._is_block_with(with_stmt, name, "body"):
+            raise _NoFix(f"the statement after it is not `with ir.InsertionPoint({name}.body):`")
+        self._check_with(with_stmt)
+        binding = self._binding_at(parent.targets[0])
+        parent_of = self.model.parent_map(function)
+        header_item = with_stmt.items[0].context_expr
+        iv_uses, state_uses, result_uses = [], [], []
+        for use in self.model.uses_of(binding) if binding else ():
+            attr = parent_of.get(id(use))
+            inside = _within(use, with_stmt)
+            if not isinstance(attr, ast.Attribute):
+                raise _NoFix(f"`{name}` is used directly (line {use.lineno})")
+            if attr.attr == "body" and any(attr is n for n in ast.walk(header_item)):
+                continue
+            if attr.attr == "induction_variable" and inside:
+                iv_uses.append(attr)
+            elif attr.attr == "inner_iter_args" and inside and carried:
+                state_uses.append(attr)
+            elif attr.attr in ("results", "result") and not inside and _after(use, with_stmt) and carried:
+                result_uses.append((attr, parent_of.get(id(attr))))
+            else:
+                raise _NoFix(f"`{name}.{attr.attr}` is used in a way the fix cannot follow (line {use.lineno})")
+        last = with_stmt.body[-1]
+        closing = self._yield_call(last)
+        for stmt in with_stmt.body[:-1]:
+            if self._yield_call(stmt) is not None:
+                raise _NoFix("the body yields before its last statement")
+        scope = self.model.function_scope(function)
+        base = self._base_name(name, binding, scope)
+        iv = self._fresh(f"{base}_iv", scope) if iv_uses else "_"
+        state = self._fresh(f"{base}_state", scope)
+        results = self._fresh(f"{base}_results", scope)
+        lo, hi, step = bounds
+        edits = [self._delete_statement(parent)]
+        if carried:
+            if closing is None or len(closing.args) != 1 or closing.keywords:
+                raise _NoFix("the body does not end with `scf.YieldOp([...])` of the carried values")
+            header = (
+                f"for {iv}, {state} in range({self.text(lo)}, {self.text(hi)}, {self.text(step)}, "
+                f"init={self.text(init)})"
+            )
+            value = self.text(closing.args[0])
+            target = f"{results} = " if result_uses else ""
+            edits.append(self.edit(self.ctx.range(last), f"{target}yield {value}"))
+            for attr in state_uses:
+                edits.append(self.edit(self.ctx.range(attr), state))
+            for attr, outer in result_uses:
+                edits.append(self._result_edit(attr, outer, results, len(init.elts)))
+        else:
+            if closing is not None and (closing.keywords or any(not _empty_list(a) for a in closing.args)):
+                raise _NoFix("the body yields values but the loop carries none")
+            constant = [self._int_constant(b) for b in bounds]
+            if not iv_uses and all(c is not None for c in constant):
+                header = f"for _ in {self._range_constexpr()}({_range_args(*constant)})"
+            else:
+                header = f"for {iv}, _ in range({self.text(lo)}, {self.text(hi)}, {self.text(step)}, init=[])"
+            if closing is not None:
+                edits += self._strip_trailing_yield(with_stmt.body, allow_values=False)
+        for attr in iv_uses:
+            edits.append(self.edit(self.ctx.range(attr), iv))
+        edits.append(self._header(with_stmt, header))
+        return edits, "Replace scf.ForOp with a Python for over range"
+
+    def _result_edit(self, attr: ast.Attribute, outer, results: str, count: int) -> Edit:
+        if attr.attr == "result":
+            if count != 1:
+                raise _NoFix("`.result` of a loop with several results")
+            return self.edit(self.ctx.range(attr), results)
+        if isinstance(outer, ast.Subscript) and outer.value is attr:
+            key = outer.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, int) and not isinstance(key.value, bool):
+                k = key.value if key.value >= 0 else count + key.value
+                if 0 <= k < count:
+                    return self.edit(self.ctx.range(outer), results if count == 1 else f"{results}[{k}]")
+            raise _NoFix("a loop result is indexed by something other than a constant")
+        if count == 1:
+            return self.edit(self.ctx.range(attr), f"[{results}]")
+        return self.edit(self.ctx.range(attr), results)
+
+    def _range_constexpr(self) -> str:
+        for name, bindings in self.model.module_scope.bindings.items():
+            for binding in bindings:
+                if binding.kind == "import" and self.model.binding_dotted(binding) in (
+                    "flydsl.expr.range_constexpr",
+                    "flydsl.expr.primitive.range_constexpr",
+                ):
+                    if name == "range_constexpr":
+                        return name
+        alias, imports = fx_alias(self.model)
+        if imports:
+            raise _NoFix("the file does not import flydsl.expr")
+        return f"{alias}.range_constexpr"
+
+    def _int_constant(self, expr: ast.expr) -> int | None:
+        """The Python int an index-constant bound holds (`arith.constant(4, index=True)`)."""
+        if isinstance(expr, ast.Name):
+            bindings = self.model.reaching_bindings(expr)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        if not isinstance(expr, ast.Call) or not expr.args:
+            return None
+        symbol = self.model.resolve(expr.func)
+        if symbol not in _INDEX_CONSTANTS:
+            return None
+        if symbol == "fx.arith.constant" and not any(
+            k.arg == "index" and isinstance(k.value, ast.Constant) and k.value.value is True for k in expr.keywords
+        ):
+            return None
+        value = expr.args[0]
+        if isinstance(value, ast.Constant) and type(value.value) is int:
+            return value.value
+        return None
+
+    def _base_name(self, name: str, binding, scope) -> str:
+        base = name.strip("_") or "loop"
+        same = scope.bindings.get(name, []) if scope is not None else []
+        if len(same) > 1 and binding in same:
+            base += str(same.index(binding) + 1)
+        return base
+
+    def _fresh(self, name: str, scope) -> str:
+        candidate, n = name, 1
+        taken = set(scope.bindings) if scope is not None else set()
+        taken |= set(self.model.module_scope.bindings)
+        while candidate in taken:
+            n += 1
+            candidate = f"{name}{n}"
+        return candidate
+
+    # --- shared pieces ------------------------------------------------------------
+    def _is_if_then(self, func: ast.expr) -> bool:
+        if isinstance(func, ast.Name):
+            binding = self.model.binding_of(func)
+            if binding is None:
+                return False
+            if binding.kind == "def":
+                return binding.node.name.endswith("if_then")
+            if binding.kind == "import" and binding.dotted:
+                return binding.dotted.rsplit(".", 1)[-1].endswith("if_then")
+            return False
+        if isinstance(func, ast.Attribute) and func.attr.endswith("if_then"):
+            dotted = self.model.dotted(func)
+            return dotted is not None
+        return False
+
+    def _if_op_of(self, call: ast.Call) -> bool:
+        """`_if_then(x)` whose `x` is an `scf.IfOp` this rule reports by itself."""
+        if not call.args:
+            return False
+        arg = call.args[0]
+        if isinstance(arg, ast.Call):
+            return self.model.resolve(arg.func) == IF_OP
+        if isinstance(arg, ast.Name):
+            return any(
+                b.kind == "assign" and isinstance(b.value, ast.Call) and self.model.resolve(b.value.func) == IF_OP
+                for b in self.model.reaching_bindings(arg)
+            )
+        return False
+
+    def _is_then_with(self, stmt, name: str) -> bool:
+        if not isinstance(stmt, ast.With) or len(stmt.items) != 1:
+            return False
+        expr = stmt.items[0].context_expr
+        if isinstance(expr, ast.Call) and self._is_if_then(expr.func):
+            return bool(expr.args) and isinstance(expr.args[0], ast.Name) and expr.args[0].id == name
+        return self._is_block_with(stmt, name, "then_block")
+
+    def _is_block_with(self, stmt, name: str, block: str) -> bool:
+        if not isinstance(stmt, ast.With) or len(stmt.items) != 1:
+            return False
+        expr = stmt.items[0].context_expr
+        return (
+            isinstance(expr, ast.Call)
+            and self.model.resolve(expr.func) == INSERTION_POINT
+            and len(expr.args) == 1
+            and not expr.keywords
+            and isinstance(expr.args[0], ast.Attribute)
+            and expr.args[0].attr == block
+            and isinstance(expr.args[0].value, ast.Name)
+            and expr.args[0].value.id == name
+        )
+
+    def _check_with(self, with_stmt: ast.With) -> None:
+        if with_stmt.items[0].optional_vars is not None:
+            raise _NoFix("the `with` statement binds an `as` target")
+
+    def _yield_call(self, stmt) -> ast.Call | None:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            if self.model.resolve(stmt.value.func) == YIELD_OP:
+                return stmt.value
+        return None
+
+    def _strip_trailing_yield(self, body: list, allow_values: bool) -> list[Edit]:
+        for stmt in body[:-1]:
+            if self._yield_call(stmt) is not None:
+                raise _NoFix("a block yields before its last statement")
+        call = self._yield_call(body[-1])
+        if call is None:
+            return []
+        if not allow_values and (call.keywords or any(not _empty_list(a) for a in call.args)):
+            raise _NoFix("a block yields values")
+        if len(body) == 1:
+            return [self.edit(self.ctx.range(body[-1]), "pass")]
+        return [self._delete_statement(body[-1])]
+
+    def _header(self, with_stmt: ast.With, text: str) -> Edit:
+        item = with_stmt.items[0]
+        end = item.optional_vars or item.context_expr
+        start = self.model.index.from_ast(with_stmt.lineno, with_stmt.col_offset)
+        stop = self.model.index.from_ast(end.end_lineno, end.end_col_offset)
+        return self.edit(Range(start, stop), text)
+
+    def _delete_statement(self, stmt: ast.stmt) -> Edit:
+        index = self.model.index
+        before = index.line_text(stmt.lineno - 1)[: stmt.col_offset]
+        after = index.line_text(stmt.end_lineno - 1).encode("utf-8")[stmt.end_col_offset :].decode("utf-8", "replace")
+        if before.strip() or not re.fullmatch(r"\s*(#.*)?", after):
+            raise _NoFix("the statement shares its line with other code")
+        return self.edit(Range(Position(stmt.lineno - 1, 0), Position(stmt.end_lineno, 0)), "")
+
+    def _block_of(self, stmt: ast.stmt) -> tuple[list, int]:
+        # The engine visits the Call; its statement is the last parent, its block the one before.
+        chain = self.ctx.parents
+        position = next((i for i in range(len(chain) - 1, -1, -1) if chain[i] is stmt), None)
+        holder = chain[position - 1] if position else None
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and stmt in block:
+                return block, block.index(stmt)
+        raise _NoFix("its block could not be found")
+
+    def _binding_at(self, target: ast.Name):
+        for scope in self.model.scopes:
+            for binding in scope.bindings.get(target.id, ()):
+                if binding.node is target:
+                    return binding
+        return None
+
+    VALID = [
+        Valid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    if tid < n:\n"
+            "        out[tid] = 1.0\n"
+            "    for i in fx.range_constexpr(4):\n"
+            "        pass\n"
+        ),
+        Valid(
+            # Text in comments and strings is not code.
+            "# with _if_then(scf.IfOp(c)): ... emits scf.for / scf.if\n"
+            'doc = "scf.ForOp(lo, hi, step) and scf.YieldOp([])"\n'
+        ),
+        Valid(
+            # An _if_then definition that is never called is not a site.
+            "from contextlib import contextmanager\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@contextmanager\n"
+            "def _if_then(if_op):\n"
+            "    with ir.InsertionPoint(if_op.then_block):\n"
+            "        yield\n"
+        ),
+        Valid("class scf:\n    IfOp = staticmethod(lambda c: c)\nscf.IfOp(1)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    with _if_then(scf.IfOp(arith.unwrap(tid < n))):\n"
+            "        out[tid] = 1.0\n"
+            "from kernels.common.scf_helpers import _if_then\n",
+            # The imports only the raw form used are removed with it.
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    if tid < n:\n"
+            "        out[tid] = 1.0\n",
+            unsafe=True,
+            line=8,
+            column=19,
+            message="Python `if",
+        ),
+        Invalid(
+            # IfOp bound to a name, then/else blocks through ir.InsertionPoint.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf as _scf\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    in_range = tid < n\n"
+            "    if_op = _scf.IfOp(in_range.ir_value(), has_else=True)\n"
+            "    with ir.InsertionPoint(if_op.then_block):  # then\n"
+            "        out[tid] = 1.0\n"
+            "        _scf.YieldOp([])\n"
+            "    with ir.InsertionPoint(if_op.else_block):\n"
+            "        _scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    in_range = tid < n\n"
+            "    if in_range:  # then\n"
+            "        out[tid] = 1.0\n"
+            "    else:\n"
+            "        pass\n",
+            unsafe=True,
+            line=9,
+        ),
+        Invalid(
+            # A plain helper gains the Python `if`: it also gets @flyc.jit (FLY501).
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr.arith import ArithValue\n"
+            "from .common import _if_then\n"
+            "\n"
+            "def store_if(out, i: fx.Int32, n: fx.Int32):\n"
+            "    guard = scf.IfOp(ArithValue(i < n))\n"
+            "    with _if_then(guard):\n"
+            "        out[i] = 0.0\n",
+            expected="import flydsl.expr as fx\n"
+            "import flydsl.compiler as flyc\n"
+            "\n"
+            "@flyc.jit\n"
+            "def store_if(out, i: fx.Int32, n: fx.Int32):\n"
+            "    if i < n:\n"
+            "        out[i] = 0.0\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # Loop-carried value: range(..., init=[...]), yield, results.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.arith import ArithValue\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor):\n"
+            "    c0 = arith.constant(0, index=True)\n"
+            "    c4 = arith.constant(4, index=True)\n"
+            "    c1 = arith.constant(1, index=True)\n"
+            "    acc0 = arith.constant(0.0, type=fx.T.f32)\n"
+            "    loop = scf.ForOp(c0, c4, c1, [acc0])\n"
+            "    with ir.InsertionPoint(loop.body):\n"
+            "        i = arith.index_cast(fx.T.i32, loop.induction_variable)\n"
+            "        acc = ArithValue(loop.inner_iter_args[0])\n"
+            "        scf.YieldOp([acc + 2.0])\n"
+            "    out[0] = loop.results[0]\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.arith import ArithValue\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor):\n"
+            "    c0 = arith.constant(0, index=True)\n"
+            "    c4 = arith.constant(4, index=True)\n"
+            "    c1 = arith.constant(1, index=True)\n"
+            "    acc0 = arith.constant(0.0, type=fx.T.f32)\n"
+            "    for loop_iv, loop_state in range(c0, c4, c1, init=[acc0]):\n"
+            "        i = arith.index_cast(fx.T.i32, loop_iv)\n"
+            "        acc = ArithValue(loop_state[0])\n"
+            "        loop_results = yield [acc + 2.0]\n"
+            "    out[0] = loop_results\n",
+            unsafe=True,
+            line=13,
+            column=12,
+            message="init=",
+        ),
+        Invalid(
+            # Nothing carried, index bounds from runtime values: range(..., init=[]).
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    hi = arith.index_cast(fx.T.index, n)\n"
+            "    step = arith.constant(1, index=True)\n"
+            "    loop = scf.ForOp(arith.constant(0, index=True), hi, step)\n"
+            "    with ir.InsertionPoint(loop.body):\n"
+            "        out[arith.index_cast(fx.T.i32, loop.induction_variable)] = 0.0\n"
+            "        scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    hi = arith.index_cast(fx.T.index, n)\n"
+            "    step = arith.constant(1, index=True)\n"
+            "    for loop_iv, _ in range(arith.constant(0, index=True), hi, step, init=[]):\n"
+            "        out[arith.index_cast(fx.T.i32, loop_iv)] = 0.0\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # Constant bounds, nothing carried, induction variable unused: range_constexpr.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor):\n"
+            "    c0 = arith.index(0)\n"
+            "    loop = scf.ForOp(c0, arith.index(3), arith.index(1))\n"
+            "    with ir.InsertionPoint(loop.body):\n"
+            "        fx.gpu.barrier()\n"
+            "        scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor):\n"
+            "    c0 = arith.index(0)\n"
+            "    for _ in fx.range_constexpr(3):\n"
+            "        fx.gpu.barrier()\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # Raw condition of unknown type: diagnostic, the fix says why not.
+            "import flydsl.compiler as flyc\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "from .common import _if_then\n"
+            "@flyc.kernel\n"
+            "def k(a, b):\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n"
+            "    with _if_then(scf.IfOp(ok)):\n"
+            "        pass\n",
+            expected=None,
+            message="not known to be an fx boolean",
+        ),
+        Invalid(
+            # An op with results: no fix.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\n"
+            "def k(x: fx.Int32, n: fx.Int32):\n"
+            "    if_op = scf.IfOp((x < n).ir_value(), [fx.T.i32], has_else=True)\n"
+            "    with ir.InsertionPoint(if_op.then_block):\n"
+            "        scf.YieldOp([x.ir_value()])\n"
+            "    with ir.InsertionPoint(if_op.else_block):\n"
+            "        scf.YieldOp([n.ir_value()])\n"
+            "    return if_op.results[0]\n",
+            expected=None,
+            message="has results",
+        ),
+        Invalid(
+            # The body rebinds a variable defined before it: no fix.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from .common import _if_then\n"
+            "@flyc.kernel\n"
+            "def k(x: fx.Int32, n: fx.Int32):\n"
+            "    y = x\n"
+            "    with _if_then(scf.IfOp((x < n).ir_value())):\n"
+            "        y = n\n",
+            expected=None,
+            message="rebinds `y`",
+        ),
+        Invalid(
+            # A loop entered with __enter__(): no fix.
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def helper(c0, n, c1, init):\n"
+            "    loop = scf.ForOp(c0, n, c1, [init])\n"
+            "    ip = ir.InsertionPoint(loop.body)\n"
+            "    ip.__enter__()\n"
+            "    scf.YieldOp([loop.inner_iter_args[0]])\n"
+            "    ip.__exit__(None, None, None)\n"
+            "    return loop.results[0]\n",
+            expected=None,
+            count=1,
+            message="InsertionPoint(loop.body)",
+        ),
+        Invalid(
+            # _if_then on an op built elsewhere (a parameter): reported at the call.
+            "from .common import _if_then\n"
+            "def body(if_op, out, i):\n"
+            "    with _if_then(if_op):\n"
+            "        out[i] = 0.0\n",
+            expected=None,
+            line=3,
+            column=10,
+        ),
+    ]
+
+
+def _if_arguments(node: ast.Call):
+    args = list(node.args)
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in node.keywords):
+        return None, None, False
+    cond = args[0] if args else keywords.get("cond")
+    results = args[1] if len(args) > 1 else keywords.get("results_")
+    has_else = keywords.get("has_else", keywords.get("hasElse"))
+    if has_else is not None and not isinstance(has_else, ast.Constant):
+        return None, None, False
+    if set(keywords) - {"cond", "results_", "has_else", "hasElse", "loc", "ip"}:
+        return None, None, False
+    return cond, results, bool(has_else.value) if has_else is not None else False
+
+
+def _for_arguments(node: ast.Call):
+    args = list(node.args)
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in node.keywords):
+        return None, None
+    if set(keywords) - {"lower_bound", "upper_bound", "step", "iter_args", "loc", "ip"}:
+        return None, None
+    names = ("lower_bound", "upper_bound", "step")
+    bounds = [args[i] if i < len(args) else keywords.get(n) for i, n in enumerate(names)]
+    if any(b is None for b in bounds):
+        return None, None
+    init = args[3] if len(args) > 3 else keywords.get("iter_args")
+    return tuple(bounds), init
+
+
+def _single_name(assign: ast.Assign) -> bool:
+    return len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)
+
+
+def _next(body: list, index: int):
+    return body[index + 1] if index + 1 < len(body) else None
+
+
+def _empty_list(node) -> bool:
+    return isinstance(node, (ast.List, ast.Tuple)) and not node.elts
+
+
+def _within(node: ast.AST, stmt: ast.stmt) -> bool:
+    start = (stmt.lineno, stmt.col_offset)
+    end = (stmt.end_lineno, stmt.end_col_offset)
+    return start <= (node.lineno, node.col_offset) <= end
+
+
+def _after(node: ast.AST, stmt: ast.stmt) -> bool:
+    return (node.lineno, node.col_offset) > (stmt.end_lineno, stmt.end_col_offset)
+
+
+def _range_args(lo: int, hi: int, step: int) -> str:
+    if step == 1:
+        return str(hi) if lo == 0 else f"{lo}, {hi}"
+    return f"{lo}, {hi}, {step}"

@@ -1,0 +1,110 @@
+import ast
+
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+
+_MODULE = "flyc.ast_rewriter"
+PRIVATE_ENTRY_POINTS = {
+    f"{_MODULE}.ASTRewriter.transform": "`ASTRewriter.transform(fn)`",
+    f"{_MODULE}.ReplaceIfWithDispatch.scf_if_dispatch": "`ReplaceIfWithDispatch.scf_if_dispatch`",
+}
+PRIVATE_BASES = {
+    f"{_MODULE}.{name}"
+    for name in ("ASTRewriter", "Transformer", "ReplaceIfWithDispatch", "InsertEmptyYieldForSCFFor", "RewriteBoolOps")
+}
+
+
+class PrivateRewriter(Rule):
+    """
+    `flydsl.compiler.ast_rewriter` is FlyDSL's private machinery behind `@flyc.kernel` and
+    `@flyc.jit`: it is not in any `__all__` and changes between releases. Calling
+    `ASTRewriter.transform(fn)` by hand, calling (or aliasing, as in
+    `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch`) the dispatch helper, or
+    subclassing its transformers (a private `_IfOnlyASTRewriter`) re-implements what the
+    public decorator does (guide §5). Use `@flyc.jit` on the function instead.
+
+    Before deleting a private rewriting decorator, search every import and decorator
+    use across the project: decorators run at import time. Diagnostic only.
+    """
+
+    code = "FLY503"
+    name = "private-rewriter"
+    summary = "`ASTRewriter.transform`, `ReplaceIfWithDispatch.scf_if_dispatch`, private AST-rewriting decorators"
+    replacement = "`@flyc.jit`"
+    fix_safety = "none"
+    example_before = "helper = ASTRewriter.transform(helper)"
+    example_after = "@flyc.jit\ndef helper(...): ..."
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._check(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls.
+        if isinstance(node.ctx, ast.Load):
+            self._check(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            symbol = self.model.resolve(base)
+            if symbol in PRIVATE_BASES:
+                self.report(
+                    node,
+                    f"`{node.name}` subclasses FlyDSL's private `{symbol.rsplit('.', 1)[-1]}`: "
+                    "a private AST rewriter; decorate the functions with `@flyc.jit` instead",
+                )
+                return
+
+    def _check(self, node) -> None:
+        symbol = self.model.resolve(node)
+        what = PRIVATE_ENTRY_POINTS.get(symbol)
+        if what is None:
+            return
+        self.report(
+            node,
+            f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead",
+        )
+
+    VALID = [
+        Valid(
+            "import flydsl.compiler as flyc\n"
+            "@flyc.jit\n"
+            "def helper(x):\n"
+            "    return x\n"
+        ),
+        Valid("# ASTRewriter.transform(fn) in a comment\ns = 'ReplaceIfWithDispatch.scf_if_dispatch'\n"),
+        Valid("class ASTRewriter:\n    @staticmethod\n    def transform(f):\n        return f\nASTRewriter.transform(print)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "from flydsl.compiler.ast_rewriter import ASTRewriter\n"
+            "def helper(x):\n"
+            "    return x\n"
+            "helper = ASTRewriter.transform(helper)\n",
+            line=4,
+            column=10,
+            message="@flyc.jit",
+        ),
+        Invalid(
+            "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
+            "scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch\n"
+            "def f(c, then_fn):\n"
+            "    scf_if_dispatch(c, then_fn)\n",
+            count=2,
+            line=2,
+        ),
+        Invalid(
+            "import flydsl.compiler.ast_rewriter as ar\n"
+            "class _IfOnlyASTRewriter(ar.ASTRewriter):\n"
+            "    transformers = []\n",
+            message="_IfOnlyASTRewriter",
+        ),
+        Invalid(
+            "from flydsl.compiler.ast_rewriter import ASTRewriter\n"
+            "def if_only(fn):\n"
+            "    return ASTRewriter.transform(fn)\n"
+            "@if_only\n"
+            "def helper(x):\n"
+            "    return x\n",
+            line=3,
+        ),
+    ]
