@@ -12,6 +12,8 @@ from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
 from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
 from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
+from flydsl_ls.analysis.rules.fly402_dead_waitcnt_shim import DeadWaitcntShim
+from flydsl_ls.analysis.rules.fly403_raw_sched_barrier import RawSchedBarrier
 from flydsl_ls.analysis.rules.fly501_runtime_if_in_helper import RuntimeIfInHelper
 from flydsl_ls.analysis.rules.fly502_const_expr_on_runtime import ConstExprOnRuntime
 from flydsl_ls.analysis.rules.fly503_private_rewriter import PrivateRewriter
@@ -32,6 +34,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     LlvmPtrCast,
     RawScf,
     WaitcntBitfield,
+    DeadWaitcntShim,
+    RawSchedBarrier,
     RuntimeIfInHelper,
     ConstExprOnRuntime,
     PrivateRewriter,

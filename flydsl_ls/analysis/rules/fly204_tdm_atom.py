@@ -1,0 +1,130 @@
+import ast
+
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.versions import at_least, parse
+
+TDM_ATOM = {"fx.rocdl.make_tdm_atom", "fx.rocdl.cdna5.make_tdm_atom"}
+TILED_SINCE = "0.3.4"  # guide 000 (pinned 0.3.4.1) documents cdna5.make_tiled_tdm_atom
+_GATHER_WORDS = ("gather", "scatter")
+
+
+class TdmAtom(Rule):
+    """
+    On gfx1250, `fx.rocdl.make_tdm_atom(tensor, tensor_extents, strides=..., num_warps=...)`
+    builds a per-tile TDM copy atom whose extents, strides and tile offset (`imm_offset=`) are
+    hand-carried state. The tiled form `fx.rocdl.cdna5.make_tiled_tdm_atom` +
+    `fx.rocdl.cdna5.tdm_partition` derives them from layouts: `tensor_extents=` and
+    `strides=` move into the global view's layout, and `imm_offset=` becomes the coordinate
+    tensor's i32 tile index (guide 000 §2).
+
+    Kept (never flagged): the gather/scatter family (`make_tensor_gather_descriptor`,
+    `tensor_load_gather`, per-row addresses), visible as gather/scatter calls on the same
+    tensor; and tiles whose innermost dimension spans under 16 bytes per warp, when the tile
+    shape and element type are literal. Not reported when the project's FlyDSL predates the
+    tiled API. Diagnostic only: the rewrite restructures the copy loop.
+    """
+
+    code = "FLY204"
+    name = "tdm-atom"
+    summary = "`fx.rocdl.make_tdm_atom(...)` (gfx1250), except the gather/scatter family and <16-byte tiles"
+    replacement = "`fx.rocdl.cdna5.make_tiled_tdm_atom` + `tdm_partition`"
+    fix_safety = "none"
+    example_before = (
+        "atom = fx.rocdl.make_tdm_atom(gA, [m, k], strides=[lda, None], num_warps=1)\n"
+        "fx.copy(atom, gA, lds_a, imm_offset=tile)"
+    )
+    example_after = (
+        "gA = fx.make_view(fx.get_iter(A), fx.make_layout((m, k), (lda, 1)))\n"
+        "atom = fx.rocdl.cdna5.make_tiled_tdm_atom(...)\n"
+        "src, dst = fx.rocdl.cdna5.tdm_partition(atom, gA, lds_a, coord)  # coord: i32 tile index"
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol not in TDM_ATOM:
+            return
+        version = self.ctx.options.flydsl_version
+        if parse(version) is not None and not at_least(version, TILED_SINCE):
+            return
+        tensor = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+        if tensor is not None and self._gather_family(tensor):
+            return
+        moved = []
+        keywords = {kw.arg for kw in node.keywords}
+        if len(node.args) > 1 or "tensor_extents" in keywords:
+            moved.append("its `tensor_extents` move into the global view's layout shape")
+        if len(node.args) > 2 or "strides" in keywords:
+            moved.append("`strides=` into that layout's stride")
+        moved.append("an `imm_offset=` tile offset becomes the coordinate tensor's i32 tile index")
+        self.report(
+            node,
+            f"`{ast.unparse(node.func)}(...)` hand-carries the TDM tile descriptor: use "
+            "`fx.rocdl.cdna5.make_tiled_tdm_atom` + `fx.rocdl.cdna5.tdm_partition`; "
+            + "; ".join(moved)
+            + " (keep this form only for the gather/scatter family or a tile whose innermost "
+            "dimension spans under 16 bytes per warp)",
+        )
+
+    def _gather_family(self, tensor: ast.expr) -> bool:
+        if not isinstance(tensor, ast.Name):
+            return False
+        function = self.ctx.enclosing_function()
+        root = function if function is not None else self.model.tree
+        for call in ast.walk(root):
+            if not isinstance(call, ast.Call):
+                continue
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if not any(word in name for word in _GATHER_WORDS):
+                continue
+            for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+                if isinstance(arg, ast.Name) and arg.id == tensor.id:
+                    return True
+        return False
+
+    VALID = [
+        Valid(
+            "import flydsl.expr as fx\n"
+            "def f(atom_args):\n"
+            "    return fx.rocdl.cdna5.make_tiled_tdm_atom(*atom_args)\n"
+        ),
+        Valid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.rocdl import tdm_ops\n"
+            "def f(gA, rows, m, k):\n"
+            "    desc = tdm_ops.make_tensor_gather_descriptor(gA, rows)\n"
+            "    atom = fx.rocdl.make_tdm_atom(gA, [m, k], num_warps=1)\n"
+            "    return desc, atom\n"
+        ),
+        Valid('# fx.rocdl.make_tdm_atom(gA, [m, k]) in a comment\ns = "fx.rocdl.make_tdm_atom(x)"\n'),
+        Valid(
+            "import flydsl.expr as fx\n"
+            "def f(gA, m, k):\n"
+            "    return fx.rocdl.make_tdm_atom(gA, [m, k], num_warps=1)\n",
+            settings={"flydsl_version": "0.3.2"},
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(gA, mn_oob, lda64):\n"
+            "    return fx.rocdl.make_tdm_atom(gA, [mn_oob, None], strides=[lda64, None], num_warps=1)\n",
+            expected=None,
+            line=3,
+            column=12,
+            message="fx.rocdl.cdna5.make_tiled_tdm_atom",
+            settings={"target_arch": "gfx1250", "flydsl_version": "0.5.0"},
+        ),
+        Invalid(
+            "from flydsl.expr import rocdl\n"
+            "def f(gt, outer, inner):\n"
+            "    return rocdl.make_tdm_atom(gt, [outer, inner], num_warps=4)\n",
+            expected=None,
+            message="imm_offset",
+        ),
+        Invalid(
+            "from flydsl.expr.rocdl import cdna5\n"
+            "def f(gt, e):\n"
+            "    return cdna5.make_tdm_atom(gt, e, num_warps=1)\n",
+            expected=None,
+            message="tdm_partition",
+        ),
+    ]
