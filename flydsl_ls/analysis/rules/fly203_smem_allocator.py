@@ -3,7 +3,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.rewrite import fx_alias
-from flydsl_ls.analysis.rules._raw_dialect_support import scalar_dtype
+from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 from flydsl_ls.analysis.text import Position, Range
 
@@ -501,7 +501,7 @@ class SmemAllocator(Rule):
         if offset_expr is None or dtype_expr is None:
             raise Unproven(f"line {line}: `SmemPtr(...)` without an offset or element type")
         offset, explicit = self._offset(offset_expr, line)
-        dtype = scalar_dtype(self.model, dtype_expr)
+        dtype = self._dtype(dtype_expr)
         if dtype not in ELEMENT_BYTES:
             raise Unproven(
                 f"line {line}: the element type `{ast.unparse(dtype_expr)}` has no fx class an "
@@ -533,6 +533,25 @@ class SmemAllocator(Rule):
         buffer = Buffer(name, offset, dtype, shape, explicit, [call])
         buffers.append(buffer)
         return buffer, self._field_view(buffer, view_of)
+
+    def _dtype(self, expr: ast.expr) -> str | None:
+        """fx class of an MLIR element type expression (`T.f32`, `ir.F16Type.get()`,
+        `fx.Float32.ir_type`), following single assignments such as `bf16_ty = T.bf16`."""
+        for _ in range(_MAX_DEPTH):
+            if not isinstance(expr, ast.Name):
+                break
+            bindings = self.model.reaching_bindings(expr)
+            if len(bindings) != 1 or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        found = fx_type_of_mlir_type(self.model, expr)
+        if found:
+            return found
+        if isinstance(expr, ast.Attribute) and expr.attr == "ir_type":
+            owner = self.model.resolve(expr.value) or ""
+            if owner in ELEMENT_BYTES:
+                return owner
+        return None
 
     def _field_view(self, buffer: Buffer, layout: str) -> str:
         return f"\0LDS\0.{buffer.name}.view({layout})"
