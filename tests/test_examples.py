@@ -62,6 +62,18 @@ FAMILIES = {
         ("FLY602", 59),  # fx.copy_atom_call(..., pred=) -> fx.copy(..., pred=) (unsafe)
         ("FLY602", 90),  # fx.mma_atom_call -> fx.gemm (unsafe)
     ],
+    "legacy_waitcnt.py": [
+        ("FLY402", 22),  # _VMCNT_LO_MASK: used only by a dead shim (unsafe: module level)
+        ("FLY402", 36),  # _waitcnt_vm_n: no call left (unsafe: module level)
+        ("FLY402", 46),  # a dead local constant (safe)
+        ("FLY401", 55),  # rocdl.s_waitcnt(0): all three counters (fix needs --target-arch)
+        ("FLY401", 59),  # _encode_waitcnt(lgkmcnt=0): 0xC07F
+        ("FLY403", 60),  # rocdl_dialect.sched_group_barrier -> fx.rocdl wrapper (safe)
+        ("FLY403", 61),
+        ("FLY401", 64),  # _encode_waitcnt(vmcnt=0): 0x3F70, bits 13:12 (unsafe on gfx942)
+        ("FLY401", 65),  # _s_waitcnt(_LGKMCNT_0_ONLY)
+        ("FLY401", 66),  # a parameter: no fix
+    ],
 }
 
 

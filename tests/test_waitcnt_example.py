@@ -1,0 +1,78 @@
+"""examples/legacy_waitcnt.py with a known arch: which FLY401-403 fixes are safe, and what
+`--fix` (safe only) and `--fix --unsafe-fixes` make of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flydsl_ls.actions.fixes import fix_all, parses
+from flydsl_ls.analysis.context import AnalysisOptions
+from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.rules import BY_CODE
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "legacy_waitcnt.py"
+CODES = ("FLY401", "FLY402", "FLY403")
+RULES = tuple(BY_CODE[code] for code in CODES)
+GFX942 = AnalysisOptions(target_arch="gfx942", flydsl_version="0.5.0")
+
+
+def lint(text: str, options: AnalysisOptions = GFX942):
+    result = analyze(text, rules=RULES, options=options)
+    assert not result.internal_errors, result.internal_errors
+    return result.diagnostics
+
+
+def test_fix_safety_with_a_known_arch():
+    found = {
+        (d.code, d.range.start.line + 1): d.fix.applicability.value if d.fix else None
+        for d in lint(EXAMPLE.read_text(encoding="utf-8"))
+    }
+    assert found == {
+        ("FLY402", 22): "unsafe",
+        ("FLY402", 36): "unsafe",
+        ("FLY402", 46): "safe",
+        ("FLY401", 55): "safe",
+        ("FLY401", 59): "safe",
+        ("FLY403", 60): "safe",
+        ("FLY403", 61): "safe",
+        ("FLY401", 64): "unsafe",
+        ("FLY401", 65): "safe",
+        ("FLY401", 66): None,
+    }
+
+
+def test_no_waitcnt_fix_without_an_arch():
+    diagnostics = lint(EXAMPLE.read_text(encoding="utf-8"), AnalysisOptions())
+    assert all(d.fix is None for d in diagnostics if d.code == "FLY401")
+    assert any("target-arch" in d.message for d in diagnostics if d.code == "FLY401")
+
+
+def test_safe_fixes_then_unsafe_fixes():
+    source = EXAMPLE.read_text(encoding="utf-8")
+    safe = fix_all(source, lint).text
+    assert parses(safe)
+    changed = [line.strip() for line in safe.splitlines() if line not in source.splitlines()]
+    assert changed == [
+        "fx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)  # FLY401: vmcnt=0, lgkmcnt=0, expcnt=0 (never narrowed)",
+        "fx.rocdl.s_waitcnt(lgkmcnt=0)  # FLY401: lgkmcnt=0 (safe on gfx942)",
+        "fx.rocdl.sched_group_barrier(ds_read_group, 2, 0)  # FLY403: fx.rocdl wrapper (safe)",
+        "fx.rocdl.sched_group_barrier(mfma_group, 1, 0)  # FLY403: fx.rocdl wrapper (safe)",
+        "fx.rocdl.s_waitcnt(lgkmcnt=0)  # FLY401: a shim and a magic constant -> lgkmcnt=0",
+    ]
+    assert "_VMCNT_HI_SHIFT" not in safe  # the dead local constant went
+    assert "def _waitcnt_vm_n" in safe  # module level: unsafe, kept by --fix
+    # _LGKMCNT_0_ONLY is module level: dead now, but only an unsafe fix deletes it.
+    assert ("FLY402", "_LGKMCNT_0_ONLY") in {
+        (d.code, d.message.split("`")[1]) for d in lint(safe) if d.code == "FLY402"
+    }
+    assert fix_all(safe, lint).text == safe  # idempotent
+
+    everything = fix_all(source, lint, unsafe=True).text
+    assert parses(everything)
+    assert fix_all(everything, lint, unsafe=True).text == everything
+    remaining = [(d.code, d.range.start.line + 1) for d in lint(everything)]
+    assert remaining == [("FLY401", everything.splitlines().index(
+        "        rocdl.s_waitcnt(traits_lgkm)  # FLY401: a parameter, no fix") + 1)]
+    for gone in ("_encode_waitcnt", "_s_waitcnt", "_waitcnt_vm_n", "_VMCNT_LO_MASK", "_LGKMCNT_0_ONLY"):
+        assert gone not in everything, gone
+    assert "rocdl_dialect" not in everything  # the raw import went with its last use
