@@ -1,0 +1,138 @@
+"""FLY203 "Migrate to SharedAllocator" and FLY201 create_buffer_resource -> make_buffer_tensor,
+compiled with FlyDSL 0.5.0 on the CPU before and after the fix.
+
+The kernels under ``kernels/`` are ours (a LDS-staged transpose and a block row-sum on the
+legacy `SmemAllocator`/`SmemPtr` path, and a copy kernel still building a legacy buffer
+resource). Each test applies the rule's fixes (unsafe included) exactly as
+``flydsl-ls check --fix --unsafe-fixes`` would, compiles the result from memory, and states
+how the IR changed. A fix whose output does not compile fails here.
+
+Findings (gfx942):
+- FLY203 is NOT IR-identical, by design: the legacy path emits one `memref.global` byte array
+  (rounded up to 128 B, 1024-aligned) plus `memref.get_global` + `memref.view` + builtin
+  `memref.load/store`; after the fix every struct field is its own LDS allocation
+  (`fly.make_ptr() {allocAlign, allocBytes}`) viewed with `fly.make_view` and accessed with
+  `fly.memref.load/store`. LDS shrinks (1152 -> 1024 B for the transpose, whose second buffer is
+  never touched and is dropped; 1152 -> 1044 B for the row sum) and the ISA differs.
+- FLY201 on a dead legacy resource: only the first MLIR differs (the `fly.get_iter` +
+  `fly_rocdl.get_buffer_rsrc` pair disappears); the final MLIR and the ISA are identical.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flydsl_ls.compile import compare_results
+from flydsl_ls.compile.verify import strip_locations
+from tests.compile.conftest import compile_cache, needs_flydsl, service  # noqa: F401 (fixtures)
+from tests.rule_cases import diagnostics, fixed
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+SETTINGS = {"flydsl_version": "0.5.0", "target_arch": "gfx942"}
+ARCH = "gfx942"
+
+pytestmark = needs_flydsl
+
+
+def migrate(code: str, path: Path) -> str:
+    source = path.read_text(encoding="utf-8")
+    found = diagnostics(code, source, SETTINGS)
+    assert found and all(d.fix is not None for d in found), [(d.message, d.note) for d in found]
+    after = fixed(code, source, unsafe=True, settings=SETTINGS)
+    assert after != source
+    assert diagnostics(code, after, SETTINGS) == []  # nothing legacy left for this rule
+    return after
+
+
+def compile_both(service, path: Path, example: str, after: str):  # noqa: F811
+    before = service.compile(path, example, ARCH)
+    assert before.ok, before.error
+    result = service.compile(path, example, ARCH, source=after)
+    assert result.ok, f"the fixed source does not compile: {result.error}"
+    return before, result
+
+
+def first_mlir(result) -> str:
+    return strip_locations(result.kernels[0].text("mlir-first"))
+
+
+def test_transpose_migration_compiles_and_moves_lds_to_struct_fields(service):  # noqa: F811
+    path = KERNELS / "smem_transpose.py"
+    after = migrate("FLY203", path)
+    assert "SmemAllocator" not in after and "SmemPtr" not in after and "finalize" not in after
+    assert "    s_tile: fx.Array[fx.Float32, TILE * TILE, 16]\n" in after
+    assert "lds = fx.SharedAllocator().allocate(SharedStorage).peek()" in after
+    before, result = compile_both(service, path, "one_tile", after)
+    comparison = compare_results(before, result)
+    assert not comparison.identical
+    assert comparison.differences == [
+        "transpose_kernel_0: mlir-first differs",
+        "transpose_kernel_0: mlir-final differs",
+        "transpose_kernel_0: isa differs",
+    ]
+    old, new = first_mlir(before), first_mlir(result)
+    assert "memref.global @smem_transpose : memref<1152xi8" in old and "memref.view" in old
+    assert "memref.global" not in new and "memref.view" not in new and "memref.get_global" not in new
+    assert "fly.make_ptr() {dictAttrs = {allocAlign = 16 : i64, allocBytes = 1024 : i64}}" in new
+    assert "fly.make_ptr() {dictAttrs = {allocAlign = 16 : i64, allocBytes = 64 : i64}}" in new
+    assert "fly.memref.store" in new
+    assert before.kernels[0].resources.lds_bytes == 1152
+    assert result.kernels[0].resources.lds_bytes == 1024  # the untouched s_red buffer is gone
+
+
+def test_row_sum_migration_in_a_builder_function(service):  # noqa: F811
+    path = KERNELS / "smem_row_sum.py"
+    after = migrate("FLY203", path)
+    # Sizes known only when the builder runs stay symbolic; alignment from _align() is kept.
+    assert "        s_vals: fx.Array[fx.Float32, block_threads, 16]\n" in after
+    assert "        s_red: fx.Array[fx.Float32, num_waves, 16]\n" in after
+    assert "        s_count: fx.Array[fx.Int32, 1]\n" in after
+    assert "ctx = CompilationContext" not in after and "InsertionPoint" not in after
+    before, result = compile_both(service, path, "rows", after)
+    comparison = compare_results(before, result)
+    assert not comparison.identical
+    new = first_mlir(result)
+    for alloc in (
+        "allocAlign = 16 : i64, allocBytes = 1024 : i64",
+        "allocAlign = 16 : i64, allocBytes = 16 : i64",
+        "allocAlign = 4 : i64, allocBytes = 4 : i64",
+    ):
+        assert f"fly.make_ptr() {{dictAttrs = {{{alloc}}}}}" in new
+    assert "memref.view" in first_mlir(before) and "memref.view" not in new
+    assert before.kernels[0].resources.lds_bytes == 1152
+    assert result.kernels[0].resources.lds_bytes == 1044
+
+
+def test_dead_buffer_resource_becomes_make_buffer_tensor(service):  # noqa: F811
+    path = KERNELS / "buffer_resource.py"
+    after = migrate("FLY201", path)
+    assert "rsrc = fx.rocdl.make_buffer_tensor(A)" in after
+    assert "buffer_ops" not in after  # the shim import is cleaned up
+    before, result = compile_both(service, path, "one_block", after)
+    comparison = compare_results(before, result)
+    assert comparison.differences == ["copy_kernel_0: mlir-first differs"]  # final MLIR and ISA identical
+    assert "fly_rocdl.get_buffer_rsrc" in first_mlir(before)
+    assert "fly_rocdl.get_buffer_rsrc" not in first_mlir(result)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Float32)",
+        "fx.rocdl.raw_ptr_buffer_load(ty, rsrc, tid, 0, 0)",
+    ],
+)
+def test_no_buffer_tensor_fix_where_the_raw_resource_is_consumed(use):
+    """make_buffer_tensor returns a tensor, not an !llvm.ptr<8>: offering the fix here would
+    produce code that does not compile, so the rule withholds it."""
+    source = (
+        "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+        "def body(A, tid, ty):\n"
+        "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
+        f"    return {use}\n"
+    )
+    found = [d for d in diagnostics("FLY201", source, SETTINGS) if "create_buffer_resource" in d.message]
+    assert len(found) == 1 and found[0].fix is None
+    assert "consumed raw" in found[0].message
