@@ -11,6 +11,7 @@ from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis, analyze
 from flydsl_ls.config import Settings
+from flydsl_ls.pins import resolve_version
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
 
 
@@ -32,10 +33,14 @@ def check_source(
         # The project may already hold this file's model (read as a sibling or caller).
         known = project.model_of(path.resolve())
         model = known if known is not None and known.source == source else None
+    options = settings.options()
+    if options.flydsl_version is None:
+        resolved = resolve_version(None, path.parent if path is not None else None)
+        options.flydsl_version = resolved.version if resolved else None
     return analyze(
         source,
         rules=settings.rules_for(path),
-        options=settings.options(),
+        options=options,
         package=package,
         path=str(path) if path else None,
         project=project.view(path, package) if project is not None else None,

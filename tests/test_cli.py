@@ -49,6 +49,8 @@ def codes(items: list[dict]) -> list[tuple[str, str, int]]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    # A pinned release, so that results do not depend on the FlyDSL installed here.
+    (tmp_path / "requirements.txt").write_text("flydsl==0.3.4.1\n", encoding="utf-8")
     (tmp_path / "legacy.py").write_text(LEGACY, encoding="utf-8")
     (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
     return tmp_path

@@ -11,7 +11,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from flydsl_ls.analysis.apis import missing_in
 from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
+from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.text import Range
 
 if TYPE_CHECKING:
@@ -79,6 +81,8 @@ class Rule:
         note: str | None = None,
         severity: Severity | None = None,
     ) -> None:
+        if fix is not None:
+            fix, message = self._within_release(fix, message)
         self.ctx.diagnostics.append(
             Diagnostic(
                 code=self.code,
@@ -91,6 +95,20 @@ class Rule:
                 statement=self.ctx.statement_range(node) if fix else None,
             )
         )
+
+    def _within_release(self, fix: Fix, message: str) -> tuple[Fix | None, str]:
+        """Withhold a fix whose replacement the project's FlyDSL release lacks."""
+        version = self.ctx.options.flydsl_version
+        if not version:
+            return fix, message
+        fx = fx_alias(self.model)[0]
+        for edit in fix.edits:
+            missing = missing_in(edit.content, fx, version)
+            if missing:
+                api, release = missing
+                since = f"it arrives in FlyDSL {release}" if release else "no release has it"
+                return None, f"{message} (no fix: `{api}` is not in FlyDSL {version}; {since})"
+        return fix, message
 
     def replace(
         self, node: ast.AST, content: str, title: str, safe: bool = True, extra: tuple = ()

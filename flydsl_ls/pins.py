@@ -1,0 +1,163 @@
+"""The project's FlyDSL version: the setting, else a pin in the workspace, else the
+version installed in the selected interpreter (RULES.md, "Versions")."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# `flydsl==0.3.4.1`, `flydsl>=0.3.1,<0.4`, `flydsl[extra] == 0.5.0 ; python_version...`
+_REQUIREMENT = re.compile(
+    r"^\s*flydsl\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?|===)\s*[\w.*+!-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*+!-]+)*)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ResolvedVersion:
+    version: str
+    origin: str  # "setting", "requirements.txt", "installed (/usr/bin/python3)", ...
+
+    def describe(self) -> str:
+        return f"FlyDSL {self.version} (from {self.origin})"
+
+
+def version_from_requirement(line: str) -> str | None:
+    """The version a requirement pins: `==` exactly, else the lower bound of `>=`/`~=`."""
+    match = _REQUIREMENT.match(line.split("#", 1)[0])
+    if not match:
+        return None
+    clauses = [c.strip() for c in match.group("spec").split(",")]
+    for operators in (("==", "==="), (">=", "~=")):
+        for clause in clauses:
+            for op in operators:
+                if clause.startswith(op) and not clause.startswith(op + "="):
+                    version = clause[len(op) :].strip()
+                    if "*" not in version:
+                        return version
+    return None
+
+
+def _from_requirements(path: Path) -> str | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        version = version_from_requirement(line)
+        if version:
+            return version
+    return None
+
+
+def _from_pyproject(path: Path) -> str | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project", {})
+    candidates = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        candidates += list(extra)
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    if isinstance(poetry.get("flydsl"), str):
+        candidates.append("flydsl" + _poetry_spec(poetry["flydsl"]))
+    for requirement in candidates:
+        if isinstance(requirement, str):
+            version = version_from_requirement(requirement)
+            if version:
+                return version
+    return None
+
+
+def _poetry_spec(spec: str) -> str:
+    spec = spec.strip()
+    return spec if spec[:1] in "<>=!~" else f"=={spec.lstrip('^')}"
+
+
+def _from_setup_py(path: Path) -> str | None:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            version = version_from_requirement(node.value)
+            if version:
+                return version
+    return None
+
+
+_PIN_FILES = (
+    ("requirements*.txt", _from_requirements),
+    ("requirements/*.txt", _from_requirements),
+    ("pyproject.toml", _from_pyproject),
+    ("setup.py", _from_setup_py),
+)
+
+
+_PROJECT_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+@lru_cache(maxsize=256)
+def pinned_version(directory: Path) -> ResolvedVersion | None:
+    """The nearest pin at or above ``directory``, up to the project's root folder."""
+    for folder in (directory, *directory.parents):
+        for pattern, reader in _PIN_FILES:
+            for candidate in sorted(folder.glob(pattern)):
+                version = reader(candidate)
+                if version:
+                    return ResolvedVersion(version, str(candidate))
+        if any((folder / marker).exists() for marker in _PROJECT_ROOT_MARKERS):
+            return None
+    return None
+
+
+@lru_cache(maxsize=8)
+def installed_version(interpreter: str | None = None) -> ResolvedVersion | None:
+    """FlyDSL's version in ``interpreter`` (this process's environment when None)."""
+    if interpreter is None:
+        from importlib import metadata
+
+        try:
+            return ResolvedVersion(metadata.version("flydsl"), f"installed ({sys.executable})")
+        except metadata.PackageNotFoundError:
+            return None
+    try:
+        done = subprocess.run(
+            [interpreter, "-c", "import importlib.metadata as m; print(m.version('flydsl'))"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    version = done.stdout.strip()
+    return ResolvedVersion(version, f"installed ({interpreter})") if done.returncode == 0 and version else None
+
+
+def resolve_version(
+    setting: str | None, directory: Path | None, interpreter: str | None = None
+) -> ResolvedVersion | None:
+    if setting:
+        return ResolvedVersion(setting, "setting")
+    if directory is not None:
+        pinned = pinned_version(directory.resolve())
+        if pinned is not None:
+            return pinned
+    return installed_version(interpreter)
+
+
+def clear_cache() -> None:
+    pinned_version.cache_clear()
+    installed_version.cache_clear()
