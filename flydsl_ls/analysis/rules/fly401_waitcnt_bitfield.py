@@ -74,11 +74,11 @@ class WaitcntFacts:
     helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
 
     def __post_init__(self):
-        for node in ast.walk(self.model.tree):
-            if isinstance(node, ast.FunctionDef):
-                helper = self._shape(node)
+        for scope in self.model.scopes:  # every def opens a scope: no tree walk needed
+            if scope.kind == "function" and isinstance(scope.node, ast.FunctionDef):
+                helper = self._shape(scope.node)
                 if helper is not None:
-                    self.helpers[id(node)] = helper
+                    self.helpers[id(scope.node)] = helper
 
     # --- helpers ---------------------------------------------------------------------------
     def _shape(self, fn: ast.FunctionDef) -> Helper | None:

@@ -1,4 +1,6 @@
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
@@ -61,12 +63,11 @@ class DeadWaitcntShim(Rule):
         if not candidates:
             return
         by_binding = {id(c.binding): c for c in candidates}
-        for name_node in ast.walk(node):
-            if isinstance(name_node, ast.Name) and isinstance(name_node.ctx, ast.Load):
-                binding = self.model.binding_of(name_node)
-                candidate = by_binding.get(id(binding)) if binding is not None else None
-                if candidate is not None:
-                    candidate.uses.append(name_node)
+        for name_node in self._loads_named(node, {c.name for c in candidates}):
+            binding = self.model.binding_of(name_node)
+            candidate = by_binding.get(id(binding)) if binding is not None else None
+            if candidate is not None:
+                candidate.uses.append(name_node)
         dead = set(candidates)
         changed = True
         while changed:  # greatest fixpoint: dead unless used from outside dead code
@@ -88,6 +89,25 @@ class DeadWaitcntShim(Rule):
         edits = self._deletions(ordered)
         for c in ordered:
             self._report(c, edits.get(id(c)))
+
+    def _loads_named(self, tree: ast.Module, names: set):
+        """Every loaded ``Name`` with one of ``names``, visiting only the subtrees whose lines
+        mention one of them (a Name's identifier is on its own line, so this misses none)."""
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        lines = [i + 1 for i, text in enumerate(self.model.index.lines) if pattern.search(text)]
+        stack = [tree]
+        while stack:
+            for child in ast.iter_child_nodes(stack.pop()):
+                lineno = getattr(child, "lineno", None)
+                if lineno is not None:
+                    k = bisect.bisect_left(lines, lineno)
+                    if k == len(lines) or lines[k] > child.end_lineno:
+                        continue
+                if isinstance(child, ast.Name):
+                    if isinstance(child.ctx, ast.Load) and child.id in names:
+                        yield child
+                    continue
+                stack.append(child)
 
     # --- candidates -----------------------------------------------------------------------
     def _candidates(self, module: ast.Module) -> list[Candidate]:
