@@ -41,10 +41,12 @@ class ArithValueWrapper(Rule):
         kind = self.model.type_of(inner)
         text = replacement_text(self.model, inner, node, self.ctx.parent)
         if kind.is_typed:
+            hazard = self._operator_hazard(node, kind)
             self.report(
                 node,
-                f"`ArithValue(...)` around a value that is already `{kind.name}`: drop the wrapper",
-                fix=self.replace(node, text, self.fix_title),
+                f"`ArithValue(...)` around a value that is already `{kind.name}`: drop the wrapper"
+                + (f" (unsafe: {hazard})" if hazard else ""),
+                fix=self.replace(node, text, self.fix_title, safe=hazard is None),
             )
         elif kind.is_raw:
             where = f" ({kind.origin}, line {kind.line})" if kind.line else ""
@@ -63,6 +65,53 @@ class ArithValueWrapper(Rule):
                 "`ArithValue(...)` is deprecated: fx values already support operators",
                 fix=self.replace(node, text, self.fix_title, safe=False),
             )
+
+    def _operator_hazard(self, node: ast.Call, kind) -> str | None:
+        """Why dropping the wrapper could change the IR, or None.
+
+        An integer ArithValue has no signedness: `>>` emits `shrui` and `/` `uitofp`, where
+        `fx.Int32`/`fx.Int64` emit `shrsi`/`sitofp`; `fx.Uint*` operators are unsigned where
+        ArithValue's `%`, `//`, `<` are signed; `fx.Index` makes Python operands i32
+        constants plus an `index_cast`. So for integers the result (followed through the
+        names it is assigned to) must not reach `>>` or `/` (checked with the real compiler
+        in tests/semantics/).
+        """
+        name = kind.name
+        if name == ARITH_VALUE or name.startswith(("fx.Float", "fx.BFloat")):
+            return None
+        if name.startswith("fx.Uint") or name == "fx.Index":
+            return f"`{name}` operators differ from ArithValue's"
+        root = self.ctx.enclosing_function() or self.model.tree
+        return self._reaches_shift_or_div(node, self.model.parent_map(root), 0)
+
+    def _reaches_shift_or_div(self, expr: ast.expr, parents: dict, depth: int) -> str | None:
+        child, parent = expr, parents.get(id(expr))
+        while isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign)):
+            if isinstance(getattr(parent, "op", None), (ast.RShift, ast.Div)):
+                return "ArithValue's `>>` and `/` are unsigned, fx integers' signed"
+            if isinstance(parent, ast.AugAssign):
+                return None if child is parent.value else "the value is updated in place"
+            child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.Assign) and child is parent.value and len(parent.targets) == 1:
+            target = parent.targets[0]
+            if isinstance(target, ast.Name) and depth < 4:
+                binding = self._binding_of_target(target, parents)
+                if binding is None:
+                    return "its uses cannot be followed"
+                for use in self.model.uses_of(binding):
+                    why = self._reaches_shift_or_div(use, parents, depth + 1)
+                    if why:
+                        return why
+        return None
+
+    def _binding_of_target(self, target: ast.Name, parents: dict):
+        scope_node = parents.get(id(target))
+        while scope_node is not None and not isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope_node = parents.get(id(scope_node))
+        scope = self.model.function_scope(scope_node) if scope_node is not None else self.model.module_scope
+        if scope is None:
+            return None
+        return next((b for b in scope.bindings.get(target.id, ()) if b.node is target), None)
 
     def _wrap_at_source(self, inner: ast.expr):
         """"Wrap once at source": type the raw definition, unwrap every ArithValue use.
@@ -170,6 +219,19 @@ class ArithValueWrapper(Rule):
             expected="def f(v):\n"
                      "    return v + 1\n",
             unsafe=True,
+        ),
+        # ArithValue's `>>` is shrui and `/` uitofp; fx.Int32's are shrsi and sitofp
+        # (compiled before and after in tests/semantics/): unsafe when the value reaches them.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(n: fx.Int32):\n    tid = fx.thread_idx.x\n    lane = ArithValue(tid) % 16\n"
+            "    half = ArithValue(n) / 2\n    return lane >> 1, half\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(n: fx.Int32):\n    tid = fx.thread_idx.x\n    lane = tid % 16\n"
+            "    half = n / 2\n    return lane >> 1, half\n",
+            unsafe=True,
+            count=2,
+            message="unsigned",
         ),
         Invalid(
             "import flydsl.expr as fx\ndef f(a: fx.Float32):\n    return fx.arith.ArithValue(a)\n",
