@@ -587,6 +587,8 @@ class WaitcntBitfield(Rule):
             "from flydsl.expr import rocdl\n\ndef _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n",
             {"target_arch": "gfx942"},
         ),
+        # A reference to the function is not a call.
+        Valid("from flydsl.expr import rocdl\nwait = rocdl.s_waitcnt\n", {"target_arch": "gfx942"}),
         # Unrelated counts are not wait-counter constants.
         Valid("CNT_SU = 4\nCOMPUTE_CNT_SU = 4\nf(CNT_SU=4)\n", {"target_arch": "gfx942"}),
     ]
@@ -706,6 +708,22 @@ class WaitcntBitfield(Rule):
             "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
             expected="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
             settings={"target_arch": "gfx1201"},
+        ),
+        # Aliases of the function itself, and extra arguments (no fix).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.rocdl import s_waitcnt as _sw\n"
+            "_wait = fx.rocdl.s_waitcnt\n_sw(0x0F70)\n_wait(0xC07F)\n",
+            expected="import flydsl.expr as fx\n"
+            "_wait = fx.rocdl.s_waitcnt\nfx.rocdl.s_waitcnt(vmcnt=0)\nfx.rocdl.s_waitcnt(lgkmcnt=0)\n",
+            line=4,
+            count=2,
+            settings={"target_arch": "gfx942"},
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import rocdl\nrocdl.s_waitcnt(0, loc=None)\n",
+            expected=None,
+            message="other arguments",
+            settings={"target_arch": "gfx942"},
         ),
         # gfx1250 and older FlyDSL: no fix.
         Invalid(
