@@ -51,9 +51,13 @@ class ConstExprOnRuntime(Rule):
                 return f"`{ast.unparse(sub)}`"
             if isinstance(sub, ast.Call) and self.model.resolve(sub.func) in _RUNTIME_CALLS:
                 return f"`{ast.unparse(sub.func)}(...)`"
-        kind = self.model.type_of(arg)
-        if kind.is_typed or kind.is_raw or kind.name == "fx.Boolean":
-            return f"{kind.name}: {kind.origin}" if kind.origin else kind.name
+        # Positive evidence only: a name or raw op whose value is a runtime fx/IR value
+        # (`fx.Index(NPF)` of a Python constant is known while tracing).
+        for sub in ast.walk(arg):
+            if isinstance(sub, (ast.Name, ast.Call)):
+                kind = self.model.type_of(sub)
+                if kind.is_raw or (isinstance(sub, ast.Name) and (kind.is_typed or kind.name == "fx.Boolean")):
+                    return f"`{ast.unparse(sub)}` is {kind.name}" + (f" ({kind.origin})" if kind.origin else "")
         return None
 
     VALID = [
@@ -67,6 +71,7 @@ class ConstExprOnRuntime(Rule):
             "        pass\n"
         ),
         Valid("import flydsl.expr as fx\ndef k(n: fx.Int32):\n    if n > 0:\n        pass\n"),
+        Valid("import flydsl.expr as fx\nNPF = 2\ndef k():\n    if fx.const_expr(fx.Index(NPF)):\n        pass\n"),
     ]
     INVALID = [
         Invalid(
@@ -93,6 +98,6 @@ class ConstExprOnRuntime(Rule):
             "    big = n > 128\n"
             "    if ce(big):\n"
             "        pass\n",
-            message="fx.Boolean",
+            message="`big` is fx.Boolean",
         ),
     ]

@@ -15,8 +15,10 @@ class JitCallInLoop(Rule):
     from the project's `tensor_shim` caches the `CompiledFunction` on first use, and
     flat scalar/pointer arguments (`ptr_arg(t)`, strides, sizes, stream) bypass DLPack.
 
-    Flagged: a direct call of a function defined in the same file with `@flyc.jit`, from
-    inside a `for`/`while` loop or comprehension of host code. Calls made while a kernel
+    Flagged: a direct call of a launcher (a function defined in the same file with
+    `@flyc.jit` whose body calls `.launch(...)`) from inside a `for`/`while` loop or
+    comprehension of host code. `@flyc.jit` device helpers, which run inline while a
+    kernel is traced, are not launchers. Calls made while a kernel
     or jit function is traced (inside `@flyc.kernel`/`@flyc.jit` bodies) run inline and
     are not flagged. Diagnostic only: argument order and types must match the compiled
     signature, and one-shot cold launches do not need it.
@@ -39,6 +41,8 @@ class JitCallInLoop(Rule):
             return
         if not any(cf.decorator_symbol(self.model, d) == "flyc.jit" for d in binding.node.decorator_list):
             return
+        if not _launches(binding.node):
+            return  # a traced device helper, not a launcher
         if cf.rewritten(self.model, self.ctx.parents) or not self._in_loop():
             return
         self.report(
@@ -57,6 +61,16 @@ class JitCallInLoop(Rule):
         return False
 
     VALID = [
+        Valid(
+            # A @flyc.jit device helper called in a helper's loop: inline at trace time.
+            "import flydsl.compiler as flyc\n"
+            "@flyc.jit\n"
+            "def copy_chunk(i):\n"
+            "    return i\n"
+            "def copy_all(n):\n"
+            "    for i in range(n):\n"
+            "        copy_chunk(i)\n"
+        ),
         Valid(
             "import flydsl.compiler as flyc\n"
             "@flyc.jit\n"
@@ -92,7 +106,7 @@ class JitCallInLoop(Rule):
             "import flydsl.compiler as flyc\n"
             "@flyc.jit\n"
             "def launch(a, b):\n"
-            "    pass\n"
+            "    kernel(a, b).launch(grid=(1, 1, 1), block=(64, 1, 1))\n"
             "def bench(a, b, iters):\n"
             "    for _ in range(iters):\n"
             "        launch(a, b)\n",
@@ -104,7 +118,7 @@ class JitCallInLoop(Rule):
             "from flydsl import compiler as fc\n"
             "@fc.jit()\n"
             "def launch(x):\n"
-            "    pass\n"
+            "    kernel(x).launch(grid=(1, 1, 1), block=(64, 1, 1))\n"
             "def run_all(xs):\n"
             "    while xs:\n"
             "        launch(xs.pop())\n"
@@ -112,3 +126,10 @@ class JitCallInLoop(Rule):
             count=2,
         ),
     ]
+
+
+def _launches(function: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "launch"
+        for n in ast.walk(function)
+    )
