@@ -54,6 +54,16 @@ SAFE_FIXES = {26, 34, 63, 74, 94, 95, 100, 101, 102, 108}
 
 # One more fixture per rule family: file -> (code, line) of its findings, in report order.
 FAMILIES = {
+    "legacy_control_flow.py": [
+        ("FLY302", 36),  # scf.ForOp with a carried value -> range(..., init=[...]) + @flyc.jit (unsafe)
+        ("FLY501", 44),  # runtime `if` in a plain helper -> @flyc.jit (unsafe)
+        ("FLY502", 55),  # const_expr(fx.thread_idx.x == 0)
+        ("FLY503", 59),  # ASTRewriter.transform
+        ("FLY601", 63),  # raw rocdl.mfma_f32_16x16x16f16: the exact atom, no fix (vectors)
+        ("FLY603", 67),  # TV layout built inline in make_tiled_copy
+        ("FLY302", 79),  # with _if_then(scf.IfOp(...)) -> `if tid < threshold:` (unsafe)
+        ("FLY701", 94),  # a launcher called in a host loop
+    ],
     "legacy_memory_atoms.py": [
         ("FLY202", 31),  # buffer_ops.create_llvm_ptr(stage_idx, ...): lds.stage.ptr.llvm_ptr (unsafe)
         ("FLY202", 42),  # _llvm.inttoptr from a raw byte address: no fix

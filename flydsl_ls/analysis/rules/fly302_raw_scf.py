@@ -271,9 +271,13 @@ class RawScf(Rule):
                 f"for {iv}, {state} in range({self.text(lo)}, {self.text(hi)}, {self.text(step)}, "
                 f"init={self.text(init)})"
             )
-            value = self.text(closing.args[0])
+            # Two edits around the yielded value, so that edits inside it (the induction
+            # variable, the carried state) do not overlap.
+            value = closing.args[0]
             target = f"{results} = " if result_uses else ""
-            edits.append(self.edit(self.ctx.range(last), f"{target}yield {value}"))
+            index = self.model.index
+            edits.append(self.edit(Range(index.from_ast(last.lineno, last.col_offset), index.from_ast(value.lineno, value.col_offset)), f"{target}yield "))
+            edits.append(self.edit(Range(index.from_ast(value.end_lineno, value.end_col_offset), index.from_ast(last.end_lineno, last.end_col_offset)), ""))
             for attr in state_uses:
                 edits.append(self.edit(self.ctx.range(attr), state))
             for attr, outer in result_uses:
@@ -610,6 +614,24 @@ class RawScf(Rule):
             line=13,
             column=12,
             message="init=",
+        ),
+        Invalid(
+            # The induction variable and the state inside the yielded value; a plain helper.
+            "import flydsl.compiler as flyc\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def row_sum(row, c0, n, c1, acc0):\n"
+            "    loop = scf.ForOp(c0, n, c1, [acc0])\n"
+            "    with ir.InsertionPoint(loop.body):\n"
+            "        scf.YieldOp([loop.inner_iter_args[0] + row[loop.induction_variable]])\n"
+            "    return loop.results[0]\n",
+            expected="import flydsl.compiler as flyc\n"
+            "@flyc.jit\n"
+            "def row_sum(row, c0, n, c1, acc0):\n"
+            "    for loop_iv, loop_state in range(c0, n, c1, init=[acc0]):\n"
+            "        loop_results = yield [loop_state[0] + row[loop_iv]]\n"
+            "    return loop_results\n",
+            unsafe=True,
         ),
         Invalid(
             # Nothing carried, index bounds from runtime values: range(..., init=[]).
