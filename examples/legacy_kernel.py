@@ -23,7 +23,7 @@ DEBUG = False
 
 def _lane_and_warp():
     tid = fx.thread_idx.x
-    lane = _AV(tid) % WARP_SIZE  # FLY101: tid is already fx.Int32 (safe fix)
+    lane = _AV(tid) % WARP_SIZE  # FLY101: tid is already fx.Int32 (unsafe fix: lane is returned)
     warp = tid // WARP_SIZE  # modern: typed accessor, plain operator
     return lane, warp
 

@@ -9,6 +9,7 @@ once (cached by modification time) and only when a rule asks.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class ProjectIndex:
     """Module models of one project (a CLI run, or a workspace in the server)."""
 
     files: list[Path] = field(default_factory=list)  # where to look for callers
+    roots: list[Path] = field(default_factory=list)  # or: folders whose files are found on first use
     _modules: dict[Path, _Module] = field(default_factory=dict)
     _arguments: dict[str, list[dict]] = field(default_factory=dict)
     _calls: dict[Path, list[tuple[str, dict]]] = field(default_factory=dict)
@@ -119,7 +121,7 @@ class ProjectIndex:
             return self._arguments[key]
         self._arguments[key] = []  # resolving the callers' own parameters may come back here
         found = []
-        for path in self.files:
+        for path in self.all_files():
             path = self._resolved(path)
             # Cheap text filter first: only files that mention the function are parsed.
             if path == view.path or function not in self._text(path):
@@ -134,7 +136,7 @@ class ProjectIndex:
         filter first, and only the files that pass it are parsed (models are cached)."""
         needle = f"def {function}"
         found = []
-        for path in self.files:
+        for path in self.all_files():
             path = self._resolved(path)
             if path == view.path or needle not in self._text(path):
                 continue
@@ -145,6 +147,19 @@ class ProjectIndex:
             ):
                 found.append(path)
         return sorted(set(found))
+
+    def all_files(self) -> list[Path]:
+        if self.roots and not self.files:
+            self.files = [p for root in self.roots for p in _python_files(root)]
+        return self.files
+
+    def forget(self, path: Path) -> None:
+        """A file changed on disk: drop what was read from it and every caller answer."""
+        path = self._resolved(path)
+        self._modules.pop(path, None)
+        self._texts.pop(path, None)
+        self._calls.pop(path, None)
+        self._arguments.clear()
 
     def _resolved(self, path: Path) -> Path:
         if path not in self._paths:
@@ -173,6 +188,20 @@ class ProjectIndex:
                             calls.append((callee.removeprefix(RELATIVE + "."), passed))
             self._calls[path] = calls
         return self._calls[path]
+
+
+_SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
+_MAX_FILES = 20_000
+
+
+def _python_files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIPPED_DIRS and not d.startswith(".")]
+        found += [Path(folder) / name for name in filenames if name.endswith(".py")]
+        if len(found) > _MAX_FILES:  # a home folder opened as a workspace: stop looking
+            break
+    return found
 
 
 def _module_arguments(model: SemanticModel, call: ast.Call) -> dict:

@@ -52,7 +52,7 @@ def initialize(server: FlyServer, params: types.InitializeParams) -> None:
     root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
     if root:
         path = to_fs_path(root)
-        server.session.root = Path(path) if path else None
+        server.session.set_root(Path(path) if path else None)
     workspace.apply_initialization_options(server, params.initialization_options)
     log.info(
         "flydsl-ls %s: %s positions, %s diagnostics",

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcContentModified
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
+from flydsl_ls.actions.validate import fix_parses
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.text import LineIndex, Range
@@ -72,6 +73,18 @@ def code_actions(server: FlyServer, params: types.CodeActionParams) -> list[type
     return actions
 
 
+def _fix_parses(server: FlyServer, doc: Document, d: types.Diagnostic) -> bool:
+    """Re-parse the fix in its statement before offering it (libcst; see actions.validate)."""
+    analysis = doc.current(server.session.generation)
+    position = _data(d).get("index")
+    if analysis is None or not isinstance(position, int):
+        return True  # checked again, on the whole text, when the edit is computed
+    internal = analysis.result.diagnostics
+    if not 0 <= position < len(internal):
+        return True
+    return fix_parses(analysis.index, internal[position])
+
+
 def _data(d: types.Diagnostic) -> dict:
     return d.data if isinstance(d.data, dict) else {}
 
@@ -85,6 +98,8 @@ def _current(d: types.Diagnostic, doc: Document) -> bool:
 def _quick_fix(server: FlyServer, doc: Document, d: types.Diagnostic) -> types.CodeAction | None:
     fix = _data(d).get("fix")
     if not isinstance(fix, dict) or not isinstance(fix.get("title"), str):
+        return None
+    if not _fix_parses(server, doc, d):
         return None
     action = types.CodeAction(
         title=fix["title"],
@@ -124,13 +139,13 @@ def _quick_fix_edit(server: FlyServer, doc: Document, fix: dict, text: str, vers
         ),
     )
     new = apply_fix(text, internal)
-    if new is None:  # would not parse with the clean-up: offer exactly what the rule said
-        edits = [types.TextEdit(range=r, new_text=t) for r, t in raw]
-    else:
-        edits = [
-            types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content)
-            for e in minimal_edits(text, new)
-        ]
+    if new is None:
+        log.warning("%s: fix %r withheld: the result would not parse", doc.uri, internal.title)
+        return None
+    edits = [
+        types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content)
+        for e in minimal_edits(text, new)
+    ]
     if not edits:
         return None
     return workspace_edit(server, doc, edits, version)
@@ -183,7 +198,8 @@ def _has_safe_fix(server: FlyServer, doc: Document) -> bool:
 def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> types.WorkspaceEdit | None:
     """All safe fixes applied to ``text`` (a snapshot), as a few minimal edits."""
     settings = server.session.settings_for(doc)
-    outcome = fix_all(text, lambda source: check_source(source, doc.path, settings).diagnostics)
+    project = server.session.project
+    outcome = fix_all(text, lambda source: check_source(source, doc.path, settings, project).diagnostics)
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
     edits = minimal_edits(text, outcome.text)

@@ -95,7 +95,7 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
         result = FileAnalysis([], None)
     else:
         try:
-            result = check_source(text, doc.path, settings)
+            result = check_source(text, doc.path, settings, server.session.project)
         except Exception:  # an analysis bug must not take the server down
             log.exception("analysis of %s failed", doc.uri)
             result = FileAnalysis([], None, ["analysis failed; see the server log"])
@@ -104,6 +104,8 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
     index = LineIndex(text)
     encoding = server.session.encoding
     diagnostics = [to_lsp(d, index, encoding, version) for d in result.diagnostics]
+    for position, diagnostic in enumerate(diagnostics):
+        diagnostic.data["index"] = position  # its analysis diagnostic, to validate its fix
     return Analysis(version, generation, text, result, diagnostics)
 
 

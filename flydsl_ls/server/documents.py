@@ -41,6 +41,8 @@ def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None
     doc = server.session.get(uri)
     if doc is None:
         return
+    if doc.path is not None:
+        server.session.project.forget(doc.path)  # its siblings read it from disk
     if params.text is not None and params.text != doc.text:
         doc.update(params.text, doc.version)
         doc.analysis = None

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from flydsl_ls import config
+from flydsl_ls import config, pins
+from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.text import Encoding, LineIndex, Position
@@ -131,6 +132,8 @@ class Session:
     config_settings: EditorSettings = field(default_factory=EditorSettings)
     generation: int = 0  # bumped whenever settings may have changed
     root: Path | None = None
+    # Sibling modules and cross-file callers, read from disk (the workspace's files).
+    project: ProjectIndex = field(default_factory=ProjectIndex)
     _warned: set[str] = field(default_factory=set)
 
     @property
@@ -158,6 +161,11 @@ class Session:
     def settings_changed(self) -> None:
         self.generation += 1
         config.clear_cache()
+        pins.clear_cache()
+
+    def set_root(self, root: Path | None) -> None:
+        self.root = root
+        self.project = ProjectIndex(roots=[root] if root else [])
 
     def settings_for(self, doc: Document) -> Settings:
         """``[tool.flydsl-ls]`` of the nearest pyproject.toml, editor settings on top."""

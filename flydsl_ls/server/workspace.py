@@ -4,9 +4,12 @@ workspace/configuration, and edits to pyproject.toml (which holds ``[tool.flydsl
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server import log as server_log
@@ -68,11 +71,18 @@ async def _pull_configuration(server: FlyServer) -> Any:
     return result[0] if result else None
 
 
+# pyproject.toml holds [tool.flydsl-ls]; these and the requirements files pin FlyDSL.
+_SETTINGS_FILES = re.compile(r"/(pyproject\.toml|setup\.py|requirements[^/]*\.txt)$")
+
+
 def is_settings_file(uri: str) -> bool:
-    return uri.endswith("/pyproject.toml")
+    return bool(_SETTINGS_FILES.search(uri))
 
 
 def did_change_watched_files(server: FlyServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        if change.uri.endswith(".py") and change.uri.startswith("file:"):
+            server.session.project.forget(Path(to_fs_path(change.uri)))
     if any(is_settings_file(change.uri) for change in params.changes):
         settings_changed(server)
 
@@ -93,7 +103,15 @@ async def watch_settings_files(server: FlyServer) -> None:
                         id="flydsl-ls-pyproject",
                         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                            watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                            watchers=[
+                                types.FileSystemWatcher(glob_pattern=pattern)
+                                for pattern in (
+                                    "**/pyproject.toml",
+                                    "**/setup.py",
+                                    "**/requirements*.txt",
+                                    "**/*.py",
+                                )
+                            ]
                         ),
                     )
                 ]

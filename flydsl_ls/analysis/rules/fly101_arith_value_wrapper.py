@@ -85,13 +85,19 @@ class ArithValueWrapper(Rule):
         return self._reaches_shift_or_div(node, self.model.parent_map(root), 0)
 
     def _reaches_shift_or_div(self, expr: ast.expr, parents: dict, depth: int) -> str | None:
+        """Why the integer may meet a `>>` or `/`, following it through operators and the
+        names it is assigned to; a value that leaves for code we cannot see may too."""
         child, parent = expr, parents.get(id(expr))
         while isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign)):
             if isinstance(getattr(parent, "op", None), (ast.RShift, ast.Div)):
                 return "ArithValue's `>>` and `/` are unsigned, fx integers' signed"
             if isinstance(parent, ast.AugAssign):
                 return None if child is parent.value else "the value is updated in place"
+            if isinstance(parent, ast.Compare):
+                return None  # a boolean from here on: signedness of the integer is spent
             child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.Expr):
+            return None
         if isinstance(parent, ast.Assign) and child is parent.value and len(parent.targets) == 1:
             target = parent.targets[0]
             if isinstance(target, ast.Name) and depth < 4:
@@ -102,7 +108,8 @@ class ArithValueWrapper(Rule):
                     why = self._reaches_shift_or_div(use, parents, depth + 1)
                     if why:
                         return why
-        return None
+                return None
+        return "the value is passed on (returned, stored or given to a call), where `>>` or `/` may meet it"
 
     def _binding_of_target(self, target: ast.Name, parents: dict):
         scope_node = parents.get(id(target))
