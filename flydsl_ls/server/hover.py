@@ -24,6 +24,7 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import (
     Deprecation,
 )
 from flydsl_ls.analysis.text import Position
+from flydsl_ls.pins import resolve_version
 from flydsl_ls.ruledocs import summary_markdown
 from flydsl_ls.server.diagnostics import lsp_range
 
@@ -73,6 +74,8 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
             if kind.known:
                 type_line = f"`{_source(model, expr)}`: **{kind.describe()}**"
         wants_jedi = _is_flydsl(symbol, dotted)
+    if sections:  # a legacy or deprecated API: say which FlyDSL the advice is for
+        sections.append(_version_line(server, doc))
     if type_line:
         sections.insert(0, type_line)
     if wants_jedi:
@@ -132,6 +135,14 @@ def _legacy_sections(model, symbol, dotted, diagnostics: list[Diagnostic], seen:
                 seen.add(d.code)
                 return [f"`{symbol}` is a legacy API ({d.code}).\n\n{summary_markdown(rule)}"]
     return []
+
+
+def _version_line(server: FlyServer, doc: Document) -> str:
+    setting = server.session.settings_for(doc).flydsl_version
+    resolved = resolve_version(setting, doc.path.parent if doc.path else server.session.root)
+    if resolved is None:
+        return "Project FlyDSL version: unknown (set `flydsl-version` or pin flydsl in requirements)"
+    return f"Project {resolved.describe()}"
 
 
 def _source(model: SemanticModel, expr: ast.AST) -> str:
