@@ -76,3 +76,48 @@ def test_safe_fixes_then_unsafe_fixes():
     for gone in ("_encode_waitcnt", "_s_waitcnt", "_waitcnt_vm_n", "_VMCNT_LO_MASK", "_LGKMCNT_0_ONLY"):
         assert gone not in everything, gone
     assert "rocdl_dialect" not in everything  # the raw import went with its last use
+
+
+def test_shims_defined_in_a_sibling_module(tmp_path):
+    """With the project known, an imported shim is evaluated from its real body: the
+    forwarder gets a safe fix, a helper that is not a plain forwarder is not flagged."""
+    from flydsl_ls.analysis.project import ProjectIndex
+    from flydsl_ls.analysis.sources import package_of
+
+    files = {
+        "kern/__init__.py": "",
+        "kern/utils.py": (
+            "from flydsl.expr import rocdl\n\n_BASE = 0x0F70\n\n\n"
+            "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n\n\n"
+            "def _waitcnt_vm_n(n):\n    rocdl.s_waitcnt((n & 0xF) | _BASE)\n\n\n"
+            "def _encode_waitcnt(lgkmcnt=15):\n    return 0xC07F & ~0xF00 | (lgkmcnt << 8)\n\n\n"
+            "def _s_waitcnt_and_barrier(val):\n    rocdl.s_waitcnt(val)\n    rocdl.s_barrier()\n"
+        ),
+        "kern/attn.py": (
+            "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n"
+            "from .utils import _s_waitcnt, _waitcnt_vm_n, _s_waitcnt_and_barrier\n"
+            "from kern import utils as u\n\n"
+            "def body():\n    _s_waitcnt(0xC07F)\n    _waitcnt_vm_n(3)\n"
+            "    rocdl.s_waitcnt(u._encode_waitcnt(lgkmcnt=2))\n    _s_waitcnt_and_barrier(0)\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
+    path = tmp_path / "kern/attn.py"
+    view = index.view(path, package_of(path))
+    result = analyze(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view)
+    found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
+    assert found == [
+        (7, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=0)"),
+        (8, "safe", "fx.rocdl.s_waitcnt(vmcnt=3)"),
+        (9, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=2)"),
+    ]
+    # Without the project, the known legacy names are taken on trust: unsafe at best.
+    alone = analyze(path.read_text(), rules=RULES, options=GFX942, package=package_of(path))
+    assert [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None) for d in alone.diagnostics] == [
+        (7, "unsafe"),
+        (8, "unsafe"),
+        (9, "unsafe"),
+    ]

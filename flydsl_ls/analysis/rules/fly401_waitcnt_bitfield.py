@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis import waitcnt
 from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.modules import RELATIVE
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -72,6 +73,7 @@ class WaitcntFacts:
 
     model: SemanticModel
     helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
+    _siblings: dict = field(default_factory=dict)  # dotted -> (facts, Helper | None) | None
 
     def __post_init__(self):
         for scope in self.model.scopes:  # every def opens a scope: no tree walk needed
@@ -179,6 +181,12 @@ class WaitcntFacts:
         if helper is not None and helper.forwarder and helper.shim:
             value = self.call_value(helper, call)
             return Site(None, value, True)
+        sibling = self.sibling_helper(call.func)
+        if sibling is not None:  # defined in a project module we can read
+            owner, helper = sibling
+            if helper is not None and helper.forwarder and helper.shim:
+                return Site(None, self.call_value(helper, call, owner=owner), True)
+            return None
         imported = self.imported_helper(call.func)
         if imported in IMPORTED_FORWARDERS | IMPORTED_VM_ONLY:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
@@ -198,7 +206,50 @@ class WaitcntFacts:
         helper = self.helper_called(call)
         if helper is not None:
             return helper.waitcnt_encoder
+        sibling = self.sibling_helper(call.func)
+        if sibling is not None:
+            return sibling[1] is not None and sibling[1].waitcnt_encoder
         return self.imported_helper(call.func) in IMPORTED_ENCODERS
+
+    def sibling_helper(self, func: ast.expr):
+        """(facts of its module, Helper or None) for a function imported from a project
+        module the project index can read; None when there is no such module to read."""
+        project = getattr(self.model, "project", None)
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if project is None or not name or isinstance(func, ast.Name) and self.helper_called_binding(func):
+            return None
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        binding = self.model.binding_of(root) if isinstance(root, ast.Name) else None
+        if binding is None or binding.kind != "import":
+            return None
+        dotted = self.model.dotted(func)
+        if not dotted or dotted.startswith("flydsl") or self.model.resolve(func) is not None:
+            return None
+        if dotted in self._siblings:
+            return self._siblings[dotted]
+        self._siblings[dotted] = None
+        parts = tuple(p for p in dotted.split(".")[:-1] if p != RELATIVE)
+        found = None
+        if parts:
+            matches = [
+                path
+                for path in project.definers(name)
+                if path.with_suffix("").parts[-len(parts) :] == parts
+                or (path.name == "__init__.py" and path.parent.parts[-len(parts) :] == parts)
+            ]
+            model = project.index.model_of(matches[0]) if len(matches) == 1 else None
+            if model is not None:
+                facts = facts_for(model)
+                defs = [s for s in model.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+                found = (facts, facts.helpers.get(id(defs[-1])) if len(defs) == 1 else None)
+        self._siblings[dotted] = found
+        return found
+
+    def helper_called_binding(self, name: ast.Name) -> bool:
+        binding = self.model.binding_of(name)
+        return binding is not None and binding.kind == "def"
 
     # --- evaluation --------------------------------------------------------------------------
     def value(self, expr: ast.expr, env: dict | None = None, fn=None, depth: int = 0) -> Value | None:
@@ -251,6 +302,12 @@ class WaitcntFacts:
         helper = self.helper_called(call)
         if helper is not None and not helper.forwarder:
             return self.call_value(helper, call, env, fn, depth)
+        sibling = self.sibling_helper(call.func)
+        if sibling is not None:
+            owner, helper = sibling
+            if helper is None or helper.forwarder:
+                return None
+            return self.call_value(helper, call, env, fn, depth, owner=owner)
         name = self.imported_helper(call.func)
         if name in IMPORTED_ENCODERS:
             params = ("vmcnt", "expcnt", "lgkmcnt")
@@ -271,8 +328,11 @@ class WaitcntFacts:
             return Value(waitcnt.legacy_encode(**values), assumed)
         return None
 
-    def call_value(self, helper: Helper, call: ast.Call, env=None, fn=None, depth: int = 0):
-        """The int a helper returns (or forwards to s_waitcnt) for this call."""
+    def call_value(self, helper: Helper, call: ast.Call, env=None, fn=None, depth: int = 0, owner=None):
+        """The int a helper returns (or forwards to s_waitcnt) for this call. The arguments
+        are evaluated here; defaults and the body in ``owner``, the facts of the module
+        defining the helper (this one unless it lives in a sibling module)."""
+        owner = owner or self
         node = helper.node
         positional = [a.arg for a in _positional(node.args)]
         defaults = dict(zip(positional[len(positional) - len(node.args.defaults) :], node.args.defaults))
@@ -294,18 +354,18 @@ class WaitcntFacts:
             if param in given:
                 v = self.value(given[param], env, fn, depth + 1)
             elif param in defaults:
-                v = self.value(defaults[param], None, None, depth + 1)
+                v = owner.value(defaults[param], None, None, depth + 1)
             else:
                 return None
             if v is None:
                 return None
             local[param] = v
         for target, expr in helper.assigns:
-            v = self.value(expr, local, node, depth + 1)
+            v = owner.value(expr, local, node, depth + 1)
             if v is None:
                 return None
             local[target] = v
-        return self.value(helper.result, local, node, depth + 1)
+        return owner.value(helper.result, local, node, depth + 1)
 
 
 _FACTS: "weakref.WeakKeyDictionary[SemanticModel, WaitcntFacts]" = weakref.WeakKeyDictionary()
@@ -410,8 +470,9 @@ class WaitcntBitfield(Rule):
     A hand-encoded `s_waitcnt` bitfield: `rocdl.s_waitcnt(<int>)` through any alias (the DSL
     `from flydsl.expr import rocdl`, `fx.rocdl.s_waitcnt(bits)`, the raw
     `flydsl._mlir.dialects.rocdl`), the per-kernel shims that forward a bitfield to it
-    (`_s_waitcnt(val)`, `wait_vmcnt(n)`: recognised by their body, or by name when imported
-    from a sibling module), `_encode_waitcnt(vmcnt=.., lgkmcnt=..)` encoders, and magic
+    (`_s_waitcnt(val)`, `wait_vmcnt(n)`: recognised by their body, also in a sibling module
+    of the project, and by name when that module cannot be read),
+    `_encode_waitcnt(vmcnt=.., lgkmcnt=..)` encoders, and magic
     `*CNT_*` constants such as `LGKMCNT_0_ONLY=0xC07F`. The bit layout differs per arch
     (CDNA gfx942/gfx950: vmcnt [3:0]+[15:14], expcnt [6:4], lgkmcnt [11:8]; RDNA gfx11xx/
     gfx120x: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10]), so a literal is arch-fragile.
@@ -429,8 +490,8 @@ class WaitcntBitfield(Rule):
     default `lgkmcnt=63` puts ones in bits 13:12, outside CDNA's 4-bit lgkmcnt field, so
     `_encode_waitcnt(vmcnt=0)` is `0x3F70` while `fx.rocdl.s_waitcnt(vmcnt=0)` is `0x0F70`.
     The hardware reads the counter fields only, so the wait is the same, but the immediate in
-    the IR differs: that fix is **unsafe**, and so is one that relies on a helper defined in
-    another module (its body is assumed from its name). There is no fix without a known arch,
+    the IR differs: that fix is **unsafe**, and so is one that relies on a helper whose module
+    flydsl-ls cannot read (its body is then assumed from its name). There is no fix without a known arch,
     for gfx1250 (the keyword form raises there; its `s_wait_loadcnt`/`s_wait_dscnt`/... waits
     are not flagged), for other unsupported arches, or when the project's FlyDSL is older
     than 0.3.0 (the keyword form appeared then). Text inside inline-assembly strings is never
