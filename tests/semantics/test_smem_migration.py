@@ -14,6 +14,9 @@ Findings (gfx942):
   (`fly.make_ptr() {allocAlign, allocBytes}`) viewed with `fly.make_view` and accessed with
   `fly.memref.load/store`. LDS shrinks (1152 -> 1024 B for the transpose, whose second buffer is
   never touched and is dropped; 1152 -> 1044 B for the row sum) and the ISA differs.
+- The migrated stores are `fx.memref_store(v, view, i)` calls on views bound once where the
+  `SmemPtr` was: the row-sum helper stores under a runtime `if`, which compiles both before
+  and after only in that form.
 - FLY201 on a dead legacy resource: only the first MLIR differs (the `fly.get_iter` +
   `fly_rocdl.get_buffer_rsrc` pair disappears); the final MLIR and the ISA are identical.
 """
@@ -90,6 +93,11 @@ def test_row_sum_migration_in_a_builder_function(service):  # noqa: F811
     assert "        s_red: fx.Array[fx.Float32, num_waves, 16]\n" in after
     assert "        s_count: fx.Array[fx.Int32, 1]\n" in after
     assert "ctx = CompilationContext" not in after and "InsertionPoint" not in after
+    # Views are taken once where the SmemPtr was made, and stores are calls: inside the
+    # helper's runtime `if`, `view[i] = v` or a view rooted at `lds` would make FlyDSL's AST
+    # rewriter treat `lds` as branch state (it did on FlyDSL's own tests/kernels/test_quant.py).
+    assert "        s_red = lds.s_red.view(fx.make_layout(num_waves, 1))\n" in after
+    assert "            if lane == 0:\n                fx.memref_store(acc, s_red, wave)\n" in after
     before, result = compile_both(service, path, "rows", after)
     comparison = compare_results(before, result)
     assert not comparison.identical

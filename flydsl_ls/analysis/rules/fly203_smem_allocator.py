@@ -21,7 +21,6 @@ RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
 RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
 BASE_ALIGNMENT = 1024  # SmemAllocator.finalize() aligns its global to 1024 bytes
 _MAX_DEPTH = 12
-SETTINGS = {"flydsl_version": "0.5.0"}
 
 
 class Unproven(Exception):
@@ -627,7 +626,15 @@ class SmemAllocator(Rule):
             binding = self._binding_of_target(holder.targets[0], holder)
             if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
                 raise Unproven(f"`{holder.targets[0].id}` (line {holder.lineno}) is bound more than once")
-            deleted.append(holder)
+            owner = self._parents.get(id(holder))
+            if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder in owner.body:
+                # Take the view once where the pointer was made (it dominates the rest of
+                # the function) and use the name: a view expression rooted at `lds` inside a
+                # runtime `if` makes FlyDSL's rewriter treat `lds` as branch state.
+                rewrites[id(call)] = (call, view)
+                view = holder.targets[0].id
+            else:
+                deleted.append(holder)
             for use in self.model.uses_of(binding):
                 self._rewrite_pointer_use(use, view, rank, rewrites, deleted)
             return
@@ -684,7 +691,7 @@ class SmemAllocator(Rule):
         stmt = self._parents.get(id(call))
         if value is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
             raise Unproven(f"line {line}: the result of `.store(...)` is used")
-        rewrites[id(call)] = (call, f"{view}[{self._coord(idxs, rank, line)}] = {self._text(value)}")
+        rewrites[id(call)] = (call, self._store_text(value, view, self._coord(idxs, rank, line), rank))
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""
@@ -699,13 +706,20 @@ class SmemAllocator(Rule):
                 stmt = self._parents.get(id(call))
                 if isinstance(stmt, ast.Expr) and stmt.value is call:
                     coord = self._coord(call.args[2], rank, line)
-                    rewrites[id(call)] = (call, f"{view}[{coord}] = {self._text(call.args[0])}")
+                    rewrites[id(call)] = (call, self._store_text(call.args[0], view, coord, rank))
                     return
         what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
         raise Unproven(
             f"line {line}: the memref from `.get()` is used by `{what}`; a layout view is not a "
             "builtin memref (only `memref.load`/`memref.store` on it can be mapped)"
         )
+
+    def _store_text(self, value: ast.expr, view: str, coord: str, rank: int) -> str:
+        # A call, not `view[i] = v`: FlyDSL's AST rewriter treats a subscript assignment
+        # inside a runtime `if` as assigning the view's root name (`lds`), which breaks the
+        # branch (measured on FlyDSL 0.5.0 with FlyDSL's own tests/kernels/test_quant.py).
+        indices = coord if rank == 1 else f"({coord})"
+        return f"\0FX\0.memref_store({self._text(value)}, {view}, {indices})"
 
     def _coord(self, idxs, rank: int, line: int) -> str:
         if idxs is None:
@@ -1013,6 +1027,9 @@ class SmemAllocator(Rule):
             if blank(first - 1) and (blank(end) or end >= len(lines) - 1):
                 while blank(first - 1):
                     first -= 1
+            elif first > 0 and lines[first - 1].rstrip().endswith(":") and blank(end):
+                while blank(end) and end < len(lines) - 1:  # no blank first line in a body
+                    end += 1
             if end < len(lines) - 1 or lines[-1] == "":
                 edits.append(Edit(Range(Position(first, 0), Position(end, 0)), ""))
             else:
@@ -1164,9 +1181,11 @@ class SmemAllocator(Rule):
             'def k(A: fx.Tensor, B: fx.Tensor):\n'
             '    tid = fx.thread_idx.x\n'
             '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
-            '    lds.a.view(fx.make_layout((TILE, TILE), (TILE, 1)))[tid, 0] = A[tid, 0]\n'
+            '    smem_a = lds.a.view(fx.make_layout((TILE, TILE), (TILE, 1)))\n'
+            '    smem_b = lds.b.view(fx.make_layout(TILE, 1))\n'
+            '    fx.memref_store(A[tid, 0], smem_a, (tid, 0))\n'
             '    fx.gpu.barrier()\n'
-            '    B[tid] = lds.a.view(fx.make_layout((TILE, TILE), (TILE, 1)))[0, tid] + lds.b.view(fx.make_layout(TILE, 1))[tid]\n'
+            '    B[tid] = smem_a[0, tid] + smem_b[tid]\n'
             '\n'
             '\n'
             '@flyc.jit\n'
@@ -1176,7 +1195,6 @@ class SmemAllocator(Rule):
             line=7,
             column=13,
             count=4,
-            settings=SETTINGS,
         ),
         Invalid(
             # Builder function: sizes known only at build time, get_base() inline, unbound-method store, cache priming, finalize under an InsertionPoint.
@@ -1223,7 +1241,8 @@ class SmemAllocator(Rule):
             '    @flyc.kernel\n'
             '    def k(X: fx.Tensor):\n'
             '        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
-            '        lds.s_red.view(fx.make_layout(slots, 1))[0] = X[0]\n'
+            '        s_red = lds.s_red.view(fx.make_layout(slots, 1))\n'
+            '        fx.memref_store(X[0], s_red, 0)\n'
             '\n'
             '    @flyc.jit\n'
             '    def launch(X: fx.Tensor):\n'
@@ -1234,7 +1253,6 @@ class SmemAllocator(Rule):
             line=11,
             column=17,
             count=3,
-            settings=SETTINGS,
         ),
         Invalid(
             # A `.get()` memref used by raw memref.load/store: the view is indexed instead.
@@ -1266,13 +1284,12 @@ class SmemAllocator(Rule):
             'def k(X: fx.Tensor, i: fx.Int32):\n'
             '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
             '    lds_vals = lds.vals.view(fx.make_layout(64, 1))\n'
-            '    lds_vals[i] = X[i]\n'
+            '    fx.memref_store(X[i], lds_vals, i)\n'
             '    X[i] = lds_vals[63 - i]\n',
             unsafe=True,
             line=7,
             column=9,
             count=2,
-            settings=SETTINGS,
         ),
         Invalid(
             # Aliased import; two buffers overlap: no fix.
@@ -1296,7 +1313,6 @@ class SmemAllocator(Rule):
             column=9,
             count=3,
             message='overlap',
-            settings=SETTINGS,
         ),
         Invalid(
             # The SmemPtr is passed to a helper: no fix.
@@ -1322,7 +1338,6 @@ class SmemAllocator(Rule):
             column=9,
             count=2,
             message='escapes',
-            settings=SETTINGS,
         ),
         Invalid(
             # The offset is a kernel argument: no fix.
@@ -1345,7 +1360,6 @@ class SmemAllocator(Rule):
             column=9,
             count=2,
             message='run time',
-            settings=SETTINGS,
         ),
         Invalid(
             # get_base() escapes to a helper (raw LDS address arithmetic): no fix.
@@ -1372,7 +1386,6 @@ class SmemAllocator(Rule):
             column=9,
             count=2,
             message='base pointer `alloc.get_base()` escapes',
-            settings=SETTINGS,
         ),
         Invalid(
             # The memref from .get() feeds a raw vector.store: no fix.
@@ -1397,7 +1410,6 @@ class SmemAllocator(Rule):
             column=9,
             count=2,
             message='not a builtin memref',
-            settings=SETTINGS,
         ),
         Invalid(
             # An index-typed buffer has no fx.Array element class: no fix.
@@ -1419,7 +1431,6 @@ class SmemAllocator(Rule):
             column=9,
             count=2,
             message='has no fx class',
-            settings=SETTINGS,
         ),
         Invalid(
             # A SmemPtr whose base is a parameter; a generic .finalize() is not flagged.
@@ -1442,6 +1453,5 @@ class SmemAllocator(Rule):
             column=12,
             count=1,
             message='does not come from',
-            settings=SETTINGS,
         ),
     ]

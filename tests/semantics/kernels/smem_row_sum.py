@@ -35,7 +35,8 @@ def build_row_sum(block_threads):
             acc = fx.Float32(0.0)
             for i in fx.range_constexpr(WARP):
                 acc = acc + s_vals.load([wave * WARP + i])
-            SmemPtr.store(s_red, acc, [wave])
+            if lane == 0:
+                SmemPtr.store(s_red, acc, [wave])
 
         s_vals.store(X[bid, tid], [tid])
         fx.gpu.barrier()
