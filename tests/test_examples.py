@@ -84,6 +84,22 @@ FAMILIES = {
         ("FLY401", 65),  # _s_waitcnt(_LGKMCNT_0_ONLY)
         ("FLY401", 66),  # a parameter: no fix
     ],
+    "legacy_arith.py": [
+        ("FLY301", 27),  # std_arith.muli(row, n_cols) -> row * n_cols (unsafe: operand types unknown)
+        ("FLY301", 31),  # fx.Int32(arith.andi(lane, ...)) -> `&` (safe)
+        ("FLY301", 35),  # arith.remui: kept, unsigned (information, no fix)
+        ("FLY301", 39),  # arith.cmpi(slt) -> `<` (unsafe: raw i1 becomes fx.Boolean)
+        ("FLY304", 43),  # mlir_math.absf -> fx.absf (unsafe: ambient fastmath)
+        ("FLY301", 47),  # arith.maximumf -> fx.max (unsafe)
+        ("FLY301", 56),  # arith.mulf -> `*` (unsafe: ambient fastmath)
+        ("FLY301", 61),  # MulFOp(..., fastmath=fast): kept (information, no fix)
+        ("FLY304", 65),  # mlir_math.fma -> fx.fma (unsafe)
+        ("FLY301", 73),  # arith.trunc_f(T.bf16, v) -> fx.BFloat16(v) (unsafe)
+        ("FLY303", 77),  # vector.extract on an fx.Vector -> vals[0] (safe)
+        ("FLY303", 82),  # vector.bitcast -> fx.Vector(v).bitcast(fx.Int32) (unsafe)
+        ("FLY303", 86),  # vector.broadcast -> fx.Vector.filled (unsafe)
+        ("FLY303", 90),  # vector.from_elements -> fx.Vector.from_elements (unsafe)
+    ],
 }
 
 

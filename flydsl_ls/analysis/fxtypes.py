@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 # fx numeric classes (flydsl.expr.numeric); all are typed values with operators.
-_NUMERIC = re.compile(r"^(U?Int(8|16|32|64|128)|Index|Boolean|BFloat16|Float(8|16|32|64)\w*|TFloat32)$")
+_NUMERIC = re.compile(r"^((Int|Uint)(8|16|32|64|128)|Index|Boolean|BFloat16|Float(8|16|32|64)\w*|TFloat32)$")
 
 PY_INT, PY_FLOAT, PY_BOOL, PY_STR = "int", "float", "bool", "str"
 VECTOR = "fx.Vector"

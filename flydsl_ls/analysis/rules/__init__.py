@@ -10,7 +10,10 @@ from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
 from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
 from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
 from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
+from flydsl_ls.analysis.rules.fly301_raw_arith import RawArith
 from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf
+from flydsl_ls.analysis.rules.fly303_raw_vector import RawVector
+from flydsl_ls.analysis.rules.fly304_raw_math import RawMath
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
 from flydsl_ls.analysis.rules.fly402_dead_waitcnt_shim import DeadWaitcntShim
 from flydsl_ls.analysis.rules.fly403_raw_sched_barrier import RawSchedBarrier
@@ -32,7 +35,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     RedundantWrap,
     RawThreadId,
     LlvmPtrCast,
+    RawArith,
     RawScf,
+    RawVector,
+    RawMath,
     WaitcntBitfield,
     DeadWaitcntShim,
     RawSchedBarrier,

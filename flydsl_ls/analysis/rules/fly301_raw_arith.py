@@ -1,0 +1,754 @@
+import ast
+
+from flydsl_ls.analysis.diagnostic import Severity
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.versions import at_least
+
+# op -> (Python operator, operand kind). "sint": signed integer operands only, because
+# the operator emits the unsigned op (remui/shrui/divui) on fx.Uint*/fx.Index values.
+BINARY = {
+    "addf": ("+", "float"),
+    "subf": ("-", "float"),
+    "mulf": ("*", "float"),
+    "divf": ("/", "float"),
+    "remf": ("%", "float"),
+    "addi": ("+", "int"),
+    "subi": ("-", "int"),
+    "muli": ("*", "int"),
+    "andi": ("&", "int"),
+    "ori": ("|", "int"),
+    "xori": ("^", "int"),
+    "shli": ("<<", "int"),
+    "remsi": ("%", "sint"),
+    "floordivsi": ("//", "sint"),
+    "shrsi": (">>", "sint"),
+}
+# op -> (fx function, unsigned). fx.max/min/ceildiv pick the signed or unsigned op from
+# the operands' fx type; maxnumf keeps its NaN semantics (never fx.max).
+EXTREMA = {
+    "maximumf": ("max", False),
+    "minimumf": ("min", False),
+    "maxsi": ("max", False),
+    "minsi": ("min", False),
+    "maxui": ("max", True),
+    "minui": ("min", True),
+    "maxnumf": ("maxnumf", False),
+    "minnumf": ("minnumf", False),
+    "ceildivsi": ("ceildiv", False),
+    "ceildivui": ("ceildiv", True),
+}
+MINNUMF_SINCE = "0.5.0"  # fx.minnumf is new in FlyDSL 0.5.0 (fx.maxnumf is older)
+# Unsigned ops with no operator: `//`, `%`, `>>` on fx.Int32 are signed.
+UNSIGNED = {"divui": "//", "remui": "%", "shrui": ">>"}
+CASTS = {
+    "extsi": "`fx.Int64(v)` (or the target fx integer type)",
+    "trunci": "the target fx integer type, e.g. `fx.Int32(v)`",
+    "sitofp": "`v.to(fx.Float32)` (or the target fx float type)",
+    "fptosi": "`v.to(fx.Int32)` (or the target fx integer type)",
+    "bitcast": "`v.bitcast(fx.T)`",
+    "extui": "`fx.Uint*` values and `.to(...)`",
+    "uitofp": "`fx.Uint*` values and `.to(...)`",
+    "fptoui": "`.to(fx.Uint*)`",
+    "index_castui": "`fx.Index(v)` on `fx.Uint*` values",
+}
+UNSIGNED_CASTS = {"extui", "uitofp", "fptoui", "index_castui"}
+FLOAT_CASTS = {"trunc_f", "truncf", "extf"}
+CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+CMPI_UNSIGNED = {"ult", "ule", "ugt", "uge"}
+CMPI_CODES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+CMPF = {"OLT": "<", "OLE": "<=", "OGT": ">", "OGE": ">=", "OEQ": "==", "UNE": "!="}
+CMPF_CODES = ["AlwaysFalse", "OEQ", "OGT", "OGE", "OLT", "OLE", "ONE", "ORD", "UEQ", "UGT",
+              "UGE", "ULT", "ULE", "UNE", "UNO", "AlwaysTrue"]
+OP_CLASSES = {
+    "AddFOp": "addf", "SubFOp": "subf", "MulFOp": "mulf", "DivFOp": "divf", "RemFOp": "remf",
+    "AddIOp": "addi", "SubIOp": "subi", "MulIOp": "muli", "AndIOp": "andi", "OrIOp": "ori",
+    "XOrIOp": "xori", "ShLIOp": "shli", "RemSIOp": "remsi", "FloorDivSIOp": "floordivsi",
+    "ShRSIOp": "shrsi", "CmpIOp": "cmpi", "CmpFOp": "cmpf", "SelectOp": "select",
+    "ConstantOp": "constant", "IndexCastOp": "index_cast", "TruncFOp": "truncf",
+    "ExtFOp": "extf", "MaximumFOp": "maximumf", "MinimumFOp": "minimumf",
+    "MaxNumFOp": "maxnumf", "MinNumFOp": "minnumf", "MaxSIOp": "maxsi", "MinSIOp": "minsi",
+    "MaxUIOp": "maxui", "MinUIOp": "minui", "CeilDivSIOp": "ceildivsi",
+    "CeilDivUIOp": "ceildivui", "DivUIOp": "divui", "RemUIOp": "remui", "ShRUIOp": "shrui",
+    "NegFOp": "negf", "DivSIOp": "divsi", "ExtSIOp": "extsi", "ExtUIOp": "extui",
+    "TruncIOp": "trunci", "SIToFPOp": "sitofp", "UIToFPOp": "uitofp", "FPToSIOp": "fptosi",
+    "FPToUIOp": "fptoui", "BitcastOp": "bitcast", "IndexCastUIOp": "index_castui",
+}
+FLAGGED = (
+    set(BINARY) | set(EXTREMA) | set(UNSIGNED) | set(CASTS) | FLOAT_CASTS
+    | {"cmpi", "cmpf", "select", "constant", "index_cast", "negf", "divsi"}
+)
+# FlyDSL's typed API inside flydsl.expr.arith (its __all__ names besides the legacy
+# cmp*/max*/min* ones): never flagged.
+MODERN = {"max", "min", "ceildiv", "fastmath"}
+# FlyDSL's own helpers in flydsl.expr.arith that unwrap fx operands (`_to_raw`/
+# `as_ir_value`). Every other name there is the raw builder, which rejects fx values
+# (FlyDSL 0.5.0: "'Int32' object has no attribute 'type'").
+ACCEPTS_FX_OPERANDS = {"andi", "xori", "shli", "cmpi", "cmpf"}
+FASTMATH_NOTE = (
+    "the typed form picks up the ambient fastmath (`arith.fastmath(...)` blocks and the "
+    "`fastmath`/`fast_fp_math` compile hints), which the raw op ignores"
+)
+
+
+class RawArith(Rule):
+    """
+    Raw `arith` dialect ops called from kernel code: through FlyDSL's arith module
+    (`from flydsl.expr import arith`, `fx.arith.X`, which star-re-exports the raw
+    dialect) or the raw dialect itself (`flydsl._mlir.dialects.arith` under any alias:
+    `std_arith`, `_arith_dialect`, ...), including the `*Op` classes
+    (`arith.MulFOp(a, b).result`, `from ..._arith_ops_gen import MulFOp as _MulFOp`).
+
+    fx values say the same with Python and typed helpers:
+    `arith.addf/mulf/subf/divf(a, b)` and `addi/subi/muli` -> `a + b`, `a * b`, ...;
+    `arith.cmpi(CmpIPredicate.slt, a, b)` -> `a < b`; `arith.select(c, t, f)` ->
+    `c.select(t, f)`; `arith.trunc_f(T.bf16, v)`/`extf` -> `v.to(fx.BFloat16)`;
+    `arith.index_cast(T.i32, v)` -> `fx.Int32(v)`; `arith.constant(42)` -> `fx.Int32(42)`;
+    `arith.maximumf/minimumf`, `maxsi/minsi` -> `fx.max`/`fx.min`; `arith.maxnumf` ->
+    `fx.maxnumf` (NaN-ignoring: never `fx.max`); `ceildivsi/ceildivui` -> `fx.ceildiv`.
+    Like FlyDSL's own guard (`scripts/check_typed_arithmetic_usage.py`), the min/max/
+    ceildiv spellings are flagged through either arith module and under any alias
+    (`maxsi as raw_max`), while `fx.max`, `fx.min`, `fx.maxnumf`, `fx.ceildiv` and
+    `fx.maximumf`/`fx.minimumf` on `flydsl.expr` itself are the typed API.
+    `arith.CmpIPredicate.slt`, `arith.FastMathFlags.fast` and `with arith.fastmath(...)`
+    are not op calls. `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)`
+    belong to FLY103; `value.maximumf(peer)` to FLY901.
+
+    Fix safety. A fix is safe only where the operator provably emits the same op: a 1:1
+    integer operator through FlyDSL's helpers that take fx operands (`arith.andi/xori/
+    shli` -> `& ^ <<`; `arith.cmpi` `eq/ne/slt/sle/sgt/sge` -> `== != < <= > >=`, signed
+    predicates on signed types), both operands of the same known fx integer type, no
+    keywords, and every use of the result accepting the typed value (the operator gives
+    `fx.Int32`/`fx.Boolean` where the helper gave a raw value: fine as an `fx.Int32(...)`
+    cast, an `arith.select`/`as_ir_value`/`_to_raw` argument, or unused). The raw
+    builders (`addi`, `muli`, `remsi`, ... through either module) reject fx operands in
+    FlyDSL 0.5.0 (`'Int32' object has no attribute 'type'`): such a call fails when traced,
+    so its operator fix is offered as unsafe, with that reason. Float operators are never
+    a safe fix: FlyDSL's operators (and `fx.max`, `fx.maxnumf`, `.to(...)`) take the
+    ambient fastmath of an `arith.fastmath(...)` block or of the `fastmath`/`fast_fp_math`
+    compile hints, which a launcher in another file may set; the raw op does not.
+    `fx.max`/`fx.Int32(v)`/`c.select(...)` may fold or coerce static values: unsafe.
+    Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
+    `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
+
+    Kept (reported as information, no fix): ops with a non-default `fastmath=`; `cmpf`
+    predicates without an operator (`ONE`, `ORD`, `UEQ`, ...); unsigned ops (`divui`,
+    `remui`, raw `shrui`, `cmpi` `ult/ule/ugt/uge`), since `//`, `%`, `>>`, `<` on
+    `fx.Int32` are signed (`maxui`/`minui`/`ceildivui` get an unsafe `fx.max`/`fx.min`/
+    `fx.ceildiv`, right only with `fx.Uint*` operands); `divsi` (truncating; `//`
+    floors). A separate `a * b + c` is never turned into `fx.fma`.
+    """
+
+    code = "FLY301"
+    name = "raw-arith"
+    summary = (
+        "raw `arith` ops (`constant`, `mulf/addf/subf`, `trunc_f/extf`, `index_cast` to "
+        "i32/i64, `select`, `cmpi/cmpf`, `maximumf/minimumf`, `max*/min*`, `maxnumf`, "
+        "`ceildiv*`) and `*Op(...)` classes"
+    )
+    replacement = "operators, `.to(fx.T)`, `cond.select(t, f)`, `fx.max/min/maxnumf/ceildiv`, `fx.Int32(v)`"
+    fix_safety = (
+        "safe for 1:1 integer operator forms of FlyDSL's fx-accepting helpers (andi/xori/shli/cmpi) "
+        "with matching fx integer operands; unsafe otherwise; none for kept cases "
+        "(fastmath, unsigned, cmpf without operator)"
+    )
+    fix_title = "Replace with the typed form"
+    example_before = "s = arith.addi(row, col)\nm = arith.maximumf(a, b)"
+    example_after = "s = row + col\nm = fx.max(a, b)"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol is None:
+            return
+        module, _, op = symbol.rpartition(".")
+        if module not in ("fx.arith", "mlir.arith"):
+            return
+        if S.is_shim_definition(self.ctx.path):
+            return
+        spelled = self.text(node.func)
+        replaced: ast.AST = node
+        raw = module == "mlir.arith"
+        if op in OP_CLASSES:
+            parent = self.ctx.parent
+            if not (isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node):
+                self.report(node, f"`{spelled}(...)` builds a raw arith op: {self._hint(OP_CLASSES[op])}")
+                return
+            replaced, op, raw, spelled = parent, OP_CLASSES[op], True, f"{spelled}(...).result"
+        elif op not in FLAGGED or (not raw and op in MODERN):
+            return
+        if not raw and op == "shrui":
+            return  # fx.arith.shrui is FlyDSL's typed shift (the documented replacement)
+        if self._owned_by_fly103(node, op, raw):
+            return
+        if not spelled.endswith(".result"):
+            spelled = f"{spelled}(...)"
+        fastmath = S.explicit_fastmath(node)
+        if fastmath is not None:
+            self.report(
+                node,
+                f"`{spelled}` carries `fastmath={self.text(fastmath.value)}`: keep the explicit op "
+                "(operators cannot carry per-op fastmath)",
+                severity=Severity.INFORMATION,
+            )
+            return
+        Handler(self, node, replaced, op, raw, spelled).run()
+
+    def _owned_by_fly103(self, node: ast.Call, op: str, raw: bool) -> bool:
+        if raw:
+            return False
+        if op == "index_cast" and node.args:
+            return S.scalar_dtype(self.model, node.args[0]) == "fx.Index"
+        if op == "constant":
+            return any(
+                k.arg == "index" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            )
+        return False
+
+    @staticmethod
+    def _hint(op: str) -> str:
+        if op in BINARY:
+            return f"use the `{BINARY[op][0]}` operator on fx values"
+        if op in EXTREMA:
+            return f"use `fx.{EXTREMA[op][0]}(a, b)`"
+        if op in UNSIGNED:
+            return f"unsigned op: `{UNSIGNED[op]}` on fx.Int32 is signed; keep it or use fx.Uint32 operands"
+        if op in CASTS:
+            return f"use {CASTS[op]}"
+        return {
+            "cmpi": "use a comparison operator (`a < b`)",
+            "cmpf": "use a comparison operator where one exists",
+            "select": "use `cond.select(t, f)`",
+            "constant": "use `fx.Int32(n)`/`fx.Float32(x)`",
+            "index_cast": "use `fx.Int32(v)`/`fx.Int64(v)`/`fx.Index(v)`",
+            "negf": "use `-v`",
+            "divsi": "no typed operator (`//` floors); keep it",
+        }.get(op, "use fx operators and typed helpers")
+
+    VALID = [
+        # FlyDSL's typed API, and the guard's accepted spellings.
+        Valid("import flydsl.expr as fx\nresult = fx.max(a, b)\nresult = fx.min(a, b)\n"),
+        Valid("import flydsl.expr as fx\nresult = fx.maxnumf(a, b)\nresult = fx.ceildiv(a, b)\n"),
+        Valid("import flydsl.expr as fx\nresult = fx.maximumf(a, b)\n"),
+        Valid("from flydsl import expr as typed_fx\nresult = typed_fx.minimumf(a, b)\n"),
+        Valid("result = fx.max(a, b)\nresult = (a + b - 1) // b\n"),
+        Valid("from flydsl.expr import arith\nm = arith.max(a, b)\nq = arith.ceildiv(a, b)\ns = arith.shrui(x, 3)\n"),
+        # Enum access and the fastmath context are not op calls.
+        Valid(
+            "from flydsl.expr import arith\npred = arith.CmpIPredicate.slt\n"
+            "flags = arith.FastMathFlags.fast\nwith arith.fastmath(arith.FastMathFlags.fast):\n    y = x + 1\n"
+        ),
+        # Text, not calls.
+        Valid(
+            'from flydsl.expr import arith\n"""arith.addf(a, b) in a docstring"""\n'
+            "# arith.maximumf(a, b) in a comment\ns = 'arith.cmpi(slt, a, b)'\n"
+        ),
+        # FLY103's: index_cast to index, constant(n, index=True). FLY901's: the method form.
+        Valid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "off = arith.index_cast(T.index, x)\nn = arith.constant(4, index=True)\n"
+        ),
+        Valid("import flydsl.expr as fx\ndef f(value: fx.Float32, peer):\n    return value.maximumf(peer)\n"),
+        # Not FlyDSL: Python's math/operator modules and an unrelated arith module.
+        Valid("import numpy as np\nm = np.maximum(a, b)\nfrom mylib import arith\nx = arith.addf(a, b)\n"),
+    ]
+    INVALID = [
+        # The guard's rejected spellings (legacy through either arith module, any alias).
+        Invalid(
+            "from flydsl.expr import arith\nresult = arith.maximumf(a, b)\n",
+            expected="import flydsl.expr as fx\nresult = fx.max(a, b)\n",
+            unsafe=True,
+            line=2,
+            column=10,
+            message="fx.max",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import arith as raw\nresult = raw.ceildivui(a, b)\n",
+            expected="import flydsl.expr as fx\nresult = fx.ceildiv(a, b)\n",
+            unsafe=True,
+            message="unsigned",
+        ),
+        Invalid(
+            "from flydsl.expr.arith import maxsi as raw_max\nresult = raw_max(a, b)\n",
+            expected="import flydsl.expr as fx\nresult = fx.max(a, b)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import flydsl.expr.arith as typed_arith\nresult = typed_arith.maxnumf(a, b)\n",
+            expected="import flydsl.expr as fx\nresult = fx.maxnumf(a, b)\n",
+            unsafe=True,
+            message="fx.maxnumf",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nm = fx.arith.maximumf(a, b)\nn = fx.arith.minimumf(a, b)\n",
+            expected="import flydsl.expr as fx\nm = fx.max(a, b)\nn = fx.min(a, b)\n",
+            unsafe=True,
+            count=2,
+        ),
+        # Safe: a 1:1 integer operator on matching fx integer operands, through FlyDSL's
+        # helpers that accept fx values (andi/xori/shli, cmpi), the result consumed by a
+        # typed cast, arith.select or nothing.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(row: fx.Int32, mask: fx.Int32):\n    return fx.Int32(arith.andi(row, mask))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(row: fx.Int32, mask: fx.Int32):\n    return fx.Int32(row & mask)\n",
+            line=4,
+            column=21,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import xori, shli\n"
+            "def f(a: fx.Uint32, b: fx.Uint32):\n    x = shli(a, b)\n    xori(a, b)\n"
+            "    return fx.Uint32(x)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Uint32, b: fx.Uint32):\n    x = a << b\n    a ^ b\n"
+            "    return fx.Uint32(x)\n",
+            count=2,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(i: fx.Int32, n: fx.Int32, x, y):\n"
+            "    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, i, n), x, y)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(i: fx.Int32, n: fx.Int32, x, y):\n"
+            "    return arith.select(i < n, x, y)\n",
+            count=2,
+            message="cond.select",
+        ),
+        # The raw builders (addi, muli, remsi, ...) reject fx operands: the call fails when
+        # traced, so there is no IR to preserve: unsafe, and the message says why.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a: fx.Int64, b: fx.Int64):\n"
+            "    s = std_arith.muli(a, b)\n    fx.printf('%d', fx.Int64(s))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int64, b: fx.Int64):\n"
+            "    s = a * b\n    fx.printf('%d', fx.Int64(s))\n",
+            unsafe=True,
+            message="rejects fx.Int64 operands",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    fx.Int32(arith.remsi(a, b))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    fx.Int32(a % b)\n",
+            unsafe=True,
+        ),
+        # The result is returned (could reach a raw builder that rejects fx.Int32): unsafe.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    return arith.addi(a, b)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    return a + b\n",
+            unsafe=True,
+        ),
+        # remsi on unsigned fx values: `%` would emit remui. Unknown operand types: unsafe.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Uint32, b: fx.Uint32):\n    arith.remsi(a, b)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Uint32, b: fx.Uint32):\n    a % b\n",
+            unsafe=True,
+        ),
+        # Float operators take the ambient fastmath: unsafe even with typed operands.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    arith.addf(a, b)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    a + b\n",
+            unsafe=True,
+            message="fastmath",
+        ),
+        # *Op classes with .result, the bare _arith_ops_gen import; precedence kept.
+        Invalid(
+            "from flydsl._mlir.dialects._arith_ops_gen import MulFOp as _MulFOp\n"
+            "from flydsl._mlir.dialects import arith as _arith_dialect\n"
+            "def f(a, b, c):\n"
+            "    x = _MulFOp(a, _arith_dialect.AddFOp(b, c).result).result\n    return -x\n",
+            expected="def f(a, b, c):\n    x = a * (b + c)\n    return -x\n",
+            unsafe=True,
+            count=2,
+        ),
+        # a*b + c stays two ops: never fx.fma.
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(a, b, c):\n    return arith.addf(arith.mulf(a, b), c)\n",
+            expected="def f(a, b, c):\n    return a * b + c\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\ndef f(a, b, c):\n    return arith.subi(a, arith.subi(b, c)) * 2\n",
+            expected="def f(a, b, c):\n    return (a - (b - c)) * 2\n",
+            unsafe=True,
+            count=2,
+        ),
+        # Comparisons, select, casts, constants.
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(a, b, x, y):\n    c = arith.cmpi(arith.CmpIPredicate.slt, a, b)\n"
+            "    return arith.select(c, x, y)\n",
+            expected="def f(a, b, x, y):\n    c = a < b\n    return c.select(x, y)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(a, b):\n    return arith.cmpi(arith.CmpIPredicate.ult, a, b)\n",
+            expected=None,
+            message="unsigned",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(a, b):\n    return arith.cmpf(arith.CmpFPredicate.ONE, a, b)\n",
+            expected=None,
+            message="no operator",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nimport flydsl.expr as fx\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    return arith.cmpf(arith.CmpFPredicate.OGE, a, b)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    return a >= b\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(v: fx.Float32, w, i):\n"
+            "    a = arith.trunc_f(T.bf16, v)\n    b = arith.extf(T.f32(), w)\n"
+            "    c = arith.index_cast(T.i32, i)\n    return a, b, c\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(v: fx.Float32, w, i):\n"
+            "    a = v.to(fx.BFloat16)\n    b = fx.Float32(w)\n"
+            "    c = fx.Int32(i)\n    return a, b, c\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "from flydsl.expr.typing import T\n"
+            "one = arith.constant(1)\nhalf = arith.constant(0.5, type=T.f16)\n"
+            "two = std_arith.constant(T.i64, 2)\n",
+            expected="import flydsl.expr as fx\n"
+            "one = fx.Int32(1)\nhalf = fx.Float16(0.5)\ntwo = fx.Int64(2)\n",
+            unsafe=True,
+            count=3,
+        ),
+        # Kept: explicit fastmath, unsigned division, truncating division.
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(a, b):\n    return arith.MulFOp(a, b, fastmath=arith.FastMathFlags.fast).result\n",
+            expected=None,
+            message="fastmath",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.divui(a, b), arith.remui(a, b)\n",
+            expected=None,
+            count=2,
+            message="unsigned",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import arith as std_arith\ndef f(a, b):\n    return std_arith.maxnumf(a, b)\n",
+            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.maxnumf(a, b)\n",
+            unsafe=True,
+            message="fx.maxnumf",
+        ),
+        # fx.minnumf is new in 0.5.0: no fix for an older or unknown version.
+        Invalid(
+            "from flydsl.expr import arith\ny = arith.minnumf(a, b)\n",
+            expected=None,
+            settings={"flydsl_version": "0.3.4.1"},
+        ),
+        Invalid(
+            "from flydsl.expr import arith\ny = arith.minnumf(a, b)\n",
+            expected="import flydsl.expr as fx\ny = fx.minnumf(a, b)\n",
+            unsafe=True,
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        # Through fx.arith and its raw `arith` attribute; an op object without .result.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(a, b):\n    return fx.arith.arith.addi(a, b) + fx.arith.muli(a, b)\n",
+            expected="def f(a, b):\n    return a + b + a * b\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nop = arith.AddIOp(a, b)\n",
+            expected=None,
+        ),
+        # A module passed in as a parameter, resolved from the call sites.
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def helper(arith, a, b):\n    return arith.maxsi(a, b)\n"
+            "def kernel(x, y):\n    return helper(arith, x, y)\n",
+            expected="from flydsl.expr import arith\nimport flydsl.expr as fx\n"
+            "def helper(arith, a, b):\n    return fx.max(a, b)\n"
+            "def kernel(x, y):\n    return helper(arith, x, y)\n",
+            unsafe=True,
+        ),
+    ]
+
+
+class Handler:
+    """One flagged call: picks the replacement, its safety and the message."""
+
+    def __init__(self, rule: RawArith, node: ast.Call, replaced: ast.AST, op: str, raw: bool, spelled: str):
+        self.rule = rule
+        self.model = rule.model
+        self.node = node
+        self.replaced = replaced
+        self.op = op
+        self.raw = raw
+        self.spelled = spelled
+        self.args = node.args
+        self.clean = not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+
+    # --- reporting ----------------------------------------------------------------
+    def report(self, message: str, text: str | None = None, prec: int = S.ATOM, *, safe: bool = False,
+               title: str | None = None, imports: tuple = (), info: bool = False) -> None:
+        fix = None
+        kept = [a for a in self.args if isinstance(a, ast.expr)]
+        if text is not None and not S.comments_dropped(self.rule, self.replaced, kept):
+            text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
+            fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=imports)
+        self.rule.report(
+            self.node,
+            f"`{self.spelled}` is a raw arith op: {message}",
+            fix=fix,
+            severity=Severity.INFORMATION if info else None,
+        )
+
+    def fx(self) -> tuple[str, tuple]:
+        return fx_alias(self.model)
+
+    # --- dispatch -------------------------------------------------------------------
+    def run(self) -> None:
+        op = self.op
+        if op in BINARY:
+            return self.binary()
+        if op in EXTREMA:
+            return self.extremum()
+        if op in UNSIGNED:
+            return self.report(
+                f"unsigned op: `{UNSIGNED[op]}` on fx.Int32 is signed (it emits the signed op); "
+                "keep it, or use fx.Uint32 operands", info=True,
+            )
+        if op in CASTS:
+            return self.report(f"use {CASTS[op]}", info=op in UNSIGNED_CASTS)
+        getattr(self, op if op in ("cmpi", "cmpf", "select", "constant", "index_cast", "negf", "divsi") else "float_cast")()
+
+    def binary(self) -> None:
+        symbol, kind = BINARY[self.op]
+        if not self.clean or len(self.args) != 2:
+            return self.report(f"use the `{symbol}` operator on fx values")
+        left, right = self.args
+        text = S.binary(self.rule, symbol, left, right)
+        safe, why = self._operator_safety(kind, left, right, self.op)
+        self.report(
+            f"use `{symbol}` on fx values{why}",
+            text,
+            S.OPERATOR_PREC[symbol],
+            safe=safe,
+            title=f"Replace with the `{symbol}` operator",
+        )
+
+    def _operator_safety(self, kind: str, left: ast.expr, right: ast.expr, op: str) -> tuple[bool, str]:
+        if kind == "float":
+            return False, f" (unsafe: {FASTMATH_NOTE})"
+        lt, rt = self.model.type_of(left), self.model.type_of(right)
+        if not (lt.is_fx_scalar and lt.name == rt.name and S.is_int_type(lt.name)):
+            return False, " (unsafe: the operands' fx types are not known to match)"
+        if kind == "sint" and not S.is_signed_int_type(lt.name):
+            return False, f" (unsafe: on {lt.name} the operator emits the unsigned op)"
+        if self.raw or op not in ACCEPTS_FX_OPERANDS:
+            return False, (
+                f" (unsafe: the raw builder rejects {lt.name} operands, so this call fails when "
+                "traced; the operator works, but there is no IR to preserve)"
+            )
+        if not S.result_uses_accept(self.rule, self.replaced, S.accepts_typed_scalar):
+            return False, f" (unsafe: the result becomes {lt.name}, where a raw value was used)"
+        return True, ""
+
+    def extremum(self) -> None:
+        function, unsigned = EXTREMA[self.op]
+        note = " (unsigned: right only with fx.Uint* operands)" if unsigned else ""
+        if function == "maxnumf":
+            note = " (NaN-ignoring, unlike fx.max)"
+        if function == "minnumf" and not at_least(self.rule.ctx.options.flydsl_version, MINNUMF_SINCE):
+            return self.report(f"use `fx.minnumf(a, b)` (FlyDSL {MINNUMF_SINCE}+){note}")
+        if not self.clean or len(self.args) != 2:
+            return self.report(f"use `fx.{function}(a, b)`{note}", info=unsigned)
+        fx, imports = self.fx()
+        a, b = (self.rule.text(x) for x in self.args)
+        self.report(
+            f"use `fx.{function}(a, b)`{note}",
+            f"{fx}.{function}({a}, {b})",
+            imports=imports,
+            title=f"Replace with {fx}.{function}(...)",
+            info=unsigned,
+        )
+
+    def _predicate(self, expr: ast.expr, codes: list[str]) -> str | None:
+        if isinstance(expr, ast.Constant) and type(expr.value) is int and 0 <= expr.value < len(codes):
+            return codes[expr.value]
+        symbol = self.model.resolve(expr) or ""
+        head, _, name = symbol.rpartition(".")
+        if head.endswith(("CmpIPredicate", "CmpFPredicate")):
+            return name
+        return None
+
+    def cmpi(self) -> None:
+        if not self.clean or len(self.args) != 3:
+            return self.report("use a comparison operator on fx values")
+        predicate = self._predicate(self.args[0], CMPI_CODES)
+        if predicate in CMPI_UNSIGNED:
+            return self.report(
+                f"unsigned compare `{predicate}`: `<`/`>` on fx.Int32 are signed; keep it, or "
+                "compare fx.Uint32 values", info=True,
+            )
+        if predicate not in CMPI:
+            return self.report("use a comparison operator on fx values")
+        symbol = CMPI[predicate]
+        left, right = self.args[1], self.args[2]
+        lt, rt = self.model.type_of(left), self.model.type_of(right)
+        matching = lt.is_fx_scalar and lt.name == rt.name and S.is_int_type(lt.name)
+        signed_ok = predicate in ("eq", "ne") or S.is_signed_int_type(lt.name)
+        safe, why = False, ""
+        if matching and signed_ok:
+            safe, why = self._operator_safety("int", left, right, "cmpi")
+            why = why.replace(f"becomes {lt.name}", "becomes fx.Boolean")
+        else:
+            why = " (unsafe: the operands' fx types are not known to match)"
+        if not safe and "fx.Boolean" not in why and "rejects" not in why:
+            why = why[:-1] + "; the result becomes fx.Boolean instead of a raw i1)"
+        self.report(
+            f"use `a {symbol} b`{why}",
+            S.binary(self.rule, symbol, left, right),
+            S.COMPARE,
+            safe=safe,
+            title=f"Replace with the `{symbol}` operator",
+        )
+
+    def cmpf(self) -> None:
+        if not self.clean or len(self.args) != 3:
+            return self.report("use a comparison operator on fx values where one exists")
+        predicate = self._predicate(self.args[0], CMPF_CODES)
+        if predicate is not None:
+            predicate = predicate.upper() if predicate.upper() in CMPF else predicate
+        if predicate not in CMPF:
+            return self.report(
+                f"predicate `{predicate or self.rule.text(self.args[0])}` has no operator: keep "
+                "`arith.cmpf`", info=True,
+            )
+        symbol = CMPF[predicate]
+        self.report(
+            f"use `a {symbol} b` (unsafe: {FASTMATH_NOTE}, and the result becomes fx.Boolean)",
+            S.binary(self.rule, symbol, self.args[1], self.args[2]),
+            S.COMPARE,
+            title=f"Replace with the `{symbol}` operator",
+        )
+
+    def select(self) -> None:
+        if not self.clean or len(self.args) != 3:
+            return self.report("use `cond.select(t, f)`")
+        cond, true, false = self.args
+        text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
+        self.report(
+            "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands)",
+            text,
+            title="Replace with cond.select(t, f)",
+        )
+
+    def constant(self) -> None:
+        value, dtype = self._constant_parts()
+        if value is None or dtype is None:
+            return self.report("use a typed constant (`fx.Int32(n)`, `fx.Float32(x)`)")
+        fx, imports = self.fx()
+        name = dtype.removeprefix("fx.")
+        self.report(
+            f"use `fx.{name}(...)` (unsafe: the typed constant is materialised where it is used)",
+            f"{fx}.{name}({self.rule.text(value)})",
+            imports=imports,
+            title=f"Replace with {fx}.{name}(...)",
+        )
+
+    def _constant_parts(self) -> tuple[ast.expr | None, str | None]:
+        node = self.node
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None, None
+        if self.raw:
+            if len(node.args) != 2 or node.keywords:
+                return None, None
+            type_expr, value = node.args
+        else:
+            keywords = {k.arg: k.value for k in node.keywords}
+            if len(node.args) != 1 or set(keywords) - {"type", "index"}:
+                return None, None
+            index = keywords.get("index")
+            if index is not None and not (isinstance(index, ast.Constant) and index.value is False):
+                return None, None
+            value, type_expr = node.args[0], keywords.get("type")
+        if not self._literal(value):
+            return None, None
+        if type_expr is not None:
+            return value, S.scalar_dtype(self.model, type_expr)
+        kind = self.model.type_of(value).name
+        return value, {"int": "fx.Int32", "float": "fx.Float32", "bool": "fx.Boolean"}.get(kind)
+
+    def _literal(self, value: ast.expr) -> bool:
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            value = value.operand
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, (int, float)) and not isinstance(value.value, complex)
+        return self.model.type_of(value).is_python
+
+    def index_cast(self) -> None:
+        if not self.clean or len(self.args) != 2:
+            return self.report("use `fx.Int32(v)`/`fx.Int64(v)`")
+        dtype = S.scalar_dtype(self.model, self.args[0])
+        if dtype is None or not S.is_int_type(dtype):
+            return self.report("use `fx.Int32(v)`/`fx.Int64(v)`/`fx.Index(v)`")
+        fx, imports = self.fx()
+        name = dtype.removeprefix("fx.")
+        self.report(
+            f"use `fx.{name}(v)` (unsafe: from a non-index value it is a different cast)",
+            f"{fx}.{name}({self.rule.text(self.args[1])})",
+            imports=imports,
+            title=f"Replace with {fx}.{name}(v)",
+        )
+
+    def float_cast(self) -> None:
+        if not self.clean or len(self.args) != 2:
+            return self.report("use `v.to(fx.T)`")
+        type_expr, value = self.args
+        dtype = S.scalar_dtype(self.model, type_expr)
+        kind = self.model.type_of(value)
+        if dtype is None or not S.is_float_type(dtype):
+            vector = S.vector_dtype(self.model, type_expr)
+            if vector is None or vector[0] is None or kind.name != "fx.Vector":
+                return self.report("use `v.to(fx.T)`")
+            dtype = vector[0]
+        fx, imports = self.fx()
+        name = dtype.removeprefix("fx.")
+        if kind.is_fx_scalar or kind.name == "fx.Vector":
+            text = f"{S.receiver(self.rule, value)}.to({fx}.{name})"
+        else:
+            text = f"{fx}.{name}({self.rule.text(value)})"
+        self.report(
+            f"use `v.to(fx.{name})` (unsafe: {FASTMATH_NOTE})",
+            text,
+            imports=imports,
+            title=f"Replace with a cast to {fx}.{name}",
+        )
+
+    def negf(self) -> None:
+        if not self.clean or len(self.args) != 1:
+            return self.report("use `-v`")
+        text = f"-{S.operand(self.rule, self.args[0], S.UNARY, True)}"
+        self.report(f"use `-v` (unsafe: {FASTMATH_NOTE})", text, S.UNARY, title="Replace with -v")
+
+    def divsi(self) -> None:
+        self.report(
+            "truncating division has no typed operator (`//` on fx.Int32 floors): keep it, or "
+            "use `//` where both operands are non-negative", info=True,
+        )

@@ -1,0 +1,347 @@
+import ast
+
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+
+VECTOR_MODULES = ("mlir.vector", "shim.vector")
+OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op"}
+OP_CLASSES = {
+    "ExtractOp": "extract",
+    "BitCastOp": "bitcast",
+    "BroadcastOp": "broadcast",
+    "SplatOp": "splat",
+    "FromElementsOp": "from_elements",
+    "LoadOp": "load",
+    "StoreOp": "store",
+}
+MEMORY = {"load", "store", "load_op"}
+
+
+class RawVector(Rule):
+    """
+    Raw `vector` dialect ops on register vectors: `vector.extract`, `vector.bitcast`,
+    `vector.splat`/`vector.broadcast`, `vector.from_elements`, and vector loads/stores
+    of register memrefs, through the MLIR dialect (`flydsl._mlir.dialects.vector`, also
+    `_vector`, `mlir_vector`, ...) or aiter's vendored shim (`from
+    aiter.ops.flydsl.kernels import vector`, `from . import vector`), including the
+    `*Op` classes. A helper that receives the dialect as a parameter named `vector` is
+    covered when the calls in the file pass the module in.
+
+    `fx.Vector` has all of it: `vector.extract(v, static_position=[i])` ->
+    `fx.Vector(v)[i]`; `vector.bitcast(T.i32x4, v)` -> `fx.Vector(v).bitcast(fx.Int32)`;
+    `vector.broadcast(T.f32x4, s)` -> `fx.Vector.filled(4, s, fx.Float32)`;
+    `vector.from_elements(T.f32x2, [a, b])` -> `fx.Vector.from_elements([a, b],
+    fx.Float32)`; register-memref load/store -> `fx.memref_load_vec(r)` /
+    `fx.memref_store_vec(v, r)` (or a layout view and a copy atom for shared memory).
+    `fx.Vector`, `Vector` from `flydsl.expr.typing` and the shim's re-exported `Vector`
+    are the modern API and are never flagged.
+
+    Fix safety. `extract` with one literal static position and `bitcast` to a known fx
+    element type are safe when `v` is already an `fx.Vector` (a flat 1-D vector, so the
+    op is the same `vector.extract`/`vector.bitcast`) and every use of the result accepts
+    the typed result (`extract` now gives an `fx.Float32`, not a raw value: fine for
+    `arith.select`, an `fx.Float32(...)` cast or an `as_ir_value`/`_to_raw` call; `bitcast`
+    gives an `fx.Vector`, which raw builders still accept). On a raw value, `fx.Vector(v)`
+    reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
+    `filled`/`from_elements` coerce their operands: unsafe. Dynamic positions and
+    loads/stores get no fix. Calls inside the legacy helper layers themselves (aiter's
+    `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
+    """
+
+    code = "FLY303"
+    name = "raw-vector"
+    summary = "raw `vector.extract/bitcast/splat/broadcast/from_elements`, vector loads/stores"
+    replacement = (
+        "`fx.Vector(v)[i]`, `.bitcast(fx.T)`, `fx.Vector.filled`, `fx.Vector.from_elements`, "
+        "`fx.memref_load_vec/store_vec`"
+    )
+    fix_safety = "safe for extract/bitcast on fx.Vector values with static positions; unsafe otherwise"
+    fix_title = "Use fx.Vector"
+    example_before = "x = vector.extract(v, static_position=[0], dynamic_position=[])"
+    example_after = "x = fx.Vector(v)[0]"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        symbol = self.model.resolve(node.func)
+        if symbol is None:
+            return
+        module, _, op = symbol.rpartition(".")
+        if module not in VECTOR_MODULES:
+            return
+        if S.is_shim_definition(self.ctx.path):
+            return
+        spelled = f"{self.text(node.func)}(...)"
+        replaced: ast.AST = node
+        raw = module == "mlir.vector"
+        if op in OP_CLASSES:
+            op = OP_CLASSES[op]
+            parent = self.ctx.parent
+            if op in MEMORY or not (
+                isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node
+            ):
+                self.report(node, f"`{spelled}` builds a raw vector op: {self._hint(op)}")
+                return
+            replaced, raw, spelled = parent, True, f"{spelled}.result"
+        elif op not in OPS:
+            return
+        if op in MEMORY:
+            self.report(node, f"`{spelled}` is a raw vector {op.split('_')[0]}: {self._hint(op)}")
+            return
+        getattr(self, f"_{op}")(node, replaced, raw, spelled)
+
+    @staticmethod
+    def _hint(op: str) -> str:
+        return {
+            "extract": "use `fx.Vector(v)[i]`",
+            "bitcast": "use `fx.Vector(v).bitcast(fx.T)`",
+            "broadcast": "use `fx.Vector.filled(n, value, fx.T)`",
+            "splat": "use `fx.Vector.filled(n, value, fx.T)`",
+            "from_elements": "use `fx.Vector.from_elements([...], fx.T)`",
+        }.get(op, "use `fx.memref_load_vec(r)`/`fx.memref_store_vec(v, r)` for register memrefs, "
+                  "or a layout view and a copy atom")
+
+    def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None):
+        fix = None
+        if text is not None and not S.comments_dropped(self, replaced, list(node.args)):
+            text = S.in_context(text, S.ATOM, replaced, S._parent_of(self, replaced))
+            fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=imports)
+        self.report(node, f"`{spelled}` is a raw vector op: {message}", fix=fix)
+
+    # --- extract ----------------------------------------------------------------------
+    def _extract(self, node, replaced, raw, spelled) -> None:
+        source, static, dynamic, other = self._extract_args(node, raw)
+        hint = self._hint("extract")
+        if source is None or other or static is None or len(static) != 1 or (dynamic and dynamic.elts):
+            return self._offer(node, replaced, spelled, hint, None)
+        position = static[0]
+        if not (S.non_negative_literal(position) or self.model.type_of(position).name == "int"):
+            return self._offer(node, replaced, spelled, hint, None)
+        kind = self.model.type_of(source)
+        fx, imports = fx_alias(self.model)
+        if kind.name == "fx.Vector":
+            text = f"{S.receiver(self, source)}[{self.text(position)}]"
+            imports = ()
+        else:
+            text = f"{fx}.Vector({self.text(source)})[{self.text(position)}]"
+        safe = (
+            kind.name == "fx.Vector"
+            and S.non_negative_literal(position)
+            and S.result_uses_accept(self, replaced, S.accepts_typed_scalar)
+        )
+        why = "" if safe else self._why_unsafe(kind.name, S.non_negative_literal(position), "a typed scalar")
+        self._offer(node, replaced, spelled, f"{hint}{why}", text, safe=safe, imports=imports,
+                    title="Replace with fx.Vector indexing")
+
+    def _extract_args(self, node: ast.Call, raw: bool):
+        """(source, static positions, dynamic position list node, other keywords)."""
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None, None, None, True
+        names = ["source", "dynamic_position", "static_position"] if raw else [
+            "vector", "static_position", "dynamic_position"]
+        given = dict(zip(names, node.args))
+        other = len(node.args) > 3
+        for keyword in node.keywords:
+            if keyword.arg in names and keyword.arg not in given:
+                given[keyword.arg] = keyword.value
+            else:
+                other = True
+        source = given.get(names[0])
+        static = given.get("static_position")
+        dynamic = given.get("dynamic_position")
+        elts = static.elts if isinstance(static, (ast.List, ast.Tuple)) else None
+        if dynamic is not None and not isinstance(dynamic, (ast.List, ast.Tuple)):
+            other = True
+        return source, elts, dynamic, other
+
+    def _why_unsafe(self, kind: str, literal: bool, result: str) -> str:
+        if kind != "fx.Vector":
+            return " (unsafe: `v` is not known to be a flat fx.Vector; `fx.Vector(v)` keeps an n-D shape)"
+        if not literal:
+            return " (unsafe: the position is not a non-negative literal)"
+        return f" (unsafe: the result becomes {result}, where a raw value was used)"
+
+    # --- bitcast ----------------------------------------------------------------------
+    def _bitcast(self, node, replaced, raw, spelled) -> None:
+        hint = self._hint("bitcast")
+        if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return self._offer(node, replaced, spelled, hint, None)
+        type_expr, source = node.args
+        vector = S.vector_dtype(self.model, type_expr)
+        if vector is None or vector[0] is None:
+            return self._offer(node, replaced, spelled, hint, None)
+        fx, imports = fx_alias(self.model)
+        dtype = vector[0].removeprefix("fx.")
+        kind = self.model.type_of(source)
+        if kind.name == "fx.Vector":
+            text = f"{S.receiver(self, source)}.bitcast({fx}.{dtype})"
+        else:
+            text = f"{fx}.Vector({self.text(source)}).bitcast({fx}.{dtype})"
+        safe = kind.name == "fx.Vector" and S.result_uses_accept(self, replaced, S.accepts_typed_vector)
+        why = "" if safe else self._why_unsafe(kind.name, True, "an fx.Vector")
+        self._offer(node, replaced, spelled, f"use `.bitcast(fx.{dtype})`{why}", text, safe=safe,
+                    imports=imports, title=f"Replace with .bitcast({fx}.{dtype})")
+
+    # --- splat / broadcast --------------------------------------------------------------
+    def _broadcast(self, node, replaced, raw, spelled) -> None:
+        hint = self._hint("broadcast")
+        if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return self._offer(node, replaced, spelled, hint, None)
+        type_expr, value = node.args
+        vector = S.vector_dtype(self.model, type_expr)
+        kind = self.model.type_of(value)
+        if vector is None or vector[0] is None or vector[1] is None or not (kind.is_fx_scalar or kind.is_python):
+            return self._offer(node, replaced, spelled, hint, None)
+        element, count = vector
+        count_text = str(count) if isinstance(count, int) else self.text(count)
+        fx, imports = fx_alias(self.model)
+        dtype = element.removeprefix("fx.")
+        text = f"{fx}.Vector.filled({count_text}, {self.text(value)}, {fx}.{dtype})"
+        self._offer(node, replaced, spelled,
+                    f"use `fx.Vector.filled({count_text}, value, fx.{dtype})` (unsafe: the fill value is "
+                    "coerced to the element type)", text, imports=imports,
+                    title="Replace with fx.Vector.filled(...)")
+
+    _splat = _broadcast
+
+    # --- from_elements ----------------------------------------------------------------
+    def _from_elements(self, node, replaced, raw, spelled) -> None:
+        hint = self._hint("from_elements")
+        if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return self._offer(node, replaced, spelled, hint, None)
+        type_expr, elements = node.args
+        vector = S.vector_dtype(self.model, type_expr)
+        if vector is None or vector[0] is None:
+            return self._offer(node, replaced, spelled, hint, None)
+        fx, imports = fx_alias(self.model)
+        dtype = vector[0].removeprefix("fx.")
+        text = f"{fx}.Vector.from_elements({self.text(elements)}, {fx}.{dtype})"
+        self._offer(node, replaced, spelled,
+                    f"use `fx.Vector.from_elements([...], fx.{dtype})` (unsafe: elements are coerced "
+                    "to the element type)", text, imports=imports,
+                    title="Replace with fx.Vector.from_elements(...)")
+
+    VALID = [
+        # The modern API, under any spelling.
+        Valid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.typing import Vector as Vec\n"
+            "def f(v):\n    a = fx.Vector(v)[0]\n    b = Vec(v).bitcast(fx.Int32)\n"
+            "    c = fx.Vector.filled(4, 0.0, fx.Float32)\n    return a, b, c\n"
+        ),
+        # A parameter named `vector` that is not the dialect: nothing passes the module in.
+        Valid("def f(vector, i):\n    return vector.extract(i)\n"),
+        Valid("import numpy as np\ndef f(vector):\n    return vector.bitcast(np.int32)\n\nf(np.zeros(4))\n"),
+        # Ops the guides do not map to fx.Vector, and text.
+        Valid(
+            "from flydsl._mlir.dialects import vector\n"
+            "# vector.extract(v, static_position=[0]) in a comment\n"
+            "s = 'vector.bitcast(T.i32x4, v)'\n"
+            "def f(v, w):\n    return vector.shuffle(v, w, [0, 1])\n"
+        ),
+        Valid("from aiter.ops.flydsl.kernels import vector\nv = vector.Vector(x)\nz = vector.full(4, 0.0)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "def f(v):\n    return vector.extract(v, static_position=[0], dynamic_position=[])\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[0]\n",
+            unsafe=True,
+            line=4,
+            column=12,
+            message="fx.Vector(v)[i]",
+        ),
+        # Safe: an fx.Vector source, a literal position, the result cast once.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector as _vector\n"
+            "def f(v: fx.Vector):\n"
+            "    x = _vector.extract(v, static_position=[3], dynamic_position=[])\n"
+            "    return fx.Float32(x)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(v: fx.Vector):\n    x = v[3]\n    return fx.Float32(x)\n",
+        ),
+        # ...but returning the element (a raw value before) is unsafe.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "def f(v: fx.Vector):\n    return vector.extract(v, static_position=[3], dynamic_position=[])\n",
+            expected="import flydsl.expr as fx\ndef f(v: fx.Vector):\n    return v[3]\n",
+            unsafe=True,
+        ),
+        # aiter's vendored shim (keyword order static-then-dynamic), relative import.
+        Invalid(
+            "from . import vector\ndef f(v):\n    return vector.extract(v, static_position=[2])\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[2]\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import vector\n"
+            "def f(v):\n    return vector.extract(v, [1])\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[1]\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "from . import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(v):\n    return vector.bitcast(T.i32x4, v)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(v):\n    return fx.Vector(v).bitcast(fx.Int32)\n",
+            unsafe=True,
+        ),
+        # Dynamic positions: no fix.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\n"
+            "def f(v, i):\n    return vector.extract(v, static_position=[-9223372036854775808], dynamic_position=[i])\n",
+            expected=None,
+        ),
+        # bitcast of an fx.Vector feeding a raw builder: safe (an fx.Vector is an ir.Value).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(v: fx.Vector):\n    w = vector.bitcast(T.vec(4, T.i32), v)\n"
+            "    return vector.extract(w, static_position=[0], dynamic_position=[])\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "def f(v: fx.Vector):\n    w = v.bitcast(fx.Int32)\n"
+            "    return vector.extract(w, static_position=[0], dynamic_position=[])\n",
+            count=2,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector as mlir_vector\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n"
+            "    z = mlir_vector.broadcast(T.f32x4, a)\n"
+            "    return z, mlir_vector.from_elements(T.vec(2, T.f32), [a, b])\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n"
+            "    z = fx.Vector.filled(4, a, fx.Float32)\n"
+            "    return z, fx.Vector.from_elements([a, b], fx.Float32)\n",
+            unsafe=True,
+            count=2,
+        ),
+        # A raw scalar cannot fill an fx.Vector: reported without a fix.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(s):\n    return vector.broadcast(T.f32x4, s)\n",
+            expected=None,
+        ),
+        # Loads and stores of register memrefs, op classes without .result.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\n"
+            "def f(vt, r, i, v):\n    x = vector.load(vt, r, [i])\n    vector.store(v, r, [i])\n    return x\n",
+            expected=None,
+            count=2,
+            message="memref_load_vec",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(v):\n    return vector.BitCastOp(T.i8x4, v).result\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(v):\n    return fx.Vector(v).bitcast(fx.Int8)\n",
+            unsafe=True,
+        ),
+        # The dialect passed in as a parameter named `vector`, resolved from the call site.
+        Invalid(
+            "from flydsl._mlir.dialects import vector as _vector\n"
+            "def helper(vector, v):\n    return vector.extract(v, static_position=[0], dynamic_position=[])\n"
+            "def kernel(v):\n    return helper(_vector, v)\n",
+            expected="from flydsl._mlir.dialects import vector as _vector\nimport flydsl.expr as fx\n"
+            "def helper(vector, v):\n    return fx.Vector(v)[0]\n"
+            "def kernel(v):\n    return helper(_vector, v)\n",
+            unsafe=True,
+        ),
+    ]
