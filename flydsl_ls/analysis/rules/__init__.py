@@ -9,11 +9,15 @@ from flydsl_ls.analysis.rules.fly102_raw_unwrap import RawUnwrap
 from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
 from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
 from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
+from flydsl_ls.analysis.rules.fly201_buffer_ops import BufferOps
 from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
+from flydsl_ls.analysis.rules.fly203_smem_allocator import SmemAllocator
+from flydsl_ls.analysis.rules.fly204_tdm_atom import TdmAtom
 from flydsl_ls.analysis.rules.fly301_raw_arith import RawArith
 from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf
 from flydsl_ls.analysis.rules.fly303_raw_vector import RawVector
 from flydsl_ls.analysis.rules.fly304_raw_math import RawMath
+from flydsl_ls.analysis.rules.fly305_raw_llvm_memref import RawLlvmMemref
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
 from flydsl_ls.analysis.rules.fly402_dead_waitcnt_shim import DeadWaitcntShim
 from flydsl_ls.analysis.rules.fly403_raw_sched_barrier import RawSchedBarrier
@@ -34,11 +38,15 @@ ALL_RULES: tuple[type[Rule], ...] = (
     IndexCast,
     RedundantWrap,
     RawThreadId,
+    BufferOps,
     LlvmPtrCast,
+    SmemAllocator,
+    TdmAtom,
     RawArith,
     RawScf,
     RawVector,
     RawMath,
+    RawLlvmMemref,
     WaitcntBitfield,
     DeadWaitcntShim,
     RawSchedBarrier,
