@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from flydsl_ls import __version__
-from flydsl_ls.server import code_actions, diagnostics, documents, hover, workspace
+from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, workspace
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.protocol import FlyProtocol
 from flydsl_ls.server.session import ClientFeatures, Session
@@ -71,6 +71,7 @@ def shutdown(server: FlyServer, params: Any) -> None:
     for doc in server.session.documents.values():
         if doc.pending is not None:
             doc.pending.cancel()
+    commands.close(server)  # the compile worker process
 
 
 # method -> (handler, options, is_request)
@@ -100,7 +101,11 @@ DISPATCH: dict[str, tuple[Callable, Any, bool]] = {
     ),
     types.CODE_ACTION_RESOLVE: (code_actions.resolve, None, True),
     types.TEXT_DOCUMENT_HOVER: (hover.hover, None, True),
+    types.TEXT_DOCUMENT_CODE_LENS: (code_lens.code_lens, types.CodeLensOptions(resolve_provider=False), True),
 }
+# workspace/executeCommand: pygls advertises the registered commands (executeCommandProvider)
+# and routes each to its handler; the Command enum is the one list of both.
+COMMANDS = commands.HANDLERS
 
 
 def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool) -> Callable:
@@ -147,7 +152,18 @@ def create_server(log_level: str = "info") -> FlyServer:
     server.client_log = server_log.configure(server, log_level)
     for method, (handler, options, is_request) in DISPATCH.items():
         server.feature(method, options)(guarded(server, method, handler, is_request))
+    for command, handler in COMMANDS.items():
+        server.command(command.value)(_with_arguments(guarded(server, command.value, handler, True)))
     return server
+
+
+def _with_arguments(run: Callable) -> Callable:
+    """A command handler taking the request's ``arguments`` as they came (raw JSON values)."""
+
+    async def command(*arguments):
+        return await run(list(arguments))
+
+    return command
 
 
 def serve(tcp: str | None = None, log_level: str = "info") -> int:

@@ -158,9 +158,10 @@ async def _lint_and_publish(server: FlyServer, doc: Document, delay: float) -> N
         if doc.published == key:
             return
         doc.published = key
+        compiled = server.session.compile_diagnostics.get(doc.uri, [])  # see commands.py
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=doc.uri, diagnostics=analysis.diagnostics, version=analysis.version
+                uri=doc.uri, diagnostics=analysis.diagnostics + compiled, version=analysis.version
             )
         )
     except asyncio.CancelledError:

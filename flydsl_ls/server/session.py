@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -36,6 +36,8 @@ class ClientFeatures:
     configuration: bool = False  # workspace/configuration
     markdown_hover: bool = True
     watched_files_registration: bool = False
+    work_done_progress: bool = False  # window/workDoneProgress/create
+    show_document: bool = False  # window/showDocument
 
     @classmethod
     def from_capabilities(cls, caps: types.ClientCapabilities, encoding: str) -> ClientFeatures:
@@ -47,6 +49,7 @@ class ClientFeatures:
         formats = (hover.content_format if hover else None) or [types.MarkupKind.Markdown]
         edit = workspace.workspace_edit if workspace else None
         watched = workspace.did_change_watched_files if workspace else None
+        window = caps.window
         return cls(
             encoding="utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16",
             pull_diagnostics=bool(text and text.diagnostic is not None),
@@ -58,6 +61,8 @@ class ClientFeatures:
             configuration=bool(workspace and workspace.configuration),
             markdown_hover=types.MarkupKind.Markdown in formats,
             watched_files_registration=bool(watched and watched.dynamic_registration),
+            work_done_progress=bool(window and window.work_done_progress),
+            show_document=bool(window and window.show_document and window.show_document.support),
         )
 
 
@@ -134,6 +139,11 @@ class Session:
     root: Path | None = None
     # Sibling modules and cross-file callers, read from disk (the workspace's files).
     project: ProjectIndex = field(default_factory=ProjectIndex)
+    # The CompileService (one warm worker process), created on the first compile command.
+    compiler: Any = None
+    # uri -> errors of the last compile of that file: kept apart from the lint (like build
+    # errors), replaced by the next compile, cleared by a successful one (server/commands.py).
+    compile_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     _warned: set[str] = field(default_factory=set)
 
     @property

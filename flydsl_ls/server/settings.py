@@ -20,6 +20,7 @@ SECTIONS = ("flydsl-ls", "flydsl_ls", "flydslLs", "flydsl")
 LOG_LEVELS = {"debug": "debug", "trace": "debug", "info": "info", "warning": "warning", "warn": "warning", "error": "error"}
 DEFAULT_DIAGNOSTICS_DELAY = 0.15  # seconds between the last keystroke and a re-lint
 MAX_DIAGNOSTICS_DELAY = 10.0
+DEFAULT_COMPILE_TIMEOUT = 120.0  # seconds per compile request (flydsl-ls.compile & co.)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class EditorSettings:
     flydsl_version: str | None = None
     log_level: str | None = None
     diagnostics_delay: float | None = None  # seconds
+    compile_timeout: float | None = None  # seconds per compile request
 
     def over(self, base: EditorSettings) -> EditorSettings:
         """This layer on top of ``base``."""
@@ -50,6 +52,10 @@ class EditorSettings:
     @property
     def delay(self) -> float:
         return DEFAULT_DIAGNOSTICS_DELAY if self.diagnostics_delay is None else self.diagnostics_delay
+
+    @property
+    def timeout(self) -> float:
+        return DEFAULT_COMPILE_TIMEOUT if self.compile_timeout is None else self.compile_timeout
 
 
 def _kebab(key: str) -> str:
@@ -105,6 +111,11 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be a number of milliseconds; ignored")
                 continue
             values["diagnostics_delay"] = min(value / 1000.0, MAX_DIAGNOSTICS_DELAY)
+        elif name == "compile-timeout":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                warnings.append(f"{source}: `{key}` must be a positive number of seconds; ignored")
+                continue
+            values["compile_timeout"] = float(value)
         else:
             warnings.append(f"{source}: unknown setting `{key}` ignored")
     return EditorSettings(**values), warnings

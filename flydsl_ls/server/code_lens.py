@@ -1,0 +1,53 @@
+"""textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
+``# flydsl: example`` function, each carrying its command (server/commands.py).
+
+The examples are found from the buffer's tokens and syntax tree (``find_examples``): asking
+for lenses never imports the file. The arch is the marker's, else the ``target-arch``
+setting, else gfx942.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.compile import find_examples
+from flydsl_ls.server.commands import Command, target_arch
+from flydsl_ls.server.diagnostics import lsp_range
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+# (title, command); the compile title names the arch.
+LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
+
+
+def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    doc = server.session.get(params.text_document.uri)
+    if doc is None or "flydsl" not in doc.text:
+        return None
+    examples = find_examples(doc.text)
+    if not examples:
+        return []
+    default = target_arch(server, doc)
+    index = doc.index
+    lenses: list[types.CodeLens] = []
+    for example in examples:
+        # the first line of the definition: the decorator or `def` below the marker
+        line = example.marker_line if example.marker_line < example.line else example.line - 1
+        rng = lsp_range(Range(Position(line, 0), Position(line, len(index.line_text(line)))), index, server.session.encoding)
+        arch = example.arch or default
+        for title, command in LENSES:
+            lenses.append(
+                types.CodeLens(
+                    range=rng,
+                    command=types.Command(
+                        title=title.format(arch=arch),
+                        command=command.value,
+                        arguments=[doc.uri, example.name, arch],
+                    ),
+                )
+            )
+    return lenses

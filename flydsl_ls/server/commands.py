@@ -1,0 +1,443 @@
+"""workspace/executeCommand: compile, launch, show the ISA, verify a fix by compiling.
+
+:class:`Command` drives both what is advertised (``executeCommandProvider``) and the
+routing (``HANDLERS``). Every command runs in the session's one :class:`CompileService`
+(a warm worker process, created on the first command, closed at shutdown), off the event
+loop, with work-done progress when the client offers it, cancellable by ``$/cancelRequest``
+and by the progress's cancel button, within the ``compileTimeout`` setting. The user's file
+is imported only here, in the worker, never in the server.
+
+Arguments: positional ``[uri, example?, arch?]`` (verifyFix: ``[uri, diagnostic, example?,
+arch?]``) or one object ``{"uri", "example"?, "arch"?, "diagnostic"?}``. The result is the
+JSON object built by ``compile_report`` (documented in docs/compile.md, "In the editor").
+
+Compile errors become diagnostics (source ``flydsl-ls compile``) kept in
+``Session.compile_diagnostics`` apart from the lint: a pushing client gets them merged into
+every lint publish (diagnostics.py), a pulling client gets them pushed on their own (its
+pushed and pulled diagnostics are separate collections), so the next lint never drops them.
+A successful compile of the file clears them; a failed one replaces them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from flydsl_ls.actions.fixes import apply_fix
+from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.text import LineIndex, Range
+from flydsl_ls.compile import DEFAULT_ARCH, CompileResult, CompileService, Status, choose_example, compare_results, find_examples
+from flydsl_ls.server import compile_report as report
+from flydsl_ls.server import diagnostics
+from flydsl_ls.server.session import Document
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+log = logging.getLogger(__name__)
+
+PROGRESS_CREATE_TIMEOUT = 10.0  # seconds the client has to accept a progress token
+SHOW_DOCUMENT_TIMEOUT = 10.0
+
+
+class Command(str, Enum):
+    """The commands the server executes; drives the advertised list and the routing."""
+
+    COMPILE = "flydsl-ls.compile"
+    LAUNCH = "flydsl-ls.launch"
+    SHOW_ISA = "flydsl-ls.showIsa"
+    VERIFY_FIX = "flydsl-ls.verifyFix"
+
+    @classmethod
+    def advertised(cls) -> list[str]:
+        return [command.value for command in cls]
+
+
+# --- arguments ----------------------------------------------------------------------------
+@dataclass
+class Target:
+    uri: str
+    example: str | None = None
+    arch: str | None = None
+    diagnostic: dict | None = None
+
+
+def parse_arguments(arguments: list, *, with_diagnostic: bool = False) -> Target:
+    """``[uri, (diagnostic,) example?, arch?]`` or ``[{"uri", "diagnostic"?, "example"?, "arch"?}]``."""
+    if len(arguments) == 1 and isinstance(arguments[0], dict) and "uri" in arguments[0]:
+        given = dict(arguments[0])
+    else:
+        names = ["uri", "diagnostic", "example", "arch"] if with_diagnostic else ["uri", "example", "arch"]
+        if len(arguments) > len(names):
+            raise JsonRpcInvalidParams(f"expected at most {len(names)} arguments: {', '.join(names)}")
+        given = dict(zip(names, arguments))
+    uri = given.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise JsonRpcInvalidParams("the first argument must be the document URI")
+    for name in ("example", "arch"):
+        if given.get(name) is not None and not isinstance(given[name], str):
+            raise JsonRpcInvalidParams(f"`{name}` must be a string")
+    diagnostic = given.get("diagnostic")
+    if with_diagnostic and not isinstance(diagnostic, dict):
+        raise JsonRpcInvalidParams("verifyFix needs a diagnostic (its code and range, or its data)")
+    return Target(uri, given.get("example") or None, given.get("arch") or None, diagnostic)
+
+
+@dataclass
+class Source:
+    """What a command compiles: the open buffer's text (unsaved edits included) or the file."""
+
+    uri: str
+    path: Path
+    text: str
+    doc: Document | None
+
+    @property
+    def buffer(self) -> str | None:
+        return self.text if self.doc is not None else None  # None: the service reads the file
+
+
+def _source(server: FlyServer, uri: str) -> Source:
+    doc = server.session.get(uri)
+    path = doc.path if doc is not None else None
+    if path is None and uri.startswith("file:"):
+        try:
+            fs = to_fs_path(uri)
+            path = Path(fs) if fs else None
+        except Exception:
+            path = None
+    if path is None:
+        raise JsonRpcInvalidParams(f"only files on disk can be compiled, not {uri}")
+    if doc is not None:
+        return Source(uri, path, doc.text, doc)
+    try:
+        return Source(uri, path, path.read_text(encoding="utf-8"), None)
+    except OSError as error:
+        raise JsonRpcInvalidParams(f"cannot read {path}: {error}") from error
+
+
+def target_arch(server: FlyServer, doc: Document) -> str:
+    """The ``target-arch`` setting (pyproject.toml, editor settings), else gfx942."""
+    return server.session.settings_for(doc).target_arch or DEFAULT_ARCH
+
+
+def _arch(server: FlyServer, source: Source, target: Target) -> str | None:
+    """The arch asked for, else the example's marker, else the setting, else gfx942.
+    None when there is no such example (the service reports that)."""
+    if target.arch:
+        return target.arch
+    try:
+        example = choose_example(find_examples(source.text), target.example)
+    except LookupError:
+        return None
+    doc = source.doc or Document(source.uri, source.text, 0, source.path)
+    return example.arch or target_arch(server, doc)
+
+
+# --- the service, progress and cancellation -----------------------------------------------
+def service(server: FlyServer) -> CompileService:
+    if server.session.compiler is None:
+        server.session.compiler = CompileService(default_timeout=server.session.editor.timeout)
+    return server.session.compiler
+
+
+def close(server: FlyServer) -> None:
+    """At shutdown: stop the worker process."""
+    compiler, server.session.compiler = server.session.compiler, None
+    if compiler is not None:
+        compiler.close()
+
+
+def _cancel_with_request(server: FlyServer, cancel: threading.Event) -> None:
+    """Set ``cancel`` when the client cancels this executeCommand request.
+
+    pygls runs a command as a step of its own executeCommand handler: ``$/cancelRequest``
+    cancels that outer request's future (registered under the client's id, which the
+    context still holds here), not our task; so we watch that future."""
+    protocol = server.protocol
+    msg_id = protocol.msg_id
+    future = getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
+    if future is not None:
+        future.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
+
+
+class WorkProgress:
+    """``window/workDoneProgress`` around one command, when the client supports it; its
+    cancel button sets ``cancel``. ``report`` may be called from any thread."""
+
+    def __init__(self, server: FlyServer, title: str, cancel: threading.Event):
+        self.server = server
+        self.title = title
+        self.cancel = cancel
+        self.token: str | None = None
+        self.loop = asyncio.get_running_loop()
+
+    async def __aenter__(self) -> WorkProgress:
+        if not self.server.session.features.work_done_progress:
+            return self
+        token = f"flydsl-ls/{uuid.uuid4()}"
+        progress = self.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), PROGRESS_CREATE_TIMEOUT)
+        except Exception as error:  # refused or unanswered: go on without a progress bar
+            log.debug("no work-done progress: %s", error)
+            return self
+        self.token = token
+        progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True))
+        future = progress.tokens.get(token)
+        if future is not None:
+            future.add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
+        return self
+
+    def report(self, message: str) -> None:
+        log.debug("%s: %s", self.title, message)
+        if self.token is not None:
+            self.loop.call_soon_threadsafe(self._report, message)
+
+    def _report(self, message: str) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            progress = self.server.work_done_progress
+            progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            progress.tokens.pop(self.token, None)
+            self.token = None
+
+    async def __aexit__(self, *exc) -> None:
+        self.end("cancelled" if self.cancel.is_set() else "done")
+
+
+async def _compile(
+    server: FlyServer,
+    source: Source,
+    target: Target,
+    arch: str | None,
+    progress: WorkProgress,
+    cancel: threading.Event,
+    *,
+    text: str | None = None,
+    launch: bool = False,
+    label: str = "",
+) -> CompileResult:
+    report_progress = progress.report if not label else (lambda m: progress.report(f"{label}: {m}"))
+    try:
+        return await service(server).compile_async(
+            source.path,
+            target.example,
+            arch,
+            launch=launch,
+            source=source.buffer if text is None else text,
+            timeout=server.session.editor.timeout,
+            progress=report_progress,
+            cancel=cancel,
+        )
+    except asyncio.CancelledError:
+        cancel.set()  # the thread's compile stops at its next poll; its worker restarts
+        raise
+
+
+def _show(server: FlyServer, kind: types.MessageType, text: str) -> None:
+    log.info("%s", text)
+    server.window_show_message(types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))
+
+
+async def _show_document(server: FlyServer, path: Path | None) -> str | None:
+    """Ask the client to open ``path``; its URI when it did."""
+    if path is None or not server.session.features.show_document:
+        return None
+    uri = path.as_uri()
+    try:
+        shown = await asyncio.wait_for(
+            server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
+            SHOW_DOCUMENT_TIMEOUT,
+        )
+    except Exception as error:
+        log.warning("window/showDocument %s failed: %s", uri, error)
+        return None
+    return uri if shown is None or getattr(shown, "success", True) else None
+
+
+def _title(verb: str, source: Source, target: Target, arch: str | None) -> str:
+    example = target.example or "first example"
+    return f"{verb} {source.path.name}::{example}" + (f" for {arch}" if arch else "")
+
+
+def _update_compile_diagnostics(server: FlyServer, source: Source, result: CompileResult) -> None:
+    """A successful compile clears the file's compile errors, a failed one replaces them;
+    a crash, timeout, cancel or missing toolchain says nothing about the source: kept."""
+    if result.status is Status.OK:
+        new: list[types.Diagnostic] = []
+    elif result.status is Status.ERROR:
+        new = report.error_diagnostics(result, source.path, source.text, server.session.encoding)
+    else:
+        return
+    session = server.session
+    old = session.compile_diagnostics.get(source.uri, [])
+    if not new and not old:
+        return
+    if new:
+        session.compile_diagnostics[source.uri] = new
+    else:
+        session.compile_diagnostics.pop(source.uri, None)
+    doc = session.get(source.uri)
+    if session.features.pull_diagnostics or doc is None:
+        # a separate (pushed) collection: the pulled lint never replaces it
+        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=source.uri, diagnostics=new))
+    else:
+        doc.published = None  # republish the lint merged with the compile errors
+        diagnostics.schedule(server, doc, 0)
+
+
+# --- compile, launch, showIsa ---------------------------------------------------------------
+async def _run_compile(server: FlyServer, command: Command, arguments: list) -> dict:
+    target = parse_arguments(arguments)
+    source = _source(server, target.uri)
+    arch = _arch(server, source, target)
+    launch = command is Command.LAUNCH
+    cancel = threading.Event()
+    _cancel_with_request(server, cancel)
+    verb = "Launching" if launch else "Compiling"
+    async with WorkProgress(server, _title(verb, source, target, arch), cancel) as progress:
+        result = await _compile(server, source, target, arch, progress, cancel, launch=launch)
+        progress.end(result.status.value)
+    _update_compile_diagnostics(server, source, result)
+    data = report.result_json(command.value, target.uri, result)
+    text = data["message"]
+    if command is Command.SHOW_ISA and result.ok and result.kernels:
+        isa = result.kernels[0].isa
+        data["shown"] = await _show_document(server, isa)
+        if data["shown"] is None:
+            text += "\n" + "\n".join(f"ISA of {k.name}: {k.isa}" for k in result.kernels if k.isa)
+    _show(server, report.message_type(result), text)
+    return data
+
+
+async def compile_command(server: FlyServer, arguments: list) -> dict:
+    return await _run_compile(server, Command.COMPILE, arguments)
+
+
+async def launch_command(server: FlyServer, arguments: list) -> dict:
+    return await _run_compile(server, Command.LAUNCH, arguments)
+
+
+async def show_isa_command(server: FlyServer, arguments: list) -> dict:
+    return await _run_compile(server, Command.SHOW_ISA, arguments)
+
+
+# --- verifyFix --------------------------------------------------------------------------------
+def _range(raw: Any) -> types.Range | None:
+    try:
+        start, end = raw["start"], raw["end"]
+        return types.Range(
+            types.Position(int(start["line"]), int(start["character"])),
+            types.Position(int(end["line"]), int(end["character"])),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tuple[str, dict | None, str | None]:
+    """(code, fix data, problem) for the diagnostic the client sent: the fix it carries
+    (when it is of the current version), else the current lint's diagnostic with the same
+    code and range."""
+    data = diagnostic.get("data") if isinstance(diagnostic.get("data"), dict) else {}
+    code = str(diagnostic.get("code") or "")
+    doc = source.doc
+    version = data.get("version")
+    if doc is not None and isinstance(version, int) and version != doc.version:
+        return code, None, "the document changed since this diagnostic was reported; verify the fix again"
+    fix = data.get("fix") if isinstance(data.get("fix"), dict) else None
+    if fix is None and doc is not None:
+        rng = _range(diagnostic.get("range"))
+        analysis = await diagnostics.analyse(server, doc)
+        for candidate in analysis.diagnostics if analysis is not None else []:
+            if candidate.code == code and (rng is None or candidate.range == rng):
+                fix = (candidate.data or {}).get("fix")
+                if fix is not None:
+                    break
+    if fix is None:
+        return code, None, f"{code or 'this diagnostic'} has no fix to verify"
+    return code, fix, None
+
+
+def _fixed_text(server: FlyServer, text: str, fix: dict) -> str | None:
+    """``text`` with the fix (edits in the client's encoding) applied; None if it would not
+    parse or the fix data is malformed."""
+    index = LineIndex(text)
+    encoding = server.session.encoding
+    try:
+        edits = tuple(
+            Edit(
+                Range(
+                    index.from_client(r.start.line, r.start.character, encoding),
+                    index.from_client(r.end.line, r.end.character, encoding),
+                ),
+                str(e["newText"]),
+            )
+            for e in fix["edits"]
+            if (r := _range(e["range"])) is not None
+        )
+        applicability = Applicability(fix.get("applicability", Applicability.UNSAFE.value))
+    except (KeyError, TypeError, ValueError) as error:
+        log.debug("malformed fix data: %s", error)
+        return None
+    if not edits:
+        return None
+    return apply_fix(text, Fix(str(fix.get("title", "")), applicability, edits))
+
+
+async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
+    target = parse_arguments(arguments, with_diagnostic=True)
+    source = _source(server, target.uri)
+    code, fix, problem = await _find_fix(server, source, target.diagnostic or {})
+    fixed = _fixed_text(server, source.text, fix) if fix is not None else None
+    if fix is not None and fixed is None:
+        problem = f"the {code} fix does not apply cleanly to the current text"
+    if problem is not None:
+        _show(server, types.MessageType.Warning, f"verify fix: {problem}")
+        return {"command": Command.VERIFY_FIX.value, "status": "failed", "ok": False, "identical": False,
+                "message": problem, "uri": target.uri, "code": code}
+    arch = _arch(server, source, target)
+    cancel = threading.Event()
+    _cancel_with_request(server, cancel)
+    title = _title(f"Verifying the {code} fix:", source, target, arch)
+    after = comparison = diff_file = None
+    async with WorkProgress(server, title, cancel) as progress:
+        before = await _compile(server, source, target, arch, progress, cancel, text=source.text, label="before")
+        if before.ok and not cancel.is_set():
+            after = await _compile(server, source, target, arch, progress, cancel, text=fixed, label="after")
+        if after is not None and after.ok:
+            comparison = compare_results(before, after)
+            if not comparison.identical and after.dump_dir is not None:
+                diff_file = after.dump_dir / "verify-fix.diff"
+                diff_file.write_text(report.diff_text(comparison), encoding="utf-8")
+        progress.end("identical IR" if comparison and comparison.identical else "done")
+    data = report.verify_json(target.uri, code, fix, before, after, comparison, diff_file)
+    text = data["message"]
+    if diff_file is not None:
+        data["shown"] = await _show_document(server, diff_file)
+        if data["shown"] is None:
+            text += f"\ndiff: {diff_file}"
+    kind = types.MessageType.Info if data["ok"] else types.MessageType.Error
+    _show(server, kind, text)
+    return data
+
+
+HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
+    Command.COMPILE: compile_command,
+    Command.LAUNCH: launch_command,
+    Command.SHOW_ISA: show_isa_command,
+    Command.VERIFY_FIX: verify_fix_command,
+}

@@ -1,0 +1,370 @@
+"""The compile commands and CodeLens over stdio, as Neovim 0.11 and VS Code 1.65 drive them.
+
+One server (and so one warm compile worker) per recorded client for the whole module; each
+test looks only at what it caused (messages, shown documents, progress, pushes after its
+start). Compiles need torch, flydsl and ziglang: without them those tests are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from tests.compile.conftest import _MISSING
+from tests.server.helpers import CLIENTS, FIXTURES, REPO, diagnostics, lsp, open_doc, pulls
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+needs_compiler = pytest.mark.skipif(
+    bool(_MISSING),
+    reason=f"compile commands need {', '.join(_MISSING)}: pip install torch==2.13.0 && pip install -e '.[compile]'",
+)
+
+VECTOR_ADD = REPO / "examples" / "compile" / "vector_add.py"
+LEGACY = (FIXTURES / "compile_kernel.py").read_text(encoding="utf-8")
+COMPILE_TIMEOUT = 240.0  # the first request also waits for the worker to import torch + flydsl
+SLEEPY = "import time\n\n# flydsl: example\ndef sleepy(device):\n    time.sleep(60)\n"
+EXPECTED_COMMANDS = {"flydsl-ls.compile", "flydsl-ls.launch", "flydsl-ls.showIsa", "flydsl-ls.verifyFix"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+async def session(request, tmp_path_factory):
+    """(client, workspace) with vector_add.py, the legacy fixture and a sleepy example."""
+    root = tmp_path_factory.mktemp("ws")
+    shutil.copy(VECTOR_ADD, root / "vector_add.py")
+    (root / "legacy.py").write_text(LEGACY, encoding="utf-8")
+    (root / "sleepy.py").write_text(SLEEPY, encoding="utf-8")
+    cache = tmp_path_factory.mktemp("cache")
+    env = {"FLYDSL_LS_CACHE": str(cache)}
+    async with lsp(request.param, root, env=env, init_options={"compileTimeout": 120}) as client:
+        client.spec = request.param  # type: ignore[attr-defined]
+        yield client, root
+
+
+async def execute(client, command: str, *arguments, timeout: float = COMPILE_TIMEOUT):
+    return await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        ),
+        timeout,
+    )
+
+
+def messages_since(client, count: int) -> list[types.ShowMessageParams]:
+    return [m for m in client.messages[count:]]
+
+
+# --- capabilities and CodeLens (no compile) ----------------------------------------------------
+async def test_commands_and_code_lens_are_advertised(session):
+    client, _ = session
+    caps = client.init_result.capabilities
+    assert set(caps.execute_command_provider.commands) == EXPECTED_COMMANDS
+    assert caps.code_lens_provider is not None
+
+
+async def test_code_lens_titles_and_commands(session):
+    client, root = session
+    text = LEGACY + "\n\n# flydsl: example gfx950\ndef wide(device):\n    return small(device)\n"
+    uri = open_doc(client, root / "legacy.py", text, version=1)
+    lenses = await asyncio.wait_for(
+        client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))),
+        20,
+    )
+    titles = [(lens.range.start.line, lens.command.title) for lens in lenses]
+    small_line = text.splitlines().index("def small(device):")
+    wide_line = text.splitlines().index("def wide(device):")
+    assert titles == [
+        (small_line, "Compile (gfx942)"),
+        (small_line, "Show ISA"),
+        (small_line, "Launch"),
+        (wide_line, "Compile (gfx950)"),
+        (wide_line, "Show ISA"),
+        (wide_line, "Launch"),
+    ]
+    commands = [(lens.command.command, list(lens.command.arguments)) for lens in lenses[:3]]
+    assert commands == [
+        ("flydsl-ls.compile", [uri, "small", "gfx942"]),
+        ("flydsl-ls.showIsa", [uri, "small", "gfx942"]),
+        ("flydsl-ls.launch", [uri, "small", "gfx942"]),
+    ]
+    assert list(lenses[3].command.arguments) == [uri, "wide", "gfx950"]
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+async def test_bad_arguments_are_an_error_not_a_crash(session):
+    client, _ = session
+    with pytest.raises(Exception, match="document URI"):
+        await execute(client, "flydsl-ls.compile", 42)
+    caps = client.init_result.capabilities
+    assert caps.execute_command_provider is not None  # still serving
+
+
+async def test_no_example_is_reported(session):
+    client, root = session
+    plain = root / "plain.py"
+    plain.write_text("def f(device):\n    pass\n")
+    count = len(client.messages)
+    result = await execute(client, "flydsl-ls.compile", plain.as_uri())
+    assert result["status"] == "unavailable"
+    assert "flydsl: example" in result["message"]
+    (shown,) = messages_since(client, count)
+    assert shown.type == types.MessageType.Error and "cannot compile" in shown.message
+
+
+# --- compile -----------------------------------------------------------------------------------
+@needs_compiler
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+async def test_compile_vector_add(session, arch):
+    client, root = session
+    uri = (root / "vector_add.py").as_uri()
+    count = len(client.messages)
+    tokens = set(client.progress_reports)
+    result = await execute(client, "flydsl-ls.compile", uri, None, arch)
+    assert result["status"] == "ok", result["message"]
+    assert result["ok"] and result["arch"] == arch and result["example"] == "small"
+    (kernel,) = result["kernels"]
+    assert kernel["name"] == "add_kernel_0"
+    res = kernel["resources"]
+    assert res["vgprs"] > 0 and res["sgprs"] > 0 and res["agprs"] == 0 and res["ldsBytes"] == 0
+    assert res["occupancy"]["wavesPerSimd"] == 8
+    assert kernel["summary"].startswith("VGPRs ")
+    isa = Path(kernel["files"]["isa"])
+    assert isa.is_file() and Path(result["runDir"]) in isa.parents
+    text = isa.read_text()
+    assert f"amdgcn-amd-amdhsa--{arch}" in text or f"-{arch}" in text
+    assert "global_load_dwordx4" in text and "global_store_dwordx4" in text
+    assert set(kernel["files"]) == {"mlirFirst", "mlirFinal", "llvm", "isa"}
+    # the message: success, time, resources
+    (shown,) = messages_since(client, count)
+    assert shown.type == types.MessageType.Info
+    assert "compiled in" in shown.message and kernel["summary"] in shown.message
+    # work-done progress: begin ... end on a fresh token
+    (token,) = set(client.progress_reports) - tokens
+    kinds = [p.kind for p in client.progress_reports[token]]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+    assert client.progress_reports[token][0].cancellable
+
+
+@needs_compiler
+async def test_object_arguments_and_unsaved_text(session):
+    """``[{"uri", "example", "arch"}]`` works too, and an open buffer is compiled as it is."""
+    client, root = session
+    uri = open_doc(client, root / "vector_add.py", VECTOR_ADD.read_text().replace("THREADS = 256", "THREADS = 128"), 1)
+    try:
+        result = await execute(client, "flydsl-ls.compile", {"uri": uri, "example": "small", "arch": "gfx942"})
+        assert result["status"] == "ok", result["message"]
+        assert result["kernels"][0]["resources"]["workgroupSize"] == [128, 1, 1]
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+@needs_compiler
+async def test_show_isa_opens_the_isa_file(session):
+    client, root = session
+    uri = (root / "vector_add.py").as_uri()
+    count = len(client.shown_documents)
+    result = await execute(client, "flydsl-ls.showIsa", uri, "small", "gfx942")
+    assert result["ok"]
+    (shown,) = client.shown_documents[count:]
+    isa = result["kernels"][0]["uris"]["isa"]
+    assert shown.uri == isa and result["shown"] == isa
+    assert shown.uri.endswith("22_final_isa.s")
+
+
+@needs_compiler
+async def test_launch_without_gpu_says_what_is_missing(session):
+    client, root = session
+    result = await execute(client, "flydsl-ls.launch", (root / "vector_add.py").as_uri())
+    assert result["status"] == "ok"
+    launch = result["launch"]
+    assert launch is not None and launch["ran"] is False
+    assert "Compile-only ran" in launch["message"]
+    assert any(not check["ok"] for check in launch["checks"])
+    assert "launch: " in result["message"]
+
+
+# --- compile errors as diagnostics ---------------------------------------------------------------
+@needs_compiler
+async def test_compile_error_becomes_a_diagnostic_then_clears(session):
+    client, root = session
+    path = root / "legacy.py"
+    bad = LEGACY.replace("twice + fx.Int32(lane)", "twice + undefined_name")
+    line = bad.splitlines().index("    Out[tid] = twice + undefined_name")
+    uri = open_doc(client, path, bad, version=1)
+    try:
+        await diagnostics(client, uri, 1)  # the lint first
+        result = await execute(client, "flydsl-ls.compile", uri)
+        assert result["status"] == "error"
+        assert result["error"]["line"] == line + 1
+        compile_diags = await _compile_diagnostics(client, uri, present=True)
+        (diag,) = compile_diags
+        column = bad.splitlines()[line].index("undefined_name")  # the traceback's column
+        assert (diag.range.start.line, diag.range.start.character) == (line, column)
+        assert diag.range.end.line == line
+        assert diag.severity == types.DiagnosticSeverity.Error
+        assert "undefined_name" in diag.message
+        # the lint does not drop it: a change re-lints, the compile error stays
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=LEGACY)],
+            )
+        )
+        lint = await diagnostics(client, uri, 2)
+        assert any(d.code == "FLY105" for d in lint)
+        assert len(await _compile_diagnostics(client, uri, present=True)) == 1
+        # the next successful compile clears it
+        result = await execute(client, "flydsl-ls.compile", uri)
+        assert result["status"] == "ok", result["message"]
+        assert await _compile_diagnostics(client, uri, present=False) == []
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+async def _compile_diagnostics(client, uri: str, present: bool) -> list[types.Diagnostic]:
+    """The compile diagnostics the client shows for ``uri`` (pushed: pull clients keep the
+    pushed set apart from the pulled one; push clients get them merged with the lint)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 20
+    while True:
+        pushed = [p for p in client.published if p.uri == uri]
+        found = [d for d in (pushed[-1].diagnostics if pushed else []) if d.source == "flydsl-ls compile"]
+        if bool(found) == present or loop.time() > deadline:
+            if pulls(client):  # never in the pulled lint
+                report = await asyncio.wait_for(
+                    client.text_document_diagnostic_async(
+                        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+                    ),
+                    20,
+                )
+                assert all(d.source != "flydsl-ls compile" for d in report.items)
+            return found
+        await asyncio.sleep(0.05)
+
+
+# --- verify a fix --------------------------------------------------------------------------------
+async def _lint(client, root, text: str) -> tuple[str, list[types.Diagnostic]]:
+    uri = open_doc(client, root / "legacy.py", text, version=1)
+    return uri, await diagnostics(client, uri, 1)
+
+
+@needs_compiler
+async def test_verify_safe_fix_gives_identical_ir(session):
+    client, root = session
+    uri, diags = await _lint(client, root, LEGACY)
+    try:
+        safe = [d for d in diags if d.code == "FLY104"][0]
+        assert safe.data["fix"]["applicability"] == "safe"
+        count = len(client.messages)
+        result = await execute(client, "flydsl-ls.verifyFix", uri, client.protocol._converter.unstructure(safe))
+        assert result["status"] == "identical", result["message"]
+        assert result["identical"] and result["differences"] == []
+        assert "identical IR" in result["message"]
+        assert result["before"]["ok"] and result["after"]["ok"]
+        assert "identical IR" in messages_since(client, count)[-1].message
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+@needs_compiler
+async def test_verify_unsafe_fix_reports_the_difference(session):
+    """FLY105 `gpu.thread_id("x") % 16` -> `fx.Int32(gpu.thread_id("x")) % 16`: an
+    index_cast to i32 appears in the MLIR. Given only its code and range (no data), the
+    server finds the fix in its own lint."""
+    client, root = session
+    uri, diags = await _lint(client, root, LEGACY)
+    try:
+        unsafe = [d for d in diags if d.code == "FLY105"][0]
+        count = len(client.shown_documents)
+        diagnostic = {"code": unsafe.code, "range": client.protocol._converter.unstructure(unsafe.range)}
+        result = await execute(client, "flydsl-ls.verifyFix", {"uri": uri, "diagnostic": diagnostic})
+        assert result["status"] == "different", result["message"]
+        assert result["fix"]["applicability"] == "unsafe"
+        assert any("mlir-first differs" in d for d in result["differences"])
+        diff = "".join(result["diffs"].values())
+        assert "+" in diff and "arith.index_cast" in diff
+        assert Path(result["diffFile"]).read_text().count("arith.index_cast") >= 1
+        (shown,) = client.shown_documents[count:]
+        assert shown.uri == Path(result["diffFile"]).as_uri()
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+async def test_verify_fix_of_a_stale_diagnostic_is_refused(session):
+    client, root = session
+    uri, diags = await _lint(client, root, LEGACY)
+    try:
+        safe = client.protocol._converter.unstructure([d for d in diags if d.code == "FLY104"][0])
+        safe["data"]["version"] = 0
+        result = await execute(client, "flydsl-ls.verifyFix", uri, safe)
+        assert result["status"] == "failed" and "changed" in result["message"]
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+# --- crash, cancel ---------------------------------------------------------------------------------
+@needs_compiler
+async def test_crash_is_reported_and_the_next_compile_works(session):
+    client, root = session
+    uri = (root / "vector_add.py").as_uri()
+    count = len(client.messages)
+    result = await execute(client, "flydsl-ls.compile", uri, "small", "gfx000")
+    assert result["status"] == "crash"
+    assert "crashed (SIGABRT)" in result["message"] and "restarted" in result["message"]
+    (shown,) = messages_since(client, count)
+    assert shown.type == types.MessageType.Error and "compiler crashed" in shown.message
+    again = await execute(client, "flydsl-ls.compile", uri, "small", "gfx942")
+    assert again["status"] == "ok", again["message"]
+
+
+async def _progress_says(client, text: str, old: set, timeout: float = 60):
+    """The token of the new progress (not in ``old``) that reported ``text``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        for token, reports in list(client.progress_reports.items()):
+            if token not in old and any(getattr(r, "message", None) == text for r in reports):
+                return token
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no progress report {text!r}")
+
+
+@needs_compiler
+@pytest.mark.parametrize("how", ["cancelRequest", "progressCancel"])
+async def test_cancel_stops_the_compile(session, how):
+    """`$/cancelRequest` of the executeCommand, or the cancel button of its progress
+    (`window/workDoneProgress/cancel`): the worker is stopped and the next compile works."""
+    client, root = session
+    uri = (root / "sleepy.py").as_uri()
+    msg_id = str(uuid.uuid4())
+    count = len(client.messages)
+    old = set(client.progress_reports)
+    future = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="flydsl-ls.compile", arguments=[uri]),
+            msg_id=msg_id,
+        )
+    )
+    token = await _progress_says(client, "calling sleepy('cpu')", old)
+    if how == "cancelRequest":
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(future, 30)
+    else:
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        result = await asyncio.wait_for(future, 30)
+        assert result["status"] == "cancelled"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not any("cancelled" in m.message for m in messages_since(client, count)) and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    assert any("compile cancelled" in m.message for m in messages_since(client, count))
+    assert client.progress_reports[token][-1].kind == "end"
+    again = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri())
+    assert again["status"] == "ok", again["message"]
