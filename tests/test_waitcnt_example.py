@@ -121,3 +121,33 @@ def test_shims_defined_in_a_sibling_module(tmp_path):
         (8, "unsafe"),
         (9, "unsafe"),
     ]
+
+
+def test_dead_shims_another_project_file_uses_are_kept(tmp_path):
+    from flydsl_ls.analysis.project import ProjectIndex
+    from flydsl_ls.analysis.sources import package_of
+
+    files = {
+        "kern/__init__.py": "",
+        "kern/utils.py": (
+            "from flydsl.expr import rocdl\n\n_VMCNT_LO_MASK = 0xF\n_LGKMCNT_0_ONLY = 0xC07F\n\n\n"
+            "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n\n\n"
+            "def _waitcnt_vm_n(n):\n    rocdl.s_waitcnt((n & _VMCNT_LO_MASK) | 0x0F70)\n"
+        ),
+        "kern/attn.py": "from .utils import _s_waitcnt, _LGKMCNT_0_ONLY\n\n_s_waitcnt(_LGKMCNT_0_ONLY)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
+    path = tmp_path / "kern/utils.py"
+    source = path.read_text()
+
+    def flagged(project):
+        result = analyze(source, rules=RULES, options=GFX942, package=package_of(path), project=project)
+        return [(d.message.split("`")[1], d.fix.applicability.value) for d in result.diagnostics if d.code == "FLY402"]
+
+    # attn.py imports _s_waitcnt and _LGKMCNT_0_ONLY: only the vm-only shim and its mask are dead.
+    assert flagged(index.view(path, package_of(path))) == [("_VMCNT_LO_MASK", "unsafe"), ("_waitcnt_vm_n", "unsafe")]
+    # One file alone: everything private and unused here is flagged (unsafe).
+    assert [name for name, _ in flagged(None)] == ["_VMCNT_LO_MASK", "_LGKMCNT_0_ONLY", "_s_waitcnt", "_waitcnt_vm_n"]

@@ -43,10 +43,12 @@ class DeadWaitcntShim(Rule):
     names left out of a literal `__all__`; names listed in `__all__` never are. Even a
     private name can be imported (FlyDSL's `flash_attn_gfx950.py` imports `_s_waitcnt` and
     `_waitcnt_vm_n` from `flash_attn_utils.py`, and the MoE GEMMs call
-    `layout_helpers._encode_waitcnt`), so deleting a module-level definition is an
-    **unsafe** fix: check the other modules first. Definitions local to a function cannot be
-    reached from elsewhere; deleting those is **safe**, unless a module-level dead shim
-    still uses them.
+    `layout_helpers._encode_waitcnt`). When the project is known (the files of a CLI run,
+    the editor's workspace), a module-level name another project file mentions counts as
+    used and is not flagged; the project may still be partial, so deleting a module-level
+    definition stays an **unsafe** fix: check the other modules first. Definitions local to
+    a function cannot be reached from elsewhere; deleting those is **safe**, unless a
+    module-level dead shim still uses them.
     """
 
     code = "FLY402"
@@ -68,7 +70,10 @@ class DeadWaitcntShim(Rule):
             candidate = by_binding.get(id(binding)) if binding is not None else None
             if candidate is not None:
                 candidate.uses.append(name_node)
-        dead = set(candidates)
+        # Names another project file mentions are in use there (the project index, when
+        # known, lists the files of the CLI run or the editor's workspace).
+        elsewhere = self._mentioned_elsewhere({c.name for c in candidates if c.module_level})
+        dead = {c for c in candidates if c.name not in elsewhere or not c.module_level}
         changed = True
         while changed:  # greatest fixpoint: dead unless used from outside dead code
             changed = False
@@ -89,6 +94,23 @@ class DeadWaitcntShim(Rule):
         edits = self._deletions(ordered)
         for c in ordered:
             self._report(c, edits.get(id(c)))
+
+    def _mentioned_elsewhere(self, names: set) -> set:
+        project = getattr(self.model, "project", None)
+        if not names or project is None:
+            return set()
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        found: set = set()
+        for path in project.index.all_files():
+            try:
+                if path.resolve() == project.path:
+                    continue
+            except OSError:
+                continue
+            found.update(pattern.findall(_text_of(path)))
+            if found >= names:
+                break
+        return found
 
     def _loads_named(self, tree: ast.Module, names: set):
         """Every loaded ``Name`` with one of ``names``, visiting only the subtrees whose lines
@@ -320,6 +342,25 @@ class DeadWaitcntShim(Rule):
         # Sharing a line: flagged, no fix.
         Invalid("def build():\n    _VMCNT_X = 3; y = 1\n    return y\n", expected=None),
     ]
+
+
+_TEXTS: dict = {}  # path -> ((mtime_ns, size), text): other project files, read once
+
+
+def _text_of(path) -> str:
+    try:
+        stat = path.stat()
+    except OSError:
+        return ""
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _TEXTS.get(path)
+    if cached is None or cached[0] != stamp:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        cached = _TEXTS[path] = (stamp, text)
+    return cached[1]
 
 
 def _statements(module: ast.Module):
