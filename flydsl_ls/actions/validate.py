@@ -30,9 +30,24 @@ def fix_parses(index: LineIndex, diagnostic: Diagnostic) -> bool:
     return _statement_parses(index, statement, inside)
 
 
+# Re-parsing a statement per fix is quadratic in a statement holding thousands of fixes
+# (a generated table): past this budget of characters re-parsed per statement, its fixes
+# are left to the whole-file re-parse that applying them does anyway.
+_BUDGET_PER_STATEMENT = 2_000_000
+
+
 def without_broken_fixes(index: LineIndex, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """The diagnostics, each fix that would not parse withheld (with a note why)."""
+    per_statement: dict = {}
+    for d in diagnostics:
+        if d.fix is not None and d.statement is not None:
+            per_statement[d.statement] = per_statement.get(d.statement, 0) + 1
     for diagnostic in diagnostics:
+        statement = diagnostic.statement
+        if statement is not None:
+            size = index.offset(statement.end) - index.offset(statement.start)
+            if size * per_statement.get(statement, 0) > _BUDGET_PER_STATEMENT:
+                continue
         if diagnostic.fix is not None and not fix_parses(index, diagnostic):
             diagnostic.note = f"fix withheld: `{diagnostic.fix.title}` would not parse"
             diagnostic.fix = None
