@@ -107,7 +107,7 @@ def binary(rule: Rule, op: str, left: ast.expr, right: ast.expr) -> str:
 
 def in_context(text: str, prec: int, replaced: ast.AST, parent: ast.AST | None) -> str:
     """``text`` (an expression of precedence ``prec``) fit to stand where ``replaced`` stood."""
-    if prec >= ATOM and "\n" not in text:
+    if prec >= ATOM:  # a call/subscript: its own brackets hold any line breaks
         return text
     if "\n" in text or not _accepts(prec, replaced, parent):
         return f"({text})"

@@ -465,6 +465,19 @@ class RawArith(Rule):
             unsafe=True,
             settings={"flydsl_version": "0.5.0"},
         ),
+        # A raw index_cast to index is not FLY103's (it handles the fx.arith helper only).
+        Invalid(
+            "from flydsl._mlir.dialects import arith as std_arith\nfrom flydsl.expr.typing import T\n"
+            "def f(v):\n    return std_arith.index_cast(T.index, v)\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Index(v)\n",
+            unsafe=True,
+        ),
+        # A multi-line call becomes a one-line call, with no stray parentheses.
+        Invalid(
+            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.maxsi(\n        a,\n        b,\n    ).bit_length\n",
+            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).bit_length\n",
+            unsafe=True,
+        ),
         # Through fx.arith and its raw `arith` attribute; an op object without .result.
         Invalid(
             "import flydsl.expr as fx\ndef f(a, b):\n    return fx.arith.arith.addi(a, b) + fx.arith.muli(a, b)\n",
