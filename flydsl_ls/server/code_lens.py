@@ -37,7 +37,8 @@ def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.Cod
     for example in examples:
         # the first line of the definition: the decorator or `def` below the marker
         line = example.marker_line if example.marker_line < example.line else example.line - 1
-        rng = lsp_range(Range(Position(line, 0), Position(line, len(index.line_text(line)))), index, server.session.encoding)
+        whole = Range(Position(line, 0), Position(line, len(index.line_text(line))))
+        rng = lsp_range(whole, index, server.session.encoding)
         arch = example.arch or default
         for title, command in LENSES:
             lenses.append(

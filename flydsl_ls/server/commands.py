@@ -36,7 +36,15 @@ from pygls.uris import to_fs_path
 from flydsl_ls.actions.fixes import apply_fix
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.text import LineIndex, Range
-from flydsl_ls.compile import DEFAULT_ARCH, CompileResult, CompileService, Status, choose_example, compare_results, find_examples
+from flydsl_ls.compile import (
+    DEFAULT_ARCH,
+    CompileResult,
+    CompileService,
+    Status,
+    choose_example,
+    compare_results,
+    find_examples,
+)
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.session import Document

@@ -1,6 +1,6 @@
 """What the compile commands show and return: the message, the JSON result, the diagnostics
-of a compile error. Pure functions of a :class:`CompileResult`; no server state, no I/O
-except reading nothing at all (the IR/ISA stay files under the run folder).
+of a compile error. Functions of a :class:`CompileResult`: no server state, no I/O (the IR
+and ISA stay files under the service's run folder; only their paths travel).
 
 The JSON result (camelCase, like the rest of LSP) is the contract with the VS Code and
 Neovim clients; docs/compile.md, "In the editor", documents it.
@@ -9,6 +9,7 @@ Neovim clients; docs/compile.md, "In the editor", documents it.
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -110,15 +111,17 @@ def result_json(command: str, uri: str, result: CompileResult) -> dict:
         "totalSeconds": result.total_seconds,
         "runDir": str(result.dump_dir) if result.dump_dir else None,
         "kernels": [kernel_json(k) for k in result.kernels],
-        "error": camel(error.__dict__) if error else None,
-        "launch": camel(launch.__dict__) if launch else None,
+        "error": camel(asdict(error)) if error else None,
+        "launch": camel(asdict(launch)) if launch else None,
         "notes": list(result.notes),
         "shown": None,
     }
 
 
 # --- a compile error as a diagnostic ---------------------------------------------------
-def error_diagnostics(result: CompileResult, path: Path | None, text: str, encoding: Encoding) -> list[types.Diagnostic]:
+def error_diagnostics(
+    result: CompileResult, path: Path | None, text: str, encoding: Encoding
+) -> list[types.Diagnostic]:
     """The compile error at the source line it points to, when it points into ``path``
     (whose compiled text was ``text``); else nothing (the message says it all)."""
     error = result.error
@@ -151,12 +154,19 @@ def error_diagnostics(result: CompileResult, path: Path | None, text: str, encod
 
 
 # --- verify a fix -----------------------------------------------------------------------
-def verify_message(fix: dict, code: str, comparison: IrComparison | None, before: CompileResult, after: CompileResult | None) -> str:
+def verify_message(
+    fix: dict,
+    code: str,
+    comparison: IrComparison | None,
+    before: CompileResult,
+    after: CompileResult | None,
+) -> str:
     what = f"{code} fix “{fix.get('title', '?')}” ({fix.get('applicability', '?')})"
     if not before.ok:
         return f"verify {what}: the example does not compile before the fix, nothing to compare.\n{headline(before)}"
     if after is None or not after.ok:
-        return f"verify {what}: the example does not compile after the fix.\n{headline(after) if after else ''}".rstrip()
+        detail = headline(after) if after else ""
+        return f"verify {what}: the example does not compile after the fix.\n{detail}".rstrip()
     assert comparison is not None
     if comparison.identical:
         return (

@@ -335,11 +335,12 @@ async def _progress_says(client, text: str, old: set, timeout: float = 60):
 
 
 @needs_compiler
-@pytest.mark.parametrize("how", ["cancelRequest", "progressCancel"])
-async def test_cancel_stops_the_compile(session, how):
-    """`$/cancelRequest` of the executeCommand, or the cancel button of its progress
-    (`window/workDoneProgress/cancel`): the worker is stopped and the next compile works."""
+async def test_cancel_stops_the_compile(session):
+    """Neovim: `$/cancelRequest` of the executeCommand; VS Code: the cancel button of its
+    progress (`window/workDoneProgress/cancel`). The worker is stopped (and restarted, a few
+    seconds each, hence one way per client) and the next compile works."""
     client, root = session
+    how = "cancelRequest" if client.spec.startswith("neovim") else "progressCancel"
     uri = (root / "sleepy.py").as_uri()
     msg_id = str(uuid.uuid4())
     count = len(client.messages)
@@ -366,5 +367,23 @@ async def test_cancel_stops_the_compile(session, how):
         await asyncio.sleep(0.1)
     assert any("compile cancelled" in m.message for m in messages_since(client, count))
     assert client.progress_reports[token][-1].kind == "end"
+    again = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri())
+    assert again["status"] == "ok", again["message"]
+
+
+@needs_compiler
+async def test_compile_timeout_setting(session):
+    """`compileTimeout` (seconds) bounds a request; the worker is restarted after it."""
+    client, root = session
+    if client.spec.startswith("neovim"):
+        pytest.skip("one client is enough: each timeout restarts the worker (seconds on a busy machine)")
+    settings = lambda seconds: types.DidChangeConfigurationParams(settings={"flydsl-ls": {"compileTimeout": seconds}})
+    client.workspace_did_change_configuration(settings(2))
+    try:
+        result = await execute(client, "flydsl-ls.compile", (root / "sleepy.py").as_uri())
+        assert result["status"] == "timeout"
+        assert "timed out after 2 s" in result["message"] and "restarted" in result["message"]
+    finally:
+        client.workspace_did_change_configuration(settings(120))
     again = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri())
     assert again["status"] == "ok", again["message"]
