@@ -72,11 +72,13 @@ def required_apis(content: str, fx: str) -> list[str]:
         name = chain
         while name not in known and "." in name[3:]:
             name = name.rsplit(".", 1)[0]
-        if name not in known and chain not in _SIGNATURE_FORMS:
+        if name not in known and chain not in _SIGNATURE_FORMS and f"{chain}(wrapper)" not in known:
             continue
         form = _SIGNATURE_FORMS.get(chain)
         if form and form[0].match(content[match.end() :]):
             name = form[1]
+        elif f"{chain}(wrapper)" in known:  # the fx wrapper of a name the raw dialect also has
+            name = f"{chain}(wrapper)"
         if name in known and name not in found:
             found.append(name)
     return found
