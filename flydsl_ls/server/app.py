@@ -1,7 +1,8 @@
 """The flydsl-ls language server: the server object, one dispatch table, and ``serve``.
 
 Every handler lives in the module of its LSP concern (documents, diagnostics,
-code_actions, hover, workspace); this module only wires them to methods and guards them:
+code_actions, hover, workspace, code_lens, commands); this module only wires them to methods
+and commands and guards them:
 a failing handler is logged, a request is answered with an error, and the server keeps
 serving.
 """

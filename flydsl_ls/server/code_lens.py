@@ -8,6 +8,7 @@ setting, else gfx942.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -20,13 +21,14 @@ from flydsl_ls.server.diagnostics import lsp_range
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
 
+MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizing the file
 # (title, command); the compile title names the arch.
 LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
 
 
 def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     doc = server.session.get(params.text_document.uri)
-    if doc is None or "flydsl" not in doc.text:
+    if doc is None or not MARKER.search(doc.text):
         return None
     examples = find_examples(doc.text)
     if not examples:

@@ -96,6 +96,25 @@ async def test_code_lens_titles_and_commands(session):
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
 
 
+async def test_code_lens_arch_follows_the_target_arch_setting(session):
+    client, root = session
+    uri = open_doc(client, root / "vector_add.py", version=1)
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    try:
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"flydsl-ls": {"targetArch": "gfx950"}})
+        )
+        await asyncio.sleep(0.2)  # notifications are handled in order; the lens request follows it
+        lenses = await asyncio.wait_for(client.text_document_code_lens_async(params), 20)
+        assert lenses[0].command.title == "Compile (gfx950)"
+        assert list(lenses[0].command.arguments) == [uri, "small", "gfx950"]
+    finally:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {}}))
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    lenses = await asyncio.wait_for(client.text_document_code_lens_async(params), 20)
+    assert lenses is None  # closed: no lenses
+
+
 async def test_bad_arguments_are_an_error_not_a_crash(session):
     client, _ = session
     with pytest.raises(Exception, match="document URI"):
