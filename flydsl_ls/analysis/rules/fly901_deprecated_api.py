@@ -23,7 +23,12 @@ DEPRECATED_SYMBOLS = {
     "fx.rocdl.BufferCopyLDS64b": Deprecation("fx.rocdl.BufferCopyLDS64b", "`fx.rocdl.BufferCopyLDS32b`, or `fx.rocdl.BufferCopyLDS128b` on gfx950 (the 64b atom never worked: it now raises)", "0.4"),
 }
 TDM_OPS_ALIAS = "flydsl.expr.tdm_ops"
-TDM_OPS = Deprecation("fx.tdm_ops", "`fx.rocdl.tdm_ops` (a target-specific, unstable path)", "0.4")
+# `fx.rocdl.tdm_ops` only exists once the submodule was imported: name the import.
+TDM_OPS = Deprecation(
+    "fx.tdm_ops",
+    "`from flydsl.expr.rocdl import tdm_ops` (a target-specific, unstable path)",
+    "0.4",
+)
 DEPRECATED_METHODS = {
     "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.max(x, y)`", "0.4"),
     "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.min(x, y)`", "0.4"),
