@@ -161,7 +161,8 @@ def verify_message(
     before: CompileResult,
     after: CompileResult | None,
 ) -> str:
-    what = f"{code} fix “{fix.get('title', '?')}” ({fix.get('applicability', '?')})"
+    title, applicability = str(fix.get("title", "?")), str(fix.get("applicability", "?"))
+    what = f"{code} fix “{title}”" + ("" if f"({applicability})" in title else f" ({applicability})")
     if not before.ok:
         return f"verify {what}: the example does not compile before the fix, nothing to compare.\n{headline(before)}"
     if after is None or not after.ok:
@@ -173,7 +174,12 @@ def verify_message(
             f"verify {what}: identical IR for {before.example} ({before.arch}): MLIR (locations stripped) "
             "and ISA are the same before and after the fix."
         )
-    return f"verify {what}: IR differs for {before.example} ({before.arch}): " + "; ".join(comparison.differences)
+    isa_same = not any(key.endswith(": isa differs") for key in comparison.differences)
+    return (
+        f"verify {what}: IR differs for {before.example} ({before.arch}): "
+        + "; ".join(comparison.differences)
+        + ("; the ISA is the same" if isa_same else "")
+    )
 
 
 def verify_json(
