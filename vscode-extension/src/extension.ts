@@ -5,7 +5,7 @@
 // (flydsl-ls.compile, .launch, .showIsa, .verifyFix) are registered by vscode-languageclient
 // when the server advertises them; our middleware fills in the arguments when they come
 // from the command palette and opens the ISA/IR the server wrote as read-only
-// `flydsl-isa:` documents.
+// documents of a read-only `flydsl-isa:` file system.
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
@@ -102,16 +102,49 @@ async function pythonFromExtension(resource?: vscode.Uri): Promise<string | unde
 }
 
 // --- the ISA/IR documents --------------------------------------------------------------------
-class ArtifactProvider implements vscode.TextDocumentContentProvider {
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+/** `flydsl-isa:/<kernel> (<arch>).s?file=<dump file>`: the dump files the server wrote, as a
+ * read-only file system (the editor shows a lock and refuses edits, from the UI and the API). */
+class ArtifactFileSystem implements vscode.FileSystemProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changed.event;
+
+  private file(uri: vscode.Uri): vscode.Uri {
     const file = fileOfQuery(uri.query);
-    if (!file) return `No file behind ${uri.toString()}`;
-    try {
-      const bytes = await vscode.workspace.fs.readFile(vscode.Uri.file(file));
-      return new TextDecoder('utf-8').decode(bytes);
-    } catch (error) {
-      return `Cannot read ${file}: ${error}`;
-    }
+    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
+    return vscode.Uri.file(file);
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
+    const stat = await vscode.workspace.fs.stat(this.file(uri));
+    return { ...stat, permissions: vscode.FilePermission.Readonly };
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  readFile(uri: vscode.Uri): Thenable<Uint8Array> {
+    return vscode.workspace.fs.readFile(this.file(uri));
+  }
+
+  createDirectory(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  writeFile(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  delete(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  rename(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
   }
 }
 
@@ -317,7 +350,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
   context.subscriptions.push(
     output,
     status,
-    vscode.workspace.registerTextDocumentContentProvider(SCHEME, new ArtifactProvider()),
+    vscode.workspace.registerFileSystemProvider(SCHEME, new ArtifactFileSystem(), { isReadonly: true, isCaseSensitive: true }),
     vscode.commands.registerCommand('flydsl-ls.restartServer', () => restart()),
     vscode.commands.registerCommand('flydsl-ls.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('flydsl-ls.showIr', () => showIr()),

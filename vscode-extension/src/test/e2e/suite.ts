@@ -1,0 +1,250 @@
+// The end-to-end scenario, run INSIDE VS Code's extension host (extensionTestsPath) by
+// driver.ts. It drives the editor through the API as a user would through the UI, and at
+// each checkpoint waits for the driver (outside, with Playwright) to look at the real UI
+// and take a screenshot. What it saw goes to $FLYDSL_E2E_OUT/suite.json.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { FlydslApi } from '../../extension';
+
+const OUT = process.env.FLYDSL_E2E_OUT ?? '';
+const WORKSPACE = process.env.FLYDSL_E2E_WORKSPACE ?? '';
+const EXPECT_COMPILE = process.env.FLYDSL_E2E_EXPECT_COMPILE === '1';
+
+interface Report {
+  steps: string[];
+  [key: string]: unknown;
+}
+
+const report: Report = { steps: [] };
+
+function log(message: string): void {
+  const line = `[suite ${new Date().toISOString().slice(11, 19)}] ${message}`;
+  console.log(line);
+  fs.appendFileSync(path.join(OUT, 'suite.log'), line + '\n');
+}
+
+function step(name: string): void {
+  report.steps.push(name);
+  log(`step: ${name}`);
+  save();
+}
+
+function save(): void {
+  fs.writeFileSync(path.join(OUT, 'suite.json'), JSON.stringify(report, null, 2));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeout = 60_000): Promise<T> {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && (value as unknown) !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeout / 1000} s waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Ask the driver to look at the UI (and screenshot it); wait until it has. */
+async function checkpoint(name: string, timeout = 90_000): Promise<void> {
+  const dir = path.join(OUT, 'checkpoints');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${name}.request`), '');
+  log(`checkpoint ${name}: waiting for the driver`);
+  await until(`the driver at checkpoint ${name}`, () => fs.existsSync(path.join(dir, `${name}.done`)) || undefined, timeout);
+  const problem = fs.readFileSync(path.join(dir, `${name}.done`), 'utf8').trim();
+  if (problem) throw new Error(`driver at checkpoint ${name}: ${problem}`);
+}
+
+function flydslDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'flydsl-ls');
+}
+
+function codeOf(d: vscode.Diagnostic): string {
+  return typeof d.code === 'object' && d.code !== null ? String(d.code.value) : String(d.code);
+}
+
+async function place(editor: vscode.TextEditor, position: vscode.Position): Promise<void> {
+  editor.selection = new vscode.Selection(position, position);
+  editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenter);
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+}
+
+async function scenario(): Promise<void> {
+  const extension = vscode.extensions.getExtension<FlydslApi>('flydsl-ls.flydsl-ls');
+  assert.ok(extension, 'the extension under development is loaded');
+  const config = vscode.workspace.getConfiguration();
+  report.settings = {
+    interpreter: config.get('flydsl-ls.interpreter'),
+    disableAIFeatures: config.get('chat.disableAIFeatures'),
+    codeActionsOnSave: vscode.workspace.getConfiguration('editor', { languageId: 'python' }).get('codeActionsOnSave'),
+  };
+
+  // 1. Open the legacy kernel: the server starts, diagnostics arrive.
+  const legacy = vscode.Uri.file(path.join(WORKSPACE, 'legacy_kernel.py'));
+  const doc = await vscode.workspace.openTextDocument(legacy);
+  const editor = await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  const api = await extension.activate();
+  await api.ready();
+  assert.equal(api.state(), 'running', 'flydsl-ls is running');
+  report.server = api.serverCommand();
+  step('server running');
+
+  const diagnostics = await until('flydsl-ls diagnostics', () => {
+    const found = flydslDiagnostics(legacy);
+    return found.length > 0 ? found : undefined;
+  });
+  await sleep(500); // let a pull and a push settle; the count must not double
+  const all = flydslDiagnostics(legacy);
+  report.diagnostics = all.map((d) => ({ code: codeOf(d), line: d.range.start.line + 1, message: d.message }));
+  assert.ok(diagnostics.some((d) => codeOf(d) === 'FLY101'), 'FLY101 reported');
+  assert.ok(all.some((d) => codeOf(d) === 'FLY103'), 'FLY103 reported');
+  assert.ok(all.some((d) => codeOf(d) === 'FLY901'), 'FLY901 reported');
+  const keys = all.map((d) => `${codeOf(d)}@${d.range.start.line}:${d.range.start.character}`);
+  assert.equal(new Set(keys).size, keys.length, 'each finding shows once');
+  step('diagnostics');
+
+  // 2. The quick-fix menu on FLY103 (arith.index_cast -> fx.Index), then apply its fix.
+  const cast = all.find((d) => codeOf(d) === 'FLY103' && doc.lineAt(d.range.start.line).text.includes('index_cast(T.index, base)'));
+  assert.ok(cast, 'FLY103 on the index_cast line');
+  await place(editor, cast.range.start);
+  await until('the quick fixes', async () => {
+    const found = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', legacy, cast.range);
+    return found.some((a) => a.isPreferred) || undefined;
+  });
+  for (let attempt = 1; ; attempt++) {
+    await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
+    await vscode.commands.executeCommand('editor.action.quickFix'); // Ctrl+.
+    try {
+      await checkpoint(`quick-fix#${attempt}`);
+      break;
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      log(`no quick-fix menu yet (${error}); again`);
+    }
+  }
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    legacy,
+    cast.range,
+    vscode.CodeActionKind.QuickFix.value,
+    10,
+  );
+  report.quickFixes = actions.map((a) => ({
+    title: a.title,
+    preferred: a.isPreferred === true,
+    kind: a.kind?.value,
+  }));
+  const fix = actions.find((a) => a.isPreferred && !a.title.startsWith('Ignore'));
+  assert.ok(fix?.edit, `a preferred FLY103 fix with an edit among ${actions.map((a) => a.title).join(' | ')}`);
+  assert.ok(actions.some((a) => a.title === 'Ignore FLY103 for this line'), 'the suppression action');
+  const castLine = cast.range.start.line;
+  assert.ok(await vscode.workspace.applyEdit(fix.edit));
+  const fixed = doc.lineAt(castLine).text;
+  report.quickFix = { title: fix.title, line: castLine + 1, after: fixed };
+  assert.match(fixed, /fx\.Index\(base\)/);
+  step('quick fix');
+
+  // 3. Hover on a deprecated API (acc.maximumf, FLY901).
+  const maxLine = [...Array(doc.lineCount).keys()].find((i) => doc.lineAt(i).text.includes('acc.maximumf(peer)'));
+  assert.ok(maxLine !== undefined, 'acc.maximumf in the kernel');
+  const hoverAt = new vscode.Position(maxLine, doc.lineAt(maxLine).text.indexOf('maximumf') + 2);
+  const hovers = await until('a flydsl-ls hover', async () => {
+    const found = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', legacy, hoverAt);
+    return found.some((h) => h.contents.some((c) => markdown(c).includes('FLY901'))) ? found : undefined;
+  });
+  report.hover = hovers.flatMap((h) => h.contents.map(markdown)).join('\n---\n');
+  await place(editor, hoverAt);
+  await vscode.commands.executeCommand('editor.action.showHover');
+  await checkpoint('hover');
+  step('hover');
+
+  // 4. Fix-all on save: "editor.codeActionsOnSave": {"source.fixAll.flydsl-ls": "explicit"}.
+  const fixAll = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    legacy,
+    new vscode.Range(0, 0, doc.lineCount, 0),
+    'source.fixAll.flydsl-ls',
+  );
+  report.fixAllActions = fixAll.map((a) => a.title);
+  assert.ok(fixAll.some((a) => a.kind?.value === 'source.fixAll.flydsl-ls'), 'a source.fixAll.flydsl-ls action');
+  const beforeSave = doc.getText();
+  assert.ok(doc.isDirty, 'the quick fix left the file unsaved');
+  await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  await vscode.commands.executeCommand('workbench.action.files.save');
+  await until('the save', () => (!doc.isDirty ? true : undefined), 60_000);
+  const saved = fs.readFileSync(legacy.fsPath, 'utf8');
+  assert.notEqual(saved, beforeSave, 'fix-all on save changed the file');
+  report.fixedFile = saved;
+  step('fix-all on save');
+
+  // 5. Compile a kernel example: the ISA opens beside it, read-only, highlighted.
+  const example = vscode.Uri.file(path.join(WORKSPACE, 'vector_add.py'));
+  const exampleDoc = await vscode.workspace.openTextDocument(example);
+  await vscode.window.showTextDocument(exampleDoc, vscode.ViewColumn.One);
+  const lenses = await until('the example CodeLens', async () => {
+    const found = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', example, 10);
+    return found.length > 0 ? found : undefined;
+  });
+  report.codeLenses = lenses.map((l) => l.command?.title);
+  // Show the example with its CodeLens ("Compile (gfx942) | Show ISA | Launch") on screen.
+  const exampleEditor = vscode.window.activeTextEditor!;
+  const lensLine = lenses[0].range.start.line;
+  exampleEditor.selection = new vscode.Selection(lensLine + 1, 0, lensLine + 1, 0);
+  exampleEditor.revealRange(new vscode.Range(Math.max(lensLine - 8, 0), 0, lensLine + 8, 0), vscode.TextEditorRevealType.AtTop);
+  const result = (await vscode.commands.executeCommand('flydsl-ls.compile')) as Record<string, unknown> | undefined;
+  assert.ok(result, 'flydsl-ls.compile returned a result');
+  report.compile = { status: result.status, arch: result.arch, example: result.example, message: result.message };
+  if (!EXPECT_COMPILE) {
+    assert.equal(result.status, 'unavailable', 'without FlyDSL the compile says what is missing');
+    step('compile (unavailable)');
+    return;
+  }
+  assert.equal(result.status, 'ok', String(result.message));
+  const isaEditor = await until('the ISA document', () =>
+    vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'flydsl-isa'),
+  );
+  const isa = isaEditor.document;
+  report.isa = { uri: isa.uri.toString(), languageId: isa.languageId, head: isa.getText().slice(0, 400) };
+  assert.equal(isa.languageId, 'amdgpu-isa');
+  assert.match(isa.getText(), /\.amdgcn_target "amdgcn-amd-amdhsa--?(unknown-)?gfx942"/);
+  assert.match(isa.getText(), /s_endpgm/);
+  step('compile');
+  await checkpoint('isa'); // the driver also checks that typing into it is refused
+  assert.equal(isa.getText().includes('flydsl-e2e-typed'), false, 'the ISA document is read-only');
+
+  // 6. Show ISA: the server asks the editor to show its dump (window/showDocument).
+  const shown = (await vscode.commands.executeCommand('flydsl-ls.showIsa', example.toString())) as Record<string, unknown>;
+  report.showIsa = { status: shown.status, shown: shown.shown };
+  assert.equal(shown.status, 'ok');
+  assert.ok(typeof shown.shown === 'string' && shown.shown.endsWith('22_final_isa.s'), 'the server showed the ISA');
+  await until('the shown ISA as a flydsl-isa document', () =>
+    vscode.window.activeTextEditor?.document.uri.scheme === 'flydsl-isa' ? true : undefined,
+  );
+  step('show ISA');
+}
+
+function markdown(content: vscode.MarkdownString | vscode.MarkedString): string {
+  if (typeof content === 'string') return content;
+  return 'value' in content ? content.value : String(content);
+}
+
+export async function run(): Promise<void> {
+  log(`suite starts in ${WORKSPACE}`);
+  try {
+    await scenario();
+    report.ok = true;
+    log('suite passed');
+  } catch (error) {
+    report.ok = false;
+    report.error = error instanceof Error ? `${error.message}\n${error.stack}` : String(error);
+    log(`suite FAILED: ${report.error}`);
+    throw error;
+  } finally {
+    save();
+  }
+}
