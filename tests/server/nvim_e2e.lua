@@ -1,8 +1,9 @@
 -- Headless Neovim 0.11 end-to-end check, run by test_neovim_e2e.py:
 --   nvim --clean --headless -u nvim_e2e.lua kernel.py
 -- Starts flydsl-ls through editors/nvim/lsp/flydsl_ls.lua, waits for its diagnostics,
--- applies the FLY101 quick fix through vim.lsp.buf.code_action, writes the file, and
--- reports what happened as JSON in $FLYDSL_E2E_RESULT.
+-- applies the FLY101 quick fix through vim.lsp.buf.code_action, writes the file, hovers a
+-- deprecated API, runs fix-all on $FLYDSL_E2E_FIXALL, runs :FlydslCompile and :FlydslShowIsa
+-- on $FLYDSL_E2E_COMPILE, and reports what happened as JSON in $FLYDSL_E2E_RESULT.
 local result = { steps = {} }
 local function note(step) table.insert(result.steps, step) end
 
@@ -65,6 +66,74 @@ local function run()
 
   vim.cmd('write')
   note('written')
+
+  -- Hover on a deprecated API (fx.get, FLY901): Neovim's own hover float.
+  for lnum, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    local col = line:find('fx.get(', 1, true)
+    if col then vim.api.nvim_win_set_cursor(0, { lnum, col + 2 }) break end
+  end
+  vim.lsp.buf.hover()
+  local hover
+  vim.wait(30000, function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= '' then
+        hover = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), '\n')
+        return true
+      end
+    end
+    return false
+  end, 50)
+  if not hover then return finish(false, 'no hover window') end
+  result.hover = hover
+  note('hover')
+  vim.cmd('fclose!')
+
+  -- Fix-all on a second file (the legacy example), as a code action of kind source.fixAll.
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.FLYDSL_E2E_FIXALL))
+  local fixbuf = vim.api.nvim_get_current_buf()
+  if not vim.wait(60000, function() return #vim.diagnostic.get(fixbuf) > 0 end, 50) then
+    return finish(false, 'no diagnostics in the fix-all file')
+  end
+  local unfixed = table.concat(vim.api.nvim_buf_get_lines(fixbuf, 0, -1, false), '\n')
+  vim.lsp.buf.code_action({ context = { only = { 'source.fixAll.flydsl-ls' } }, apply = true })
+  if not vim.wait(60000, function()
+    return table.concat(vim.api.nvim_buf_get_lines(fixbuf, 0, -1, false), '\n') ~= unfixed
+  end, 50) then
+    return finish(false, 'fix-all did not change the buffer')
+  end
+  vim.cmd('write')
+  note('fix-all')
+
+  -- :FlydslCompile and :FlydslShowIsa (editors/nvim/lsp/flydsl_ls.lua) on a compile example.
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.FLYDSL_E2E_COMPILE))
+  local cbuf = vim.api.nvim_get_current_buf()
+  if not vim.wait(60000, function() return vim.fn.exists(':FlydslCompile') == 2 end, 50) then
+    return finish(false, ':FlydslCompile was not defined on attach')
+  end
+  vim.cmd('FlydslCompile')
+  if not vim.wait(200000, function() return vim.b[cbuf].flydsl_result ~= nil end, 100) then
+    return finish(false, ':FlydslCompile gave no result')
+  end
+  local compiled = vim.b[cbuf].flydsl_result
+  result.compile = { status = compiled.status, arch = compiled.arch, example = compiled.example, message = compiled.message }
+  note('compiled')
+  if compiled.status == 'ok' then
+    vim.b[cbuf].flydsl_result = nil
+    vim.cmd('FlydslShowIsa')
+    local isa
+    vim.wait(200000, function()
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.api.nvim_buf_get_name(b):match('22_final_isa%.s$') and vim.api.nvim_buf_is_loaded(b) then
+          isa = b
+          return true
+        end
+      end
+      return false
+    end, 100)
+    if not isa then return finish(false, ':FlydslShowIsa opened no ISA') end
+    result.isa = table.concat(vim.api.nvim_buf_get_lines(isa, 0, 40, false), '\n')
+    note('isa')
+  end
   finish(true, nil)
 end
 

