@@ -55,22 +55,31 @@ def _accepts_any(parent, outer) -> bool:
 
 def fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
     """The module-level name bound to ``flydsl.expr``, or ``fx`` plus an edit importing it."""
-    cached = model.__dict__.get("_fx_alias")
-    if cached is None:
-        cached = model.__dict__["_fx_alias"] = _find_fx_alias(model)
-    return cached
+    return module_alias(model, "flydsl.expr", "fx")
 
 
-def _find_fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
+def module_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str, tuple[Edit, ...]]:
+    """The module-level name bound to module ``dotted`` (``preferred`` if several), or a
+    free name plus an edit importing it there (``_fx`` when ``fx`` means something else)."""
+    cache = model.__dict__.setdefault("_module_aliases", {})
+    if dotted not in cache:
+        cache[dotted] = _find_alias(model, dotted, preferred)
+    return cache[dotted]
+
+
+def _find_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str, tuple[Edit, ...]]:
     best = None
     for name, bindings in model.module_scope.bindings.items():
         for binding in bindings:
-            if binding.kind == "import" and binding.dotted == "flydsl.expr":
-                if best is None or name == "fx":
+            if binding.kind == "import" and binding.dotted == dotted:
+                if best is None or name == preferred:
                     best = name
     if best is not None:
         return best, ()
-    return "fx", (_import_edit(model, "import flydsl.expr as fx"),)
+    name = preferred
+    while name in model.module_scope.bindings:
+        name = f"_{name}"
+    return name, (_import_edit(model, f"import {dotted} as {name}"),)
 
 
 def _import_edit(model: SemanticModel, statement: str) -> Edit:

@@ -13,7 +13,7 @@ import ast
 
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.rewrite import _import_edit
+from flydsl_ls.analysis.rewrite import module_alias
 from flydsl_ls.analysis.text import Position, Range
 
 JIT_DECORATORS = {"flyc.kernel", "flyc.jit"}
@@ -54,28 +54,9 @@ def is_method(function: ast.AST, parents: list[ast.AST]) -> bool:
     return index is not None and index > 0 and isinstance(parents[index - 1], ast.ClassDef)
 
 
-def flyc_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]] | None:
-    """The module-level name bound to `flydsl.compiler`, or `flyc` plus an import edit;
-    None when `flyc` names something else."""
-    best = None
-    for name, bindings in model.module_scope.bindings.items():
-        for binding in bindings:
-            if binding.kind == "import" and binding.dotted == "flydsl.compiler":
-                if best is None or name == "flyc":
-                    best = name
-    if best is not None:
-        return best, ()
-    if "flyc" in model.module_scope.bindings:
-        return None
-    return "flyc", (_import_edit(model, "import flydsl.compiler as flyc"),)
-
-
 def jit_decorator_edits(model: SemanticModel, function: ast.AST) -> tuple[Edit, ...] | None:
     """Edits adding `@flyc.jit` above ``function`` (and the import when missing)."""
-    alias = flyc_alias(model)
-    if alias is None:
-        return None
-    name, imports = alias
+    name, imports = module_alias(model, "flydsl.compiler", "flyc")
     first = function.decorator_list[0] if function.decorator_list else function
     line = first.lineno - 1
     indent = model.index.line_text(line)[: len(model.index.line_text(line)) - len(model.index.line_text(line).lstrip())]
