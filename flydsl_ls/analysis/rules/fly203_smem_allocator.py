@@ -192,6 +192,8 @@ class SmemAllocator(Rule):
 
     # --- entry points ---------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> None:
+        if "SmemAllocator" not in self.model.source and "SmemPtr" not in self.model.source:
+            return  # neither name is used (so nothing can resolve to them): skip the walks
         self._parents = self.model.parent_map(node)
         groups = self._groups(node)
         multiple = len(groups) > 1
