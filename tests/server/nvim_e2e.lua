@@ -67,11 +67,19 @@ local function run()
   vim.cmd('write')
   note('written')
 
-  -- Hover on a deprecated API (fx.get, FLY901): Neovim's own hover float.
+  -- Hover on a deprecated API (fx.get, FLY901): Neovim's own hover float, once the
+  -- findings of the fixed text are in (FLY901 on fx.get's new line), as a user would.
+  local get_lnum
   for lnum, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
     local col = line:find('fx.get(', 1, true)
-    if col then vim.api.nvim_win_set_cursor(0, { lnum, col + 2 }) break end
+    if col then vim.api.nvim_win_set_cursor(0, { lnum, col + 2 }) get_lnum = lnum - 1 break end
   end
+  vim.wait(30000, function()
+    for _, d in ipairs(vim.diagnostic.get(bufnr, { lnum = get_lnum })) do
+      if d.code == 'FLY901' then return true end
+    end
+    return false
+  end, 50)
   vim.lsp.buf.hover()
   local hover
   vim.wait(30000, function()
