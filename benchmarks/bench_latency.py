@@ -286,7 +286,7 @@ class Doc:
 PASTE = '''\
 def _pasted_{r}(x: fx.Int32, y: fx.Int32):
     """Pasted while editing."""
-    s = fx.Int32(x) + y
+    s = fx.Int32(x) + y  # x＋y, café 😀
     t = arith.ArithValue(s) * 2
     if t > 4:
         t = t - 1
