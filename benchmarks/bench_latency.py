@@ -479,11 +479,19 @@ def cli_throughput(folder: Path, ruff: str | None, runs: int) -> None:
         print("ruff check: skipped (no ruff found; pass --ruff PATH or put ruff on PATH)")
 
 
+def distinct(text: str, i: int) -> str:
+    """The generated kernel with file-specific function names: real kernel files do not all
+    define the same helpers (which would make every file a caller of every other)."""
+    for old in ("bench_kernel_", "_load_tile_", "_store_tile_", "launch_"):
+        text = text.replace(old, f"f{i}{old}")
+    return text
+
+
 def make_cli_folder(base: Path, sizes: list[int], extra: list[Path]) -> Path:
     folder = base / "cli"
     folder.mkdir()
     for i, size in enumerate(sizes):
-        (folder / f"kernel_{i:03d}.py").write_text(generate(size), encoding="utf-8")
+        (folder / f"kernel_{i:03d}.py").write_text(distinct(generate(size), i), encoding="utf-8")
     for path in extra:
         if path.is_file():
             shutil.copy(path, folder / path.name)
@@ -496,7 +504,7 @@ def open_many(count: int, sizes: list[int], base: Path) -> None:
     root.mkdir()
     texts = {}
     for i in range(count):
-        texts[root / f"kernel_{i:03d}.py"] = generate(sizes[i % len(sizes)])
+        texts[root / f"kernel_{i:03d}.py"] = distinct(generate(sizes[i % len(sizes)]), i)
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
     total = sum(t.count("\n") for t in texts.values())
