@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_analysis import generate  # noqa: E402
+from bench_analysis import generate
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 600.0  # seconds to wait for one answer (a loaded machine, a slow full analysis)
@@ -583,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     ruff = None if args.no_ruff else find_ruff(args.ruff)
     print(machine())
     if ruff:
-        version = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip()
+        version = subprocess.run([ruff, "--version"], capture_output=True, text=True, check=False).stdout.strip()
         print(f"comparing with {version} ({ruff})")
     else:
         print("ruff: not installed (pass --ruff PATH or put ruff on PATH); ruff columns skipped")

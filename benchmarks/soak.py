@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_analysis import generate  # noqa: E402
-from bench_latency import Doc, edit_script, flydsl_server, hover_points, machine  # noqa: E402
+from bench_analysis import generate
+from bench_latency import Doc, edit_script, flydsl_server, hover_points, machine
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
