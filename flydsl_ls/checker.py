@@ -10,6 +10,7 @@ from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis, analyze
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
@@ -25,8 +26,13 @@ class FileReport:
 
 
 def check_source(
-    source: str, path: Path | None, settings: Settings, project: ProjectIndex | None = None
+    source: str,
+    path: Path | None,
+    settings: Settings,
+    project: ProjectIndex | None = None,
+    incremental: IncrementalAnalyzer | None = None,
 ) -> FileAnalysis:
+    """``incremental``: the document's analyzer, reusing what its last analysis learnt."""
     package = package_of(path) if path is not None else None
     model = None
     if project is not None and path is not None:
@@ -37,13 +43,23 @@ def check_source(
     if options.flydsl_version is None:
         resolved = resolve_version(None, path.parent if path is not None else None)
         options.flydsl_version = resolved.version if resolved else None
+    view = project.view(path, package) if project is not None else None
+    if incremental is not None and model is None:
+        return incremental.analyze(
+            source,
+            rules=settings.rules_for(path),
+            options=options,
+            package=package,
+            path=str(path) if path else None,
+            project=view,
+        )
     return analyze(
         source,
         rules=settings.rules_for(path),
         options=options,
         package=package,
         path=str(path) if path else None,
-        project=project.view(path, package) if project is not None else None,
+        project=view,
         model=model,
     )
 

@@ -95,7 +95,9 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
         result = FileAnalysis([], None)
     else:
         try:
-            result = check_source(text, doc.path, settings, server.session.project)
+            result = check_source(
+                text, doc.path, settings, server.session.project, incremental=doc.incremental
+            )
         except Exception:  # an analysis bug must not take the server down
             log.exception("analysis of %s failed", doc.uri)
             result = FileAnalysis([], None, ["analysis failed; see the server log"])

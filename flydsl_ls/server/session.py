@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 from flydsl_ls import config, pins
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.text import Encoding, LineIndex, Position
 from flydsl_ls.server.settings import EditorSettings
@@ -95,6 +96,8 @@ class Document:
     good_model: SemanticModel | None = None  # the last model that parsed (hover while typing)
     published: tuple[int, int] | None = None  # (version, generation) last pushed
     pending: asyncio.Task | None = None  # the debounced lint waiting to run
+    # Reuses the last lint's work for the statements an edit did not touch.
+    incremental: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
 
     @cached_property
     def index(self) -> LineIndex:
