@@ -36,10 +36,13 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_analysis import generate
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# tests/lsp_text.py is shared with the fuzz test, where pytest has the repo on the path already
+sys.path.insert(1, str(REPO))
+from bench_analysis import generate
+from tests.lsp_text import lsp_position, split_lines
+
 TIMEOUT = 600.0  # seconds to wait for one answer (a loaded machine, a slow full analysis)
 
 CAPABILITIES = {
@@ -227,45 +230,9 @@ def ruff_server(ruff: str, root: Path) -> Client:
 
 
 # --- documents and edits (client side, UTF-16 positions) -------------------------------
-def split_lines(text: str) -> list[str]:
-    """LSP lines: only \\n, \\r\\n and \\r end a line (str.splitlines knows more)."""
-    lines, start, i = [], 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\r" or ch == "\n":
-            end = i + 2 if text.startswith("\r\n", i) else i + 1
-            lines.append(text[start:end])
-            start = i = end
-            continue
-        i += 1
-    lines.append(text[start:])
-    return lines
-
-
-def utf16_len(s: str) -> int:
-    return len(s.encode("utf-16-le")) // 2
-
-
-def offset_of(text: str, line: int, character: int) -> int:
-    lines = split_lines(text)
-    base = sum(len(x) for x in lines[:line])
-    content = lines[line].rstrip("\r\n")
-    units = 0
-    for i, ch in enumerate(content):
-        if units >= character:
-            return base + i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return base + len(content)
-
-
 def position_of(text: str, offset: int) -> dict:
-    lines = split_lines(text)
-    base = 0
-    for number, line in enumerate(lines):
-        if offset <= base + len(line.rstrip("\r\n")) or number == len(lines) - 1:
-            return {"line": number, "character": utf16_len(text[base:offset])}
-        base += len(line)
-    raise AssertionError("unreachable")
+    line, character = lsp_position(text, offset)
+    return {"line": line, "character": character}
 
 
 class Doc:

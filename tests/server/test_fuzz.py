@@ -8,8 +8,8 @@ diagnostics of a version, sometimes asking for hover and code actions. Checked:
 - the server never fails: every request is answered without error, it logs no error,
   and it is still serving at the end;
 - every published range (and every fix edit's range) lies inside the text of the version
-  it was published for, in UTF-16 code units, on code-point boundaries (computed here,
-  independently of ``analysis.text``);
+  it was published for, in UTF-16 code units, on code-point boundaries (computed by
+  ``tests/lsp_text.py``, independently of ``analysis.text``);
 - after the last edit it publishes exactly what the CLI's check (``check_source``, the
   function ``flydsl-ls check`` runs) reports on the final text: code, range and message.
 
@@ -30,37 +30,14 @@ from lsprotocol import types
 from flydsl_ls import config
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.checker import check_source
+from tests.lsp_text import content, lsp_position, split_lines, utf16_len
 from tests.server.helpers import KERNEL, TIMEOUT, lsp
 
 SPEC = "visual-studio-code@v1.65.2"  # negotiates UTF-16, the encoding worth checking
 EXAMPLES = 25
 MAX_EDITS = 15
 
-# --- text in LSP terms, computed here (not with flydsl_ls.analysis.text) --------------------------
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their terminators; only \\n, \\r\\n and \\r end a line in LSP."""
-    lines, start, i = [], 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\n" or ch == "\r":
-            end = i + 2 if text.startswith("\r\n", i) else i + 1
-            lines.append(text[start:end])
-            start = i = end
-            continue
-        i += 1
-    lines.append(text[start:])
-    return lines
-
-
-def content(line: str) -> str:
-    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith(("\r", "\n")) else line
-
-
-def units(s: str) -> int:
-    """UTF-16 code units."""
-    return sum(2 if ord(ch) > 0xFFFF else 1 for ch in s)
+# --- text in LSP terms (tests/lsp_text.py, not flydsl_ls.analysis.text) ----------------------
 
 
 def boundaries(line: str) -> set[int]:
@@ -72,38 +49,15 @@ def boundaries(line: str) -> set[int]:
     return out
 
 
-def offset_at(text: str, line: int, character: int) -> int:
-    """Code-point offset of an LSP position; a column past the end means the line's end."""
-    lines = split_lines(text)
-    base = sum(len(x) for x in lines[:line])
-    column = 0
-    for i, ch in enumerate(content(lines[line])):
-        if column >= character:
-            return base + i
-        column += 2 if ord(ch) > 0xFFFF else 1
-    return base + len(content(lines[line]))
-
-
-def lsp_position(text: str, offset: int) -> tuple[int, int]:
-    """(line, UTF-16 column) of a code-point offset that is not inside a line terminator."""
-    base = 0
-    lines = split_lines(text)
-    for number, line in enumerate(lines):
-        if offset <= base + len(content(line)):
-            return number, units(text[base:offset])
-        base += len(line)
-    raise AssertionError(f"offset {offset} beyond the text")
-
-
 def check_range(text: str, rng: dict, what: str) -> None:
     lines = split_lines(text)
     start, end = rng["start"], rng["end"]
     for pos in (start, end):
         assert 0 <= pos["line"] < len(lines), f"{what}: line {pos['line']} outside {len(lines)} lines"
         line = lines[pos["line"]]
-        assert 0 <= pos["character"] <= units(content(line)), (
+        assert 0 <= pos["character"] <= utf16_len(content(line)), (
             f"{what}: column {pos['character']} past the end of line {pos['line']} "
-            f"({units(content(line))} UTF-16 units): {content(line)!r}"
+            f"({utf16_len(content(line))} UTF-16 units): {content(line)!r}"
         )
         assert pos["character"] in boundaries(line), (
             f"{what}: column {pos['character']} splits a surrogate pair on line {pos['line']}"
@@ -134,7 +88,7 @@ def expected(text: str, path: Path, root: Path) -> list[tuple]:
         def pos(p):
             # internal columns are code points within the line's content
             line = min(p.line, len(lines) - 1)
-            return (line, units(content(lines[line])[: p.column]))
+            return (line, utf16_len(content(lines[line])[: p.column]))
 
         message = d.message if not d.note else f"{d.message}\n{d.note}"
         out.append((d.code, pos(d.range.start), pos(d.range.end), message))
@@ -234,9 +188,9 @@ def pick(text: str, point: tuple[int, int, int]) -> tuple[int, int, int]:
     line = point[0] % len(lines)
     body = content(lines[line])
     index = point[1] % (len(body) + 1)
-    column = units(body[:index])
+    column = utf16_len(body[:index])
     if point[2] == 0:
-        column = units(body) + 5  # past the end: clamped
+        column = utf16_len(body) + 5  # past the end: clamped
         index = len(body)
     return line, column, sum(len(x) for x in lines[:line]) + index
 
