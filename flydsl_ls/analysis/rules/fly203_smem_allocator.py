@@ -21,6 +21,7 @@ RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
 RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
 BASE_ALIGNMENT = 1024  # SmemAllocator.finalize() aligns its global to 1024 bytes
 _MAX_DEPTH = 12
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class Unproven(Exception):
@@ -296,12 +297,10 @@ class SmemAllocator(Rule):
         return groups
 
     def _scope_at(self, stmt: ast.stmt):
-        parent = self._parents.get(id(stmt))
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-            parent = self._parents.get(id(parent))
-        if isinstance(parent, ast.Module) or parent is None:
+        owner = next((p for p in self._ancestors(stmt) if isinstance(p, (*_FUNCTIONS, ast.Module))), None)
+        if isinstance(owner, ast.Module) or owner is None:
             return self.model.module_scope
-        return self.model.function_scope(parent)
+        return self.model.function_scope(owner)
 
     def _method_call(self, name: ast.Name, method: str) -> ast.Call | None:
         attr = self._parents.get(id(name))
@@ -458,38 +457,28 @@ class SmemAllocator(Rule):
         return kernels.pop()
 
     def _outer_kernel(self, node: ast.AST):
-        found = None
-        parent = self._parents.get(id(node))
-        while parent is not None:
-            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._is_kernel(parent):
-                found = parent
-            parent = self._parents.get(id(parent))
-        return found
+        kernels = [p for p in self._ancestors(node) if isinstance(p, _FUNCTIONS) and self._is_kernel(p)]
+        return kernels[-1] if kernels else None
 
     def _enclosing_function(self, node: ast.AST):
-        parent = self._parents.get(id(node))
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parent = self._parents.get(id(parent))
-        return parent
+        return next((p for p in self._ancestors(node) if isinstance(p, _FUNCTIONS)), None)
 
     def _is_traced(self, function) -> bool:
         """A @flyc.kernel or @flyc.jit function, or one nested in it."""
-        node = function
-        while node is not None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for decorator in node.decorator_list:
-                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                    if self.model.resolve(target) in ("flyc.kernel", "flyc.jit"):
-                        return True
-            node = self._parents.get(id(node))
-        return False
+        return any(
+            isinstance(node, _FUNCTIONS) and self._decorated(node, ("flyc.kernel", "flyc.jit"))
+            for node in self._ancestors(function, inclusive=True)
+        )
 
     def _is_kernel(self, function) -> bool:
-        for decorator in function.decorator_list:
-            target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if self.model.resolve(target) in KERNEL_DECORATORS:
-                return True
-        return False
+        return self._decorated(function, KERNEL_DECORATORS)
+
+    def _decorated(self, function, symbols) -> bool:
+        """A decorator of ``function`` (called or not) resolves to one of ``symbols``."""
+        return any(
+            self.model.resolve(d.func if isinstance(d, ast.Call) else d) in symbols
+            for d in function.decorator_list
+        )
 
     # --- one buffer ------------------------------------------------------------------
     def _buffer(self, call: ast.Call, kernel, buffers: list[Buffer]):
@@ -629,7 +618,7 @@ class SmemAllocator(Rule):
             if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
                 raise Unproven(f"`{holder.targets[0].id}` (line {holder.lineno}) is bound more than once")
             owner = self._parents.get(id(holder))
-            if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder in owner.body:
+            if isinstance(owner, _FUNCTIONS) and holder in owner.body:
                 # Take the view once where the pointer was made (it dominates the rest of
                 # the function) and use the name: a view expression rooted at `lds` inside a
                 # runtime `if` makes FlyDSL's rewriter treat `lds` as branch state.
@@ -1061,10 +1050,16 @@ class SmemAllocator(Rule):
                 yield body
 
     # --- small helpers ----------------------------------------------------------------
-    def _statement(self, node: ast.AST) -> ast.stmt | None:
-        while node is not None and not isinstance(node, ast.stmt):
+    def _ancestors(self, node, inclusive: bool = False):
+        """The nodes around ``node``, innermost first (``node`` itself first when ``inclusive``)."""
+        if not inclusive:
             node = self._parents.get(id(node))
-        return node
+        while node is not None:
+            yield node
+            node = self._parents.get(id(node))
+
+    def _statement(self, node: ast.AST) -> ast.stmt | None:
+        return next((n for n in self._ancestors(node, inclusive=True) if isinstance(n, ast.stmt)), None)
 
     def _body_of(self, stmt: ast.stmt):
         parent = self._parents.get(id(stmt))
@@ -1076,21 +1071,11 @@ class SmemAllocator(Rule):
         return None
 
     def _within(self, node, ancestor) -> bool:
-        parent = self._parents.get(id(node))
-        while parent is not None:
-            if parent is ancestor:
-                return True
-            parent = self._parents.get(id(parent))
-        return False
+        return any(p is ancestor for p in self._ancestors(node))
 
     def _inside_any(self, node, statements) -> bool:
         ids = {id(s) for s in statements}
-        current = node
-        while current is not None:
-            if id(current) in ids:
-                return True
-            current = self._parents.get(id(current))
-        return False
+        return any(id(n) in ids for n in self._ancestors(node, inclusive=True))
 
     def _is_offset_arg(self, use: ast.Name, ptr_calls) -> bool:
         parent = self._parents.get(id(use))
