@@ -146,21 +146,25 @@ class WaitcntFacts:
 
     def imported_helper(self, func: ast.expr) -> str | None:
         """``_s_waitcnt``/``_encode_waitcnt``/``_waitcnt_vm_n`` imported from another module."""
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        name = _called_name(func)
         if name not in IMPORTED_FORWARDERS | IMPORTED_ENCODERS | IMPORTED_VM_ONLY:
             return None
+        return name if self._imported_elsewhere(func) is not None else None
+
+    def _imported_elsewhere(self, func: ast.expr) -> str | None:
+        """The dotted path of ``func``, a name or an attribute chain on one, when that name is
+        bound by an import and the path is neither FlyDSL itself nor a helper layer we model
+        elsewhere ("" when the path is unknown); else None."""
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        if not isinstance(root, ast.Name):
-            return None
-        binding = self.model.binding_of(root)
+        binding = self.model.binding_of(root) if isinstance(root, ast.Name) else None
         if binding is None or binding.kind != "import":
             return None
         dotted = self.model.dotted(func) or ""
         if dotted.startswith("flydsl") or self.model.resolve(func) is not None:
-            return None  # FlyDSL itself, or a helper layer we model elsewhere
-        return name
+            return None
+        return dotted
 
     def enclosing_shim_wait(self, call: ast.Call) -> bool:
         """``call`` is the forwarding wait of a shim (reported at the shim's call sites)."""
@@ -214,17 +218,11 @@ class WaitcntFacts:
         """(facts of its module, Helper or None) for a function imported from a project
         module the project index can read; None when there is no such module to read."""
         project = getattr(self.model, "project", None)
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        name = _called_name(func)
         if project is None or not name or isinstance(func, ast.Name) and self.helper_called_binding(func):
             return None
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        binding = self.model.binding_of(root) if isinstance(root, ast.Name) else None
-        if binding is None or binding.kind != "import":
-            return None
-        dotted = self.model.dotted(func)
-        if not dotted or dotted.startswith("flydsl") or self.model.resolve(func) is not None:
+        dotted = self._imported_elsewhere(func)
+        if not dotted:
             return None
         if dotted in self._siblings:
             return self._siblings[dotted]
@@ -391,6 +389,11 @@ def extra_arguments(call: ast.Call) -> bool:
     others = [k for k in call.keywords if k.arg != "bitfield"]
     positional = len(call.args) + sum(1 for k in call.keywords if k.arg == "bitfield")
     return bool(others) or positional != 1 or any(isinstance(a, ast.Starred) for a in call.args)
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """The last name of a called name or attribute chain (``f`` of ``m.f``)."""
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _positional(args: ast.arguments) -> list:
