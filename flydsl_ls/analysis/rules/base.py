@@ -125,3 +125,14 @@ class Rule:
 
     def text(self, node: ast.AST) -> str:
         return self.ctx.segment(node)
+
+
+def call_argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    """What ``call`` passes for the parameter at position ``index`` named ``keyword``; None
+    when it passes nothing there, or a ``*args`` at or before ``index`` hides what it passes."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return None
+    return call.args[index] if index < len(call.args) else None

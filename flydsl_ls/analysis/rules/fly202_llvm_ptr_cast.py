@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 from flydsl_ls.analysis.versions import at_least, parse
 
 # Legacy helpers that turn an integer address into an !llvm.ptr with a hard-coded
@@ -82,7 +82,7 @@ class LlvmPtrCast(Rule):
             return
         spelled = ast.unparse(node.func)
         if symbol in INT_TO_PTR_HELPERS:
-            self._int_to_ptr(node, node, self._argument(node, 0, "value"), f"`{spelled}(...)`")
+            self._int_to_ptr(node, node, call_argument(node, 0, "value"), f"`{spelled}(...)`")
         elif symbol in ELEMENT_PTR_HELPERS:
             self.report(
                 node,
@@ -95,15 +95,7 @@ class LlvmPtrCast(Rule):
                 parent = self.ctx.parent
                 is_result = isinstance(parent, ast.Attribute) and parent.attr == "result"
                 replaced = parent if is_result else None
-            self._int_to_ptr(node, replaced, self._argument(node, 1, "arg"), f"hand-made `{spelled}(...)`")
-
-    def _argument(self, call: ast.Call, index: int, keyword: str) -> ast.expr | None:
-        for kw in call.keywords:
-            if kw.arg == keyword:
-                return kw.value
-        if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
-            return None
-        return call.args[index] if index < len(call.args) else None
+            self._int_to_ptr(node, replaced, call_argument(node, 1, "arg"), f"hand-made `{spelled}(...)`")
 
     def _int_to_ptr(self, node: ast.Call, replaced: ast.AST | None, address, spelled: str) -> None:
         pointer = self._pointer_source(address) if address is not None else None
@@ -145,7 +137,7 @@ class LlvmPtrCast(Rule):
                 continue
             if isinstance(expr, ast.Attribute) and expr.attr == "result" and isinstance(expr.value, ast.Call):
                 if self.model.resolve(expr.value.func) == "mlir.arith.IndexCastOp":
-                    expr = self._argument(expr.value, 1, "in_")
+                    expr = call_argument(expr.value, 1, "in_")
                     if expr is None:
                         return None
                     continue

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 from flydsl_ls.analysis.text import Position, Range
 
 ALLOCATOR = "shim.smem_allocator.SmemAllocator"
@@ -314,7 +314,7 @@ class SmemAllocator(Rule):
         found = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and self.model.resolve(node.func) == SMEM_PTR:
-                base = self._arg(node, 0, "base_memref")
+                base = call_argument(node, 0, "base_memref")
                 if base is not None and self._is_base_of(base, group):
                     found.append(node)
         return found
@@ -329,15 +329,6 @@ class SmemAllocator(Rule):
 
     def _is_allocator(self, expr: ast.expr, group: Group) -> bool:
         return isinstance(expr, ast.Name) and self.model.binding_of(expr) is group.binding
-
-    @staticmethod
-    def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
-        for kw in call.keywords:
-            if kw.arg == keyword:
-                return kw.value
-        if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
-            return None
-        return call.args[index] if index < len(call.args) else None
 
     # --- the plan -------------------------------------------------------------------
     def _plan(self, group: Group, multiple: bool) -> tuple[Edit, ...]:
@@ -366,7 +357,7 @@ class SmemAllocator(Rule):
                 if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
                     base_stmts.append(holder)
                     deleted.append(holder)
-                elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and self._arg(holder, 0, "base_memref") is call:
+                elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
                     pass
                 else:
                     raise Unproven(
@@ -485,9 +476,9 @@ class SmemAllocator(Rule):
         line = call.lineno
         if call.args and any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             raise Unproven(f"line {line}: `SmemPtr(*args)` cannot be read")
-        offset_expr = self._arg(call, 1, "byte_offset")
-        dtype_expr = self._arg(call, 2, "element_type")
-        shape_expr = self._arg(call, 3, "shape")
+        offset_expr = call_argument(call, 1, "byte_offset")
+        dtype_expr = call_argument(call, 2, "element_type")
+        shape_expr = call_argument(call, 3, "shape")
         if offset_expr is None or dtype_expr is None:
             raise Unproven(f"line {line}: `SmemPtr(...)` without an offset or element type")
         offset, explicit = self._offset(offset_expr, line)
@@ -1082,7 +1073,7 @@ class SmemAllocator(Rule):
         if isinstance(parent, ast.keyword) and parent.arg == "byte_offset":
             parent = self._parents.get(id(parent))
             return parent in ptr_calls
-        return parent in ptr_calls and self._arg(parent, 1, "byte_offset") is use
+        return parent in ptr_calls and call_argument(parent, 1, "byte_offset") is use
 
     @staticmethod
     def _single_name(stmt: ast.Assign) -> bool:
