@@ -174,10 +174,12 @@ class RawMfma(Rule):
         scope = self.model.scope_of(dest)
         taken = set(scope.bindings) if scope is not None else set()
         mma = next(c for c in ("mma", "mma_atom", "raw_mma_atom") + tuple(f"mma{i}" for i in range(2, 99)) if c not in taken)
-        indent = " " * stmt.col_offset
+        start = self.model.index.from_ast(stmt.lineno, stmt.col_offset)
+        # the statement's own indentation (tabs too); spaces when it does not start its line
+        prefix = self.model.index.line_text(stmt.lineno - 1)[: start.column]
+        indent = prefix if not prefix.strip() else " " * stmt.col_offset
         a, b, c = (self.text(f) for f in frags)
         text = f"{mma} = {alias}.make_mma_atom({atom})\n{indent}{alias}.gemm({mma}, {self.text(dest)}, {a}, {b}, {c})"
-        start = self.model.index.from_ast(stmt.lineno, stmt.col_offset)
         end = self.model.index.from_ast(stmt.end_lineno, stmt.end_col_offset)
         return Fix("Use an MMA atom and fx.gemm (unsafe)", Applicability.UNSAFE, (self.edit(Range(start, end), text), *imports))
 
