@@ -64,12 +64,7 @@ class DeprecatedApi(Rule):
     example_after = "m = fx.max(acc, peer)"
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if self.model.dotted(node) == TDM_OPS_ALIAS:
-            self._flag(node, TDM_OPS)
-            return
-        entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
-        if entry and entry.owner is None:
-            self._flag(node, entry)
+        self._flag_symbol(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
@@ -77,6 +72,10 @@ class DeprecatedApi(Rule):
         binding = self.model.binding_of(node)
         if binding is None or binding.kind not in ("import", "assign"):
             return  # only an import or an alias can name a deprecated API bare
+        self._flag_symbol(node)
+
+    def _flag_symbol(self, node: ast.Name | ast.Attribute) -> None:
+        """Flag a name or attribute that names a deprecated API (methods: visit_Call)."""
         if self.model.dotted(node) == TDM_OPS_ALIAS:
             self._flag(node, TDM_OPS)
             return
