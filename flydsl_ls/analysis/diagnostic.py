@@ -62,4 +62,14 @@ class Diagnostic:
         return rule_url(self.code)
 
     def sort_key(self):
-        return (self.range.start, self.code)
+        # Total: the order must not depend on which rule or walk produced what first.
+        # Kept on the object: an unchanged diagnostic is sorted again on every edit.
+        key = self.__dict__.get("_sort_key")
+        if key is None:
+            start, end = self.range.start, self.range.end
+            key = (start.line, start.column, self.code, end.line, end.column, self.message, self.note or "")
+            self.__dict__["_sort_key"] = key
+        return key
+
+    def identity(self) -> tuple:
+        return (self.code, self.message, self.range, self.severity, self.fix, self.deprecated, self.note, self.statement)

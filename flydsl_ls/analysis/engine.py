@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,31 +52,55 @@ def analyze(
     try:
         if model is None:
             model = SemanticModel(source, tree, package, project)
-        ctx = RuleContext(model, options, path)
-        errors = _run(tree, [rule(ctx) for rule in rules if rule.code != SYNTAX_ERROR], ctx)
+        diagnostics, errors = run_rules(model, rules, options, path)
     except RecursionError:
         return FileAnalysis([], None, ["file too deeply nested to analyse"])
+    return FileAnalysis(finish(source, diagnostics), model, errors)
+
+
+def run_rules(
+    model: SemanticModel,
+    rules: Sequence[type[Rule]],
+    options: AnalysisOptions,
+    path: str | None,
+    roots: Sequence[ast.stmt] | None = None,
+) -> tuple[list[Diagnostic], list[str]]:
+    """Every rule over ``model.tree``, or only over the top-level statements ``roots``
+    (visited exactly as in the whole walk); unsuppressed and unsorted."""
+    ctx = RuleContext(model, options, path)
+    instances = [rule(ctx) for rule in rules if rule.code != SYNTAX_ERROR]
+    errors = _run(model.tree, instances, ctx, roots)
+    return ctx.diagnostics, errors
+
+
+def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Suppressions applied, duplicates (one finding reached twice) dropped, sorted."""
     table = suppressions(source)
-    diagnostics = [
-        d for d in ctx.diagnostics if not is_suppressed(d.code, d.range.start.line, table)
-    ]
-    diagnostics.sort(key=Diagnostic.sort_key)
-    return FileAnalysis(diagnostics, model, errors)
+    if table:
+        diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
+    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    kept: list[Diagnostic] = []
+    run_start = 0  # where the run of diagnostics with the last sort key starts in ``kept``
+    for d in ordered:
+        if kept and kept[-1].sort_key() == d.sort_key():
+            if any(other.identity() == d.identity() for other in kept[run_start:]):
+                continue
+        else:
+            run_start = len(kept)
+        kept.append(d)
+    return kept
 
 
-def _run(tree: ast.AST, rules: list[Rule], ctx: RuleContext) -> list[str]:
+def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None) -> list[str]:
     dispatch: dict[type, list] = {}
     for rule in rules:
-        for attr in dir(rule):
-            if attr.startswith("visit_"):
-                node_type = getattr(ast, attr[len("visit_") :], None)
-                if node_type is not None:
-                    dispatch.setdefault(node_type, []).append(getattr(rule, attr))
+        for node_type, attr in _handlers(type(rule)):
+            dispatch.setdefault(node_type, []).append(getattr(rule, attr))
     errors: list[str] = []
     failed: set[str] = set()
     parents = ctx.parents
 
-    def visit(node: ast.AST) -> None:
+    def handle(node: ast.AST) -> None:
         for handler in dispatch.get(type(node), ()):
             code = handler.__self__.code
             if code in failed:
@@ -87,6 +112,9 @@ def _run(tree: ast.AST, rules: list[Rule], ctx: RuleContext) -> list[str]:
                 line = getattr(node, "lineno", 0)
                 errors.append(f"{code} crashed at line {line}: {type(error).__name__}: {error}")
                 log.exception("rule %s failed", code)
+
+    def visit(node: ast.AST) -> None:
+        handle(node)
         parents.append(node)
         for name in _child_fields(type(node)):
             value = getattr(node, name, None)
@@ -98,8 +126,27 @@ def _run(tree: ast.AST, rules: list[Rule], ctx: RuleContext) -> list[str]:
                 visit(value)
         parents.pop()
 
-    visit(tree)
+    if roots is None:
+        visit(tree)
+        return errors
+    handle(tree)
+    parents.append(tree)
+    for root in roots:
+        visit(root)
+    parents.pop()
     return errors
+
+
+@functools.cache
+def _handlers(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
+    """(node type, method name) of a rule's ``visit_*`` methods."""
+    found = []
+    for attr in dir(rule):
+        if attr.startswith("visit_"):
+            node_type = getattr(ast, attr[len("visit_") :], None)
+            if node_type is not None:
+                found.append((node_type, attr))
+    return tuple(found)
 
 
 # Fields that only ever hold operator/context singletons (ast.Load, ast.Add, ...): no

@@ -111,6 +111,16 @@ class SemanticModel:
                 counts[id(binding)] = counts.get(id(binding), 0) + 1
         return counts
 
+    @cached_property
+    def module_imports(self) -> list[tuple[str, Binding]]:
+        """(name, binding) of every import bound in the module scope."""
+        return [
+            (name, b)
+            for name, bindings in dict.items(self.module_scope.bindings)
+            for b in bindings
+            if b.kind == "import"
+        ]
+
     def function_scope(self, node: ast.AST) -> Scope | None:
         return self._scope_of_def.get(id(node))
 

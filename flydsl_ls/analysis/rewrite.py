@@ -69,11 +69,9 @@ def module_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str
 
 def _find_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str, tuple[Edit, ...]]:
     best = None
-    for name, bindings in model.module_scope.bindings.items():
-        for binding in bindings:
-            if binding.kind == "import" and binding.dotted == dotted:
-                if best is None or name == preferred:
-                    best = name
+    for name, binding in model.module_imports:
+        if binding.dotted == dotted and (best is None or name == preferred):
+            best = name
     if best is not None:
         return best, ()
     name = preferred

@@ -314,14 +314,12 @@ class RawScf(Rule):
         return self.edit(self.ctx.range(attr), results)
 
     def _range_constexpr(self) -> str:
-        for name, bindings in self.model.module_scope.bindings.items():
-            for binding in bindings:
-                if binding.kind == "import" and self.model.binding_dotted(binding) in (
-                    "flydsl.expr.range_constexpr",
-                    "flydsl.expr.primitive.range_constexpr",
-                ):
-                    if name == "range_constexpr":
-                        return name
+        for name, binding in self.model.module_imports:
+            if name == "range_constexpr" and self.model.binding_dotted(binding) in (
+                "flydsl.expr.range_constexpr",
+                "flydsl.expr.primitive.range_constexpr",
+            ):
+                return name
         alias, imports = fx_alias(self.model)
         if imports:
             raise _NoFix("the file does not import flydsl.expr")

@@ -1,0 +1,219 @@
+"""A module cut into chunks, one per top-level statement, and re-cut after an edit.
+
+A chunk runs from its statement's first line (its first decorator's) to the next
+statement's first line, so the blank lines and comments after a statement are its own;
+the first chunk also holds whatever precedes the first statement. Statements sharing a
+line share a chunk. After an edit, chunks whose text is unchanged at the start and at the
+end of the new source are kept (the same objects); only the text between is parsed
+again, starting one chunk early so the cut is the one a full parse would make.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from flydsl_ls.analysis.scopes import ScopeBuilder, lookup
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends of ast and LSP (not str.splitlines)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(eq=False, frozen=True)
+class Chunk:
+    """Complete top-level statements and the lines after them. Immutable: a changed text
+    is a new chunk, so caches may key on the object."""
+
+    text: str
+    lines: int  # line count; a last line without a newline counts
+    kind: str  # def | class | import | docstring | gap | other
+    name: str | None  # of a def or class
+    defines: frozenset[str]  # module-level names it binds (``global`` ones included)
+    reads: frozenset[str]  # names it reads from the module scope (or that resolve nowhere)
+    bound: frozenset[str]  # every name it binds, in any scope
+    helper_shaped: bool  # holds a plain def of assignments then one return/call
+    node_types: frozenset[type]
+    always: bool  # every reduced module keeps it (imports, the docstring, star imports)
+
+    @cached_property
+    def stub(self) -> str:
+        """The same lines with the code gone but the names still bound: the first code
+        line binds them, the last stays code, blank and comment lines are kept, so a rule
+        looking at a neighbouring line sees what it would see in the real text."""
+        return self._stubbed(self._binder())
+
+    @cached_property
+    def plain_stub(self) -> str:
+        """``stub`` binding a def's or class's names by assignment: cheaper to analyse,
+        and the same to anyone but a reader of the module's first definition."""
+        names = " = ".join([*sorted(self.defines), "None"]) if self.defines else "pass"
+        return self._stubbed(names, extra="pass")
+
+    def _stubbed(self, binder: str, extra: str | None = None) -> str:
+        rows = _LINE.findall(self.text)
+        code = [i for i, row in enumerate(rows) if row.strip() and not row.lstrip().startswith("#")]
+        if not code:
+            return self.text
+        last = extra if extra is not None else self._extra_binder()
+        out = []
+        for i, row in enumerate(rows):
+            end = row[len(row.rstrip("\r\n")) :]
+            if i == code[0]:
+                out.append(binder + end)
+            elif i == code[-1]:
+                out.append(last + end)
+            elif i in code:
+                out.append(end)
+            else:
+                out.append(row)
+        return "".join(out)
+
+    def _binder(self) -> str:
+        if self.kind == "def":
+            return f"def {self.name}(): pass"
+        if self.kind == "class":
+            return f"class {self.name}: pass"
+        return " = ".join([*sorted(self.defines), "None"]) if self.defines else "pass"
+
+    def _extra_binder(self) -> str:
+        extra = sorted(self.defines - {self.name}) if self.kind in ("def", "class") else []
+        return " = ".join([*extra, "None"]) if extra else "pass"
+
+    @property
+    def stubbable(self) -> bool:
+        """A stub can stand in for it (a one-line def binding more names cannot)."""
+        if self.kind not in ("def", "class") or self.defines == {self.name}:
+            return True
+        rows = [r for r in _LINE.findall(self.text) if r.strip() and not r.lstrip().startswith("#")]
+        return len(rows) > 1
+
+
+def line_count(text: str) -> int:
+    count = len(_NEWLINE.findall(text))
+    return count + 1 if text and not text.endswith(("\n", "\r")) else count
+
+
+def split(
+    source: str,
+    body: list[ast.stmt],
+    package: str | None,
+    at_start: bool = True,
+    known: dict[str, Chunk] | None = None,
+) -> list[Chunk]:
+    """The chunks of a parsed text (``body``: its statements, lines counted from 1).
+    ``at_start``: the text begins the module; ``known``: chunks to reuse by text."""
+    if not body:
+        return [make_chunk(source, [], package, first=at_start)] if source else []
+    offsets = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    groups: list[list[ast.stmt]] = []
+    for stmt in body:
+        if groups and _first_line(stmt) <= groups[-1][-1].end_lineno:
+            groups[-1].append(stmt)  # shares a line with the previous statement
+        else:
+            groups.append([stmt])
+    chunks = []
+    for i, group in enumerate(groups):
+        start = 0 if i == 0 else offsets[_first_line(group[0]) - 1]
+        end = offsets[_first_line(groups[i + 1][0]) - 1] if i + 1 < len(groups) else len(source)
+        text = source[start:end]
+        same = known.get(text) if known else None
+        first = at_start and i == 0
+        if same is None or (same.kind == "docstring") != (first and _is_docstring(group)):
+            same = make_chunk(text, group, package, first=first)
+        chunks.append(same)
+    return chunks
+
+
+def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] | None:
+    """The chunks of ``source``, an edit of the text ``old`` was cut from, reusing every
+    unchanged one; None when the changed part does not parse on its own (then neither
+    does the whole, or the edit reached across a chunk boundary: parse it all)."""
+    head, offset = 0, 0
+    while head < len(old) and source.startswith(old[head].text, offset):
+        offset += len(old[head].text)
+        head += 1
+    if head == len(old) and offset == len(source):
+        return old
+    tail, end = len(old), len(source)
+    while tail > head and end - len(old[tail - 1].text) >= offset and source.endswith(old[tail - 1].text, 0, end):
+        end -= len(old[tail - 1].text)
+        tail -= 1
+    # Start one chunk early: lines inserted after a statement are the chunk's above, and
+    # a last line without a newline may have been continued.
+    head = max(head - 1, 0)
+    offset = sum(len(c.text) for c in old[:head])
+    region = source[offset:end]
+    if tail < len(old) and region and not region.endswith(("\n", "\r")):
+        return None  # the region's last line runs into the next chunk's first
+    try:
+        tree = ast.parse(region)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    known = {c.text: c for c in old[head:tail] if c.kind != "docstring"}
+    return old[:head] + split(region, tree.body, package, at_start=head == 0, known=known) + old[tail:]
+
+
+def _is_docstring(stmts: list[ast.stmt]) -> bool:
+    head = stmts[0]
+    return isinstance(head, ast.Expr) and isinstance(head.value, ast.Constant)
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None)
+    return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
+
+
+def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: bool) -> Chunk:
+    if not stmts:
+        return Chunk(text, line_count(text), "gap", None, frozenset(), frozenset(), frozenset(), False, frozenset(), True)
+    builder = ScopeBuilder(package)
+    module = builder.build(ast.Module(body=stmts, type_ignores=[]))
+    reads = set()
+    for name in builder.loads:
+        binding = lookup(name.id, builder.scope_of_node[id(name)], (name.lineno, name.col_offset))
+        if binding is None or binding.scope is module:
+            reads.add(name.id)
+    bound = {name for scope in builder.scopes for name in scope.bindings}
+    nodes = [node for stmt in stmts for node in ast.walk(stmt)]
+    kind, name = _kind(stmts, first)
+    imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
+    return Chunk(
+        text=text,
+        lines=line_count(text),
+        kind=kind,
+        name=name,
+        defines=frozenset(module.bindings),
+        reads=frozenset(reads),
+        bound=frozenset(bound),
+        helper_shaped=any(isinstance(n, _DEFS) and _helper_shaped(n) for n in nodes),
+        node_types=frozenset(type(n) for n in nodes),
+        always=kind in ("import", "docstring") or imports or bool(module.star_imports),
+    )
+
+
+def _kind(stmts: list[ast.stmt], first: bool) -> tuple[str, str | None]:
+    if len(stmts) == 1 and isinstance(stmts[0], _DEFS):
+        return "def", stmts[0].name
+    if len(stmts) == 1 and isinstance(stmts[0], ast.ClassDef):
+        return "class", stmts[0].name
+    if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts):
+        return "import", None
+    if first and _is_docstring(stmts):
+        return "docstring", None
+    return "other", None
+
+
+def _helper_shaped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Assignments then one return or call: what a wait-counter shim looks like (a
+    superset of FLY401's helpers, decided without resolving a name)."""
+    if fn.decorator_list or fn.args.vararg or fn.args.kwarg:
+        return False
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[-1], (ast.Return, ast.Expr)):
+        return False
+    return all(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in body[:-1])
