@@ -52,6 +52,18 @@ class Chunk:
         names = " = ".join([*sorted(self.defines), "None"]) if self.defines else "pass"
         return self._stubbed(names, extra="pass")
 
+    def reading_stub(self, names: list[str]) -> str:
+        """``plain_stub`` that also reads ``names`` where this chunk does (in a function
+        when it is one): for a rule that only asks whether a name is used."""
+        reads = ", ".join(names)
+        if self.kind == "def":
+            binder = f"def {self.name}(): {reads}"
+        elif self.kind == "class":
+            binder = f"class {self.name}: {reads}"
+        else:
+            binder = " = ".join([*sorted(self.defines), f"({reads},)"]) if self.defines else f"({reads},)"
+        return self._stubbed(binder)
+
     def _stubbed(self, binder: str, extra: str | None = None) -> str:
         rows = _LINE.findall(self.text)
         code = [i for i, row in enumerate(rows) if row.strip() and not row.lstrip().startswith("#")]
@@ -101,10 +113,11 @@ def split(
     body: list[ast.stmt],
     package: str | None,
     at_start: bool = True,
-    known: dict[str, Chunk] | None = None,
+    reusable: list[Chunk] = (),
 ) -> list[Chunk]:
     """The chunks of a parsed text (``body``: its statements, lines counted from 1).
-    ``at_start``: the text begins the module; ``known``: chunks to reuse by text."""
+    ``at_start``: the text begins the module; ``reusable``: chunks the text was edited
+    from, kept (the same objects) where their text recurs in the same order."""
     if not body:
         return [make_chunk(source, [], package, first=at_start)] if source else []
     offsets = [0] + [m.end() for m in _NEWLINE.finditer(source)]
@@ -115,15 +128,20 @@ def split(
         else:
             groups.append([stmt])
     chunks = []
+    next_reusable = 0
     for i, group in enumerate(groups):
         start = 0 if i == 0 else offsets[_first_line(group[0]) - 1]
         end = offsets[_first_line(groups[i + 1][0]) - 1] if i + 1 < len(groups) else len(source)
         text = source[start:end]
-        same = known.get(text) if known else None
         first = at_start and i == 0
-        if same is None or (same.kind == "docstring") != (first and _is_docstring(group)):
-            same = make_chunk(text, group, package, first=first)
-        chunks.append(same)
+        same = None
+        for k in range(next_reusable, len(reusable)):
+            if reusable[k].text == text:
+                if (reusable[k].kind == "docstring") == (first and _is_docstring(group)):
+                    same = reusable[k]
+                    next_reusable = k + 1
+                break
+        chunks.append(same or make_chunk(text, group, package, first=first))
     return chunks
 
 
@@ -131,20 +149,13 @@ def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] |
     """The chunks of ``source``, an edit of the text ``old`` was cut from, reusing every
     unchanged one; None when the changed part does not parse on its own (then neither
     does the whole, or the edit reached across a chunk boundary: parse it all)."""
-    head, offset = 0, 0
-    while head < len(old) and source.startswith(old[head].text, offset):
-        offset += len(old[head].text)
-        head += 1
+    head, offset = unchanged_head(old, source)
     if head == len(old) and offset == len(source):
         return old
     tail, end = len(old), len(source)
-    while tail > head and end - len(old[tail - 1].text) >= offset and source.endswith(old[tail - 1].text, 0, end):
+    while tail > head + 1 and end - len(old[tail - 1].text) >= offset and source.endswith(old[tail - 1].text, 0, end):
         end -= len(old[tail - 1].text)
         tail -= 1
-    # Start one chunk early: lines inserted after a statement are the chunk's above, and
-    # a last line without a newline may have been continued.
-    head = max(head - 1, 0)
-    offset = sum(len(c.text) for c in old[:head])
     region = source[offset:end]
     if tail < len(old) and region and not region.endswith(("\n", "\r")):
         return None  # the region's last line runs into the next chunk's first
@@ -152,8 +163,21 @@ def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] |
         tree = ast.parse(region)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    known = {c.text: c for c in old[head:tail] if c.kind != "docstring"}
-    return old[:head] + split(region, tree.body, package, at_start=head == 0, known=known) + old[tail:]
+    return old[:head] + split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail]) + old[tail:]
+
+
+def unchanged_head(old: list[Chunk], source: str) -> tuple[int, int]:
+    """How many chunks ``source`` starts with unchanged, less one (lines inserted after a
+    statement are its chunk's, and a last line without a newline may have been
+    continued), and where they end: from there on, ``source`` parses as a module would."""
+    head, offset = 0, 0
+    while head < len(old) and source.startswith(old[head].text, offset):
+        offset += len(old[head].text)
+        head += 1
+    if head == len(old) and offset == len(source):
+        return head, offset
+    head = max(head - 1, 0)
+    return head, sum(len(c.text) for c in old[:head])
 
 
 def _is_docstring(stmts: list[ast.stmt]) -> bool:

@@ -45,7 +45,7 @@ def analyze(
     try:
         tree = model.tree if model is not None else ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError) as error:
-        diagnostics = [_syntax_error(source, error)] if SYNTAX_ERROR in codes else []
+        diagnostics = [syntax_error(source, error)] if SYNTAX_ERROR in codes else []
         return FileAnalysis(diagnostics, None)
     except (RecursionError, MemoryError):
         return FileAnalysis([], None, ["file too deeply nested to parse"])
@@ -162,7 +162,7 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
-def _syntax_error(source: str, error: Exception) -> Diagnostic:
+def syntax_error(source: str, error: Exception) -> Diagnostic:
     index = LineIndex(source)
     lineno = getattr(error, "lineno", None) or 1
     offset = getattr(error, "offset", None) or 1

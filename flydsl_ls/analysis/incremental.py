@@ -27,10 +27,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from flydsl_ls.analysis.chunks import Chunk, resplit, split
+from flydsl_ls.analysis.chunks import Chunk, resplit, split, unchanged_head
 from flydsl_ls.analysis.context import AnalysisOptions
 from flydsl_ls.analysis.diagnostic import Diagnostic, Edit, Fix
-from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis, analyze, finish, run_rules
+from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis, analyze, finish, run_rules, syntax_error
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.project import ProjectView
 from flydsl_ls.analysis.rules import ALL_RULES
@@ -81,14 +81,15 @@ class IncrementalAnalyzer:
         if settings != self._settings:
             self._results.clear()
             self._settings = settings
-        chunks = self._chunks and resplit(self._chunks, source, package)
-        if chunks is None or not self._chunks:
+        chunks = resplit(self._chunks, source, package) if self._chunks else None
+        if chunks is None:
             try:
-                tree = ast.parse(source, filename=path or "<unknown>")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                chunks = self._parse_whole(source, package, path)
+            except SyntaxError as error:
+                codes = {r.code for r in rules}
+                return FileAnalysis([syntax_error(source, error)] if SYNTAX_ERROR in codes else [], None)
+            except (ValueError, RecursionError, MemoryError):
                 return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
-            known = {c.text: c for c in self._chunks if c.kind != "docstring"}
-            chunks = split(source, tree.body, package, known=known)
         self._chunks = chunks
         version = _Version(chunks, self._state)
         self._state = version
@@ -103,6 +104,17 @@ class IncrementalAnalyzer:
             self._results.clear()
             return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
         return FileAnalysis(finish(source, diagnostics), None, [])
+
+    def _parse_whole(self, source: str, package: str | None, path: str | None) -> list[Chunk]:
+        """The chunks of a source whose edit did not parse on its own. The statements
+        before the edit parsed, so the first error is after them: parse from there
+        (blank lines keep the numbering), and the whole only when that succeeds."""
+        head, offset = unchanged_head(self._chunks, source) if self._chunks else (0, 0)
+        if offset:
+            lines = sum(c.lines for c in self._chunks[:head])
+            ast.parse("\n" * lines + source[offset:], filename=path or "<unknown>")
+        tree = ast.parse(source, filename=path or "<unknown>")
+        return split(source, tree.body, package, reusable=self._chunks)
 
     def model_at(self, line: int) -> SemanticModel | None:
         """A model answering, for the top-level statement holding 0-based ``line`` of the
@@ -170,6 +182,8 @@ class IncrementalAnalyzer:
         now = tuple(version.chunks) if result.everything else members_now(result)
         if result.members != now:
             return None
+        if result.prelude != version.prelude:
+            return None
         if result.names is not version.names:  # some module-level name came or went
             if result.presence != version.presence(result.looked_up, result.all_names):
                 return None
@@ -224,7 +238,7 @@ class IncrementalAnalyzer:
             tracker = _Tracker()
             found, errors = [], []
             if members:
-                model, _ = job.reduced_model(members, tracker)
+                model, _ = job.reduced_model(members, tracker, policy.stand_ins(version, members))
                 found, errors = run_rules(model, [rule], job.options, job.path)
             if tracker.all_uses or len(asked) > 64:
                 break
@@ -260,6 +274,12 @@ class _Version:
                 self.readers.setdefault(name, []).append(i)
         self.always = [i for i, c in enumerate(chunks) if c.always or not c.stubbable]
         self.names = frozenset(self.definers)
+        # The first def or class: where imports stop counting as the import block.
+        self.first_definition = next((i for i, c in enumerate(chunks) if c.kind in ("def", "class")), None)
+        # Where an added import goes (rewrite._import_edit): after the last import above the
+        # first definition, else at the very top, which is the first chunk's.
+        first = self.first_definition if self.first_definition is not None else len(chunks)
+        self.prelude = (chunks[0] if chunks else None, *(chunks[i] for i in self.always if i < first))
         self._closures: dict[tuple, tuple[tuple[Chunk, ...], frozenset[int]]] = {}
         if previous is not None:
             if previous.names == self.names:
@@ -337,18 +357,18 @@ class _Version:
         definers = self.definers
         return frozenset(name for name in looked_up if name in definers)
 
-    def reduced(self, members: tuple[Chunk, ...]) -> tuple[str, ast.Module]:
+    def reduced(self, members: tuple[Chunk, ...], stand_ins: dict[int, str] | None = None) -> tuple[str, ast.Module]:
+        """The module with every chunk not in ``members`` replaced by its stub (or by
+        its text in ``stand_ins``)."""
         keep = set(map(id, members))
         first = self.first_definition
+        stand_ins = stand_ins or {}
         text = "".join(
-            c.text if id(c) in keep else c.stub if i == first else c.plain_stub for i, c in enumerate(self.chunks)
+            c.text if id(c) in keep else stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
+            for i, c in enumerate(self.chunks)
         )
         return text, ast.parse(text)
 
-    @cached_property
-    def first_definition(self) -> int | None:
-        """Where imports stop counting as the import block (see rewrite._import_edit)."""
-        return next((i for i, c in enumerate(self.chunks) if c.kind in ("def", "class")), None)
 
     def statements_by_chunk(self, tree: ast.Module) -> dict[int, list[ast.stmt]]:
         """A reduced module's top-level statements, by the chunk they stand in."""
@@ -399,11 +419,16 @@ class _Job:
 
     index: LineIndex
 
-    def reduced_model(self, members: tuple[Chunk, ...], tracker: _Tracker) -> tuple[SemanticModel, ast.Module]:
-        text, tree = self.version.reduced(members)
+    def reduced_model(
+        self, members: tuple[Chunk, ...], tracker: _Tracker, stand_ins: dict[int, str] | None = None
+    ) -> tuple[SemanticModel, ast.Module]:
+        text, tree = self.version.reduced(members, stand_ins)
         model = _TrackedModel(text, tree, self.package, self.project, tracker)
-        # Member lines are the real ones; a stub's are read as the real text too.
-        model.__dict__["index"] = self.index
+        if stand_ins is None:
+            # Saves a line table per analysis: the lines of members are the real ones, and
+            # rules visiting a chunk read no others (whole-module rules, which scan lines
+            # for names, get stand-ins and their own table).
+            model.__dict__["index"] = self.index
         return model, tree
 
 
@@ -503,6 +528,7 @@ class _Result:
     all_names: bool
     presence: object
     names: frozenset[str]  # the version's module-level names ``presence`` was taken in
+    prelude: tuple  # the version's chunks deciding where an added import goes
     anchors: tuple[tuple[Chunk, int], ...]  # chunks holding its positions, with their starts
     movable: bool  # every position lies in a chunk (so it can follow that chunk)
 
@@ -527,6 +553,7 @@ class _Result:
             tracker.all_names,
             version.presence(looked_up, tracker.all_names),
             version.names,
+            version.prelude,
             tuple(anchors[i] for i in sorted(anchors)),
             movable,
         )
@@ -544,9 +571,11 @@ class _Result:
         if all(delta == 0 for _, _, delta in deltas):
             return self
         starts = [start for start, _, _ in deltas]
+        shifts = {delta for _, _, delta in deltas}
 
         def line(old: int) -> int:
-            # A position may sit at the end of a chunk (the next line's column 0).
+            if len(shifts) == 1:
+                return old + deltas[0][2]
             i = bisect.bisect_right(starts, old) - 1
             return old + deltas[max(i, 0)][2]
 
@@ -577,7 +606,8 @@ def _lines(diagnostics: list[Diagnostic]) -> Iterable[int]:
 
 def _shift(d: Diagnostic, line) -> Diagnostic:
     def moved(rng: Range) -> Range:
-        return Range(Position(line(rng.start.line), rng.start.column), Position(line(rng.end.line), rng.end.column))
+        start, end = rng
+        return Range(Position(line(start.line), start.column), Position(line(end.line), end.column))
 
     fix = d.fix
     if fix is not None:
@@ -589,8 +619,8 @@ def _shift(d: Diagnostic, line) -> Diagnostic:
             return text
         return _LINE_REF.sub(lambda m: f"line {line(int(m.group(1)) - 1) + 1}", text)
 
-    return dataclasses.replace(
-        d, range=moved(d.range), fix=fix, statement=statement, message=renumbered(d.message), note=renumbered(d.note)
+    return Diagnostic(
+        d.code, renumbered(d.message), moved(d.range), d.severity, fix, d.deprecated, renumbered(d.note), statement
     )
 
 
@@ -610,10 +640,19 @@ class _Policy:
 
     def domain(self, version: _Version, asked: frozenset[str]) -> tuple[Chunk, ...]:
         core = self.core_of(version)
-        return version.closure(self.seeds(version, core), asked, False) if core else ()
+        if not core:
+            return ()
+        # With their neighbours: deleting a statement looks at the lines and statements
+        # around it.
+        near = {j for i in core for j in (i - 1, i + 1) if 0 <= j < len(version.chunks)}
+        return version.closure(self.seeds(version, core) | near, asked, False)
 
     def key(self, version: _Version, asked: frozenset[str]):
-        return (self.domain(version, asked), _neighbours(version, self.core_of(version)))
+        return self.domain(version, asked)
+
+    def stand_ins(self, version: _Version, members: tuple[Chunk, ...]) -> dict[int, str]:
+        """Texts standing in for chunks outside the domain, when not their stubs."""
+        return {}
 
 
 class _Everything(_Policy):
@@ -653,32 +692,27 @@ class _DeadWaitcntShim(_Policy):
     def core(self, chunk: Chunk) -> bool:
         return chunk.helper_shaped or "__all__" in chunk.defines or any(COUNTER_CONSTANT.search(n) for n in chunk.bound)
 
+    def stand_ins(self, version: _Version, members: tuple[Chunk, ...]) -> dict[int, str]:
+        kept = set(map(id, members))
+        return {j: version.chunks[j].reading_stub(sorted(names)) for j, names in self._reads(version).items() if id(version.chunks[j]) not in kept}
+
+    def _reads(self, version: _Version) -> dict[int, set[str]]:
+        """The candidates' module-level names each other chunk reads."""
+        core = self.core_of(version)
+        core_set = set(core)
+        reads: dict[int, set[str]] = {}
+        for name in {name for i in core for name in version.chunks[i].defines}:
+            for j in version.readers.get(name, ()):
+                if j not in core_set:
+                    reads.setdefault(j, set()).add(name)
+        return reads
+
     def seeds(self, version: _Version, core: list[int]) -> set[int]:
-        names = {name for i in core for name in version.chunks[i].defines}
-        return set(core) | {j for name in names for j in version.readers.get(name, ())}
+        return set(core)  # the chunks reading their names stand in by reading_stub
 
     def key(self, version: _Version, asked: frozenset[str]):
-        core = self.core_of(version)
-        own = tuple(version.chunks[i] for i in sorted(version.forward(core) | set(version.always)))
-        core_set = set(core)
-        names = {name for i in core for name in version.chunks[i].defines}
-        read = frozenset(
-            name for name in names for j in version.readers.get(name, ()) if j not in core_set
-        )
-        asked_readers = version.closure((), asked, False) if asked else ()
-        return (own, read, _neighbours(version, core), asked_readers)
-
-
-def _neighbours(version: _Version, core: list[int]):
-    """What deleting a statement of these chunks looks at around it: the lines just
-    before (blank or not, a block opener or not) and whether the file ends there."""
-    last = len(version.chunks) - 1
-    out = []
-    for i in core:
-        before = version.chunks[i - 1].text if i > 0 else ""
-        tail = before.rstrip()
-        out.append((i == 0, i == last, tail[tail.rfind("\n") + 1 :], len(before) - len(tail)))
-    return tuple(out)
+        read = frozenset(name for names in self._reads(version).values() for name in names)
+        return (self.domain(version, asked), read)
 
 
 POLICIES: dict[str, _Policy] = {"FLY203": _SmemAllocator(), "FLY402": _DeadWaitcntShim()}

@@ -46,6 +46,7 @@ class ProjectIndex:
     _texts: dict[Path, str] = field(default_factory=dict)
     _paths: dict[Path, Path] = field(default_factory=dict)
     _files: dict[tuple, Path | None] = field(default_factory=dict)
+    generation: int = 0  # bumped when what was read may have changed (analysis caches key on it)
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
@@ -57,6 +58,8 @@ class ProjectIndex:
         cached = self._modules.get(path)
         if cached is not None and cached.stamp == stamp:
             return cached.model
+        if cached is not None:
+            self.generation += 1  # changed on disk since it was read
         self._modules[path] = _Module(stamp, None)  # guards import cycles
         try:
             source = read_source(path)
@@ -156,6 +159,7 @@ class ProjectIndex:
     def forget(self, path: Path) -> None:
         """A file changed on disk: drop what was read from it and every caller answer."""
         path = self._resolved(path)
+        self.generation += 1
         self._modules.pop(path, None)
         self._texts.pop(path, None)
         self._calls.pop(path, None)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
@@ -18,14 +17,14 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _OTHER_LINE_ENDS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-@dataclass(frozen=True, order=True)
-class Position:
+class Position(NamedTuple):
+    """A tuple, so creating and comparing millions of them stays cheap."""
+
     line: int  # 0-based
     column: int  # 0-based, code points
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     start: Position
     end: Position
 

@@ -1,0 +1,252 @@
+"""Incremental analysis: the full analysis's result after every edit, for less work.
+
+- From scratch, on every rule case and example, it finds what ``engine.analyze`` finds.
+- Over edit sessions (hypothesis): files built from the rules' cases, edited at random
+  (typing anywhere, unbalanced brackets, non-ASCII, deleting, duplicating and moving
+  lines, renaming names, pasting other cases), its result equals a full analysis of the
+  text after each edit, syntax errors included.
+- An edit inside one function re-analyses that function's chunk (and the chunks whose
+  analysis asked about it), not the file; its hover model answers like the full model.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flydsl_ls.analysis.context import AnalysisOptions
+from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+from flydsl_ls.analysis.model import SemanticModel
+from tests.rule_cases import all_cases, options
+from tests.test_fix_properties import SETTINGS, SNIPPETS, build, draw_chunks
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
+
+
+def same_as_full(analyzer: IncrementalAnalyzer, text: str, opts: AnalysisOptions) -> None:
+    full = analyze(text, options=opts)
+    mine = analyzer.analyze(text, options=opts)
+    assert not mine.internal_errors
+    if mine.diagnostics != full.diagnostics:
+        only_full = [d for d in full.diagnostics if d not in mine.diagnostics]
+        only_mine = [d for d in mine.diagnostics if d not in full.diagnostics]
+        pytest.fail(f"incremental differs from full.\nonly full: {only_full}\nonly incremental: {only_mine}\n{text}")
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "case_settings"),
+    [pytest.param(rule.code, case.code, case.settings, id=f"{rule.code}-{kind}-{i}") for rule, kind, i, case in all_cases()],
+)
+def test_rule_cases_from_scratch(code, source, case_settings):
+    same_as_full(IncrementalAnalyzer(), source, options(case_settings))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_from_scratch_and_line_by_line(path):
+    """The example kernels, then each with one line deleted in turn (the analyzer
+    carried along), then restored."""
+    text = path.read_text(encoding="utf-8")
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    lines = text.splitlines(keepends=True)
+    for i in range(0, len(lines), 3):
+        same_as_full(analyzer, "".join(lines[:i] + lines[i + 1 :]), AnalysisOptions())
+    same_as_full(analyzer, text, AnalysisOptions())
+
+
+TYPED = ["(", ")", "[", "]", ":", "\n", "\n    ", "    ", "x", " + tid", "é", "'", '"""', "#", "\\", ",", "ArithValue(", "fx.", "_raw(", "VMCNT_0"]
+
+
+def _edit(text: str, rnd: random.Random) -> str:
+    lines = text.splitlines(keepends=True) or [""]
+    kind = rnd.random()
+    if kind < 0.35:  # type something anywhere
+        at = rnd.randrange(len(text) + 1)
+        return text[:at] + rnd.choice(TYPED) + text[at:]
+    if kind < 0.5:  # delete a few characters
+        at = rnd.randrange(len(text) + 1)
+        return text[:at] + text[at + rnd.randint(1, 8) :]
+    if kind < 0.65:  # delete or duplicate whole lines
+        i, n = rnd.randrange(len(lines)), rnd.randint(1, 5)
+        if rnd.random() < 0.5:
+            del lines[i : i + n]
+        else:
+            lines[i:i] = lines[i : i + n]
+        return "".join(lines)
+    if kind < 0.75:  # move a block of lines
+        i, n = rnd.randrange(len(lines)), rnd.randint(1, 12)
+        block = lines[i : i + n]
+        del lines[i : i + n]
+        j = rnd.randrange(len(lines) + 1)
+        lines[j:j] = block
+        return "".join(lines)
+    if kind < 0.9:  # rename one occurrence of a name to another name of the file
+        names = sorted(set(_identifiers(text)))
+        if not names:
+            return text
+        old, new = rnd.choice(names), rnd.choice(names)
+        spots = [i for i in range(len(text)) if text.startswith(old, i)]
+        at = rnd.choice(spots)
+        return text[:at] + new + text[at + len(old) :]
+    # paste another rule case between two top-level statements (or at the end)
+    tops = [i for i, line in enumerate(lines) if line[:1].isalpha() or line.startswith("@")] + [len(lines)]
+    i = rnd.choice(tops)
+    snippet = rnd.choice(SNIPPETS)
+    return "".join(lines[:i]) + snippet + ("\n" if not snippet.endswith("\n") else "") + "".join(lines[i:])
+
+
+def _identifiers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"\b[A-Za-z_]\w*\b", text)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_edit_sessions_match_full_analysis(seed):
+    rnd = random.Random(seed)
+    text = build(draw_chunks(rnd))
+    opts = options(rnd.choice(SETTINGS))
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, opts)
+    for _ in range(12):
+        candidate = _edit(text, rnd)
+        # Mostly edits that leave the file parsable, as most keystrokes of a session do.
+        for _ in range(10):
+            if rnd.random() < 0.25 or _parses(candidate):
+                break
+            candidate = _edit(text, rnd)
+        text = candidate
+        same_as_full(analyzer, text, opts)
+
+
+def test_crlf_and_non_ascii_sessions():
+    text = EXAMPLES[0].read_text(encoding="utf-8").replace("\n", "\r\n")
+    text = text.replace("# ", "# é ", 3)
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    rnd = random.Random(7)
+    for _ in range(20):
+        text = _edit(text, rnd)
+        same_as_full(analyzer, text, AnalysisOptions())
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+# --- only what changed -----------------------------------------------------------------
+KERNEL_FILE = '''\
+import flydsl.expr as fx
+from flydsl.expr import arith, rocdl
+from flydsl.expr.arith import ArithValue
+
+VMCNT_0 = 0x3F70
+
+
+def load_{i}(base, stride: fx.Int32):
+    tid = fx.thread_idx.x
+    row = ArithValue(tid) % 64
+    off = arith.index_cast(arith.T.index, base + row * stride)
+    rocdl.s_waitcnt(VMCNT_0)
+    return off
+
+
+def scale_{i}(v):
+    w = ArithValue(v) * 2
+    return fx.Int32(fx.Int32(w))
+
+
+@fx.kernel
+def kernel_{i}(A: fx.Tensor, n: fx.Int32):
+    base = fx.Int32(fx.block_idx.x) * 128
+    value = load_{i}(base, n)
+    return scale_{i}(value)
+'''
+
+
+def _many_functions(count: int) -> str:
+    header, _, body = KERNEL_FILE.partition("VMCNT_0 = 0x3F70\n")
+    return header + "VMCNT_0 = 0x3F70\n" + "".join(body.format(i=i) for i in range(count))
+
+
+def test_an_edit_inside_one_function_reanalyses_that_function():
+    text = _many_functions(20)
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    assert analyzer.reanalysed > 60  # the first analysis does them all
+    edited = text.replace("w = ArithValue(v) * 2\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_7",
+                          "w = ArithValue(v) * 3\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_7")
+    assert edited != text
+    same_as_full(analyzer, edited, AnalysisOptions())
+    # scale_7; kernel_7, which calls it; load_7, whose analysis asked who calls it (kernel_7);
+    # FLY402's module pass (scale_7 has a shim's shape). Not the other 19 kernels.
+    assert analyzer.reanalysed == 4
+
+    # Typing a line into load_3 (its line count changes: everything below moves).
+    typed = edited.replace("def load_3(base, stride: fx.Int32):\n", "def load_3(base, stride: fx.Int32):\n    extra = fx.Int32(1)\n")
+    same_as_full(analyzer, typed, AnalysisOptions())
+    # load_3, kernel_3, scale_3 (whose analysis asked who calls it), and FLY402's module
+    # pass (load_3 neighbours scale_3, a shim-shaped def it might delete): the rest moves.
+    assert analyzer.reanalysed == 4
+
+    # Unchanged text: nothing to do.
+    same_as_full(analyzer, typed, AnalysisOptions())
+    assert analyzer.reanalysed == 0
+
+
+def test_a_changed_module_constant_reanalyses_what_depends_on_it():
+    unrelated = "".join(f"\n\ndef unrelated_{i}(x: fx.Int32):\n    return fx.Int32(x) + 1\n" for i in range(5))
+    text = _many_functions(10) + unrelated
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text)
+    same_as_full(analyzer, text.replace("VMCNT_0 = 0x3F70", "VMCNT_0 = 0x3F71"), AnalysisOptions())
+    # The constant's chunk; the ten load_* reading it; the kernels calling them; the scale_*
+    # whose analysis asked who calls them (a kernel); FLY402's pass. Not the unrelated five.
+    assert analyzer.reanalysed == 1 + 10 + 10 + 10 + 1
+
+
+def test_settings_change_drops_the_cache():
+    text = _many_functions(3)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text)
+    same_as_full(analyzer, text, AnalysisOptions(target_arch="gfx942"))
+    assert analyzer.reanalysed > 3
+
+
+def test_hover_model_answers_like_the_full_model():
+    text = _many_functions(4)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text)
+    full = SemanticModel(text, ast.parse(text))
+    names = [n for n in ast.walk(full.tree) if isinstance(n, (ast.Name, ast.Attribute))]
+    assert names
+    for node in names:
+        model = analyzer.model_at(node.lineno - 1)
+        twin = _node_at(model.tree, type(node), node.lineno, node.col_offset, node.end_col_offset)
+        assert twin is not None
+        assert model.resolve(twin) == full.resolve(node)
+        assert model.type_of(twin) == full.type_of(node), ast.unparse(node)
+
+
+def _node_at(tree, kind, line, col, end_col):
+    for node in ast.walk(tree):
+        if type(node) is kind and (node.lineno, node.col_offset, node.end_col_offset) == (line, col, end_col):
+            return node
+    return None
