@@ -81,15 +81,15 @@ class IncrementalAnalyzer:
         if settings != self._settings:
             self._results.clear()
             self._settings = settings
-        chunks = resplit(self._chunks, source, package) if self._chunks else None
-        if chunks is None:
-            try:
+        try:
+            chunks = resplit(self._chunks, source, package) if self._chunks else None
+            if chunks is None:
                 chunks = self._parse_whole(source, package, path)
-            except SyntaxError as error:
-                codes = {r.code for r in rules}
-                return FileAnalysis([syntax_error(source, error)] if SYNTAX_ERROR in codes else [], None)
-            except (ValueError, RecursionError, MemoryError):
-                return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
+        except SyntaxError as error:
+            codes = {r.code for r in rules}
+            return FileAnalysis([syntax_error(source, error)] if SYNTAX_ERROR in codes else [], None)
+        except (ValueError, RecursionError, MemoryError):  # what the full analysis reports
+            return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
         self._chunks = chunks
         version = _Version(chunks, self._state)
         self._state = version
@@ -145,7 +145,6 @@ class IncrementalAnalyzer:
         diagnostics: list[Diagnostic] = []
         errors: list[str] = []
         live: dict[tuple, _Result] = {}
-        self.reanalysed = 0
         stale = []
         for index, chunk in enumerate(version.chunks):
             if job.node_rules and chunk.node_types & handled:
@@ -155,21 +154,26 @@ class IncrementalAnalyzer:
                     stale.append(index)
                 else:
                     live[key] = result
-        if stale:
-            self.reanalysed += len(stale)
-            for index, result in self._analyse_chunks(job, stale).items():
-                live[("node", version.chunks[index])] = result
-        for result in live.values():
-            diagnostics += result.diagnostics
-            errors += result.errors
+        stale_rules = []
         for rule in job.module_rules:
             policy = POLICIES.get(rule.code, _Everything())
             key = ("module", rule.code)
             result = self._reuse(key, version, lambda r, p=policy: p.key(version, r.asked))
             if result is None:
-                result = self._analyse_module_rule(job, rule, policy)
-                self.reanalysed += 1
-            live[key] = result
+                stale_rules.append(rule)
+            else:
+                live[key] = result
+        self.reanalysed = len(stale) + len(stale_rules)
+        if stale:
+            chunk_results, rule_results = self._analyse_chunks(job, stale, stale_rules)
+            for index, result in chunk_results.items():
+                live[("node", version.chunks[index])] = result
+            for code, result in rule_results.items():
+                live[("module", code)] = result
+        for rule in stale_rules:
+            if ("module", rule.code) not in live:
+                live[("module", rule.code)] = self._analyse_module_rule(job, rule, POLICIES.get(rule.code, _Everything()))
+        for result in live.values():
             diagnostics += result.diagnostics
             errors += result.errors
         self._results = live  # drop results of chunks that are gone
@@ -189,19 +193,27 @@ class IncrementalAnalyzer:
                 return None
         return result.moved_to(version)
 
-    def _analyse_chunks(self, job: _Job, stale: list[int]) -> dict[int, _Result]:
+    def _analyse_chunks(
+        self, job: _Job, stale: list[int], rules: list[type[Rule]]
+    ) -> tuple[dict[int, _Result], dict[str, _Result]]:
         """Analyse these chunks in one reduced module holding all their closures (each
-        chunk's rules still only visit its own statements)."""
+        chunk's rules still only visit its own statements), and, in the same module
+        when it also holds their domains, these whole-module rules."""
         version = job.version
+        policies = {rule.code: POLICIES.get(rule.code, _Everything()) for rule in rules}
+        domains = _union(p.domain(version, frozenset()) for p in policies.values())
         asked = {i: frozenset() for i in stale}
         everything = dict.fromkeys(stale, False)
         for round_ in range(_MAX_ROUNDS + 1):
             last = round_ == _MAX_ROUNDS
             if last:
                 everything = dict.fromkeys(stale, True)
-            members = _union(version.closure([i], asked[i], everything[i]) for i in stale)
+            members = _union([domains, *(version.closure([i], asked[i], everything[i]) for i in stale)])
+            stand_ins: dict[int, str] = {}
+            for policy in policies.values():
+                stand_ins.update(policy.stand_ins(version, members))
             shared = _Tracker()  # look-ups answered from caches the chunks share: count for all
-            model, tree = job.reduced_model(members, shared)
+            model, tree = job.reduced_model(members, shared, stand_ins or None)
             statements = version.statements_by_chunk(tree)
             runs = {}
             for i in stale:
@@ -228,7 +240,19 @@ class IncrementalAnalyzer:
             tracker.all_names = all_names
             own = version.chunk_closure(i, asked[i], everything[i])
             results[i] = _Result.of(found, errors, own, asked[i], everything[i], tracker, version)
-        return results
+        kept = set(map(id, members))
+        done = {}
+        for rule in rules:
+            tracker = _Tracker(looked_up=set(shared.looked_up))
+            model.track(tracker)
+            found, errors = run_rules(model, [rule], job.options, job.path)
+            asked_now = frozenset(tracker.asked)
+            policy = policies[rule.code]
+            if all(id(c) in kept for c in policy.domain(version, asked_now)):
+                tracker.all_names = tracker.all_names or all_names
+                key = policy.key(version, asked_now)
+                done[rule.code] = _Result.of(found, errors, key, asked_now, False, tracker, version)
+        return results, done
 
     def _analyse_module_rule(self, job: _Job, rule: type[Rule], policy: _Policy) -> _Result:
         version = job.version
