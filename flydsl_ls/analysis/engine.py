@@ -78,15 +78,16 @@ def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     table = suppressions(source)
     if table:
         diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
-    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    ordered = sorted((d.sort_key(), i, d) for i, d in enumerate(diagnostics))
     kept: list[Diagnostic] = []
     run_start = 0  # where the run of diagnostics with the last sort key starts in ``kept``
-    for d in ordered:
-        if kept and kept[-1].sort_key() == d.sort_key():
+    last = None
+    for key, _, d in ordered:
+        if key == last:
             if any(other.identity() == d.identity() for other in kept[run_start:]):
                 continue
         else:
-            run_start = len(kept)
+            run_start, last = len(kept), key
         kept.append(d)
     return kept
 

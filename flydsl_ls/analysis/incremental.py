@@ -23,6 +23,7 @@ import bisect
 import dataclasses
 import logging
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -653,11 +654,22 @@ class _Policy:
     """Which chunks a whole-module rule looks at (its *core*, plus what they need), and
     the key its result is reused by."""
 
+    def __init__(self) -> None:
+        self._cores: weakref.WeakKeyDictionary[Chunk, bool] = weakref.WeakKeyDictionary()
+
     def core(self, chunk: Chunk) -> bool:
         raise NotImplementedError
 
     def core_of(self, version: _Version) -> list[int]:
-        return [i for i, c in enumerate(version.chunks) if self.core(c)]
+        cores = self._cores
+        found = []
+        for i, chunk in enumerate(version.chunks):
+            is_core = cores.get(chunk)
+            if is_core is None:
+                is_core = cores[chunk] = self.core(chunk)
+            if is_core:
+                found.append(i)
+        return found
 
     def seeds(self, version: _Version, core: list[int]) -> set[int]:
         return set(core)
