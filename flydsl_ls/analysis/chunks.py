@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.scopes import ScopeBuilder, lookup
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends of ast and LSP (not str.splitlines)
@@ -160,7 +161,7 @@ def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] |
     if tail < len(old) and region and not region.endswith(("\n", "\r")):
         return None  # the region's last line runs into the next chunk's first
     try:
-        tree = ast.parse(region)
+        tree = parse(region)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return old[:head] + split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail]) + old[tail:]

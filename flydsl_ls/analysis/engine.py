@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
 from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model import SemanticModel
@@ -43,7 +44,7 @@ def analyze(
     options = options or AnalysisOptions()
     codes = {rule.code for rule in rules}
     try:
-        tree = model.tree if model is not None else ast.parse(source, filename=path or "<unknown>")
+        tree = model.tree if model is not None else parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError) as error:
         diagnostics = [syntax_error(source, error)] if SYNTAX_ERROR in codes else []
         return FileAnalysis(diagnostics, None)

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.chunks import Chunk, resplit, split, unchanged_head
 from flydsl_ls.analysis.context import AnalysisOptions
 from flydsl_ls.analysis.diagnostic import Diagnostic, Edit, Fix
@@ -113,8 +114,8 @@ class IncrementalAnalyzer:
         head, offset = unchanged_head(self._chunks, source) if self._chunks else (0, 0)
         if offset:
             lines = sum(c.lines for c in self._chunks[:head])
-            ast.parse("\n" * lines + source[offset:], filename=path or "<unknown>")
-        tree = ast.parse(source, filename=path or "<unknown>")
+            parse("\n" * lines + source[offset:], filename=path or "<unknown>")
+        tree = parse(source, filename=path or "<unknown>")
         return split(source, tree.body, package, reusable=self._chunks)
 
     def model_at(self, line: int) -> SemanticModel | None:
@@ -392,7 +393,7 @@ class _Version:
             c.text if id(c) in keep else stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
             for i, c in enumerate(self.chunks)
         )
-        return text, ast.parse(text)
+        return text, parse(text)
 
 
     def statements_by_chunk(self, tree: ast.Module) -> dict[int, list[ast.stmt]]:

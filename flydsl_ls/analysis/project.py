@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.modules import RELATIVE, canonical_symbol, is_module
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
@@ -63,7 +64,7 @@ class ProjectIndex:
         self._modules[path] = _Module(stamp, None)  # guards import cycles
         try:
             source = read_source(path)
-            model = SemanticModel(source, ast.parse(source), package_of(path))
+            model = SemanticModel(source, parse(source), package_of(path))
         except (UnreadableFile, SyntaxError, ValueError, RecursionError):
             model = None
         if model is not None:
