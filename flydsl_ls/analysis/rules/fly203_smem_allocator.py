@@ -196,7 +196,14 @@ class SmemAllocator(Rule):
         if "SmemAllocator" not in self.model.source and "SmemPtr" not in self.model.source:
             return  # neither name is used (so nothing can resolve to them): skip the walks
         self._parents = self.model.parent_map(node)
-        groups = self._groups(node)
+        # One walk: the calls of the two classes, found once for every group.
+        self._calls: dict[str, list[ast.Call]] = {ALLOCATOR: [], SMEM_PTR: []}
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                symbol = self.model.resolve(call.func)
+                if symbol in self._calls:
+                    self._calls[symbol].append(call)
+        groups = self._groups()
         multiple = len(groups) > 1
         claimed: set[int] = set()
         for group in groups:
@@ -211,15 +218,14 @@ class SmemAllocator(Rule):
                 fix = self.replace_edits(group.edits)
             for call in group.flagged:
                 self._findings[id(call)] = (self._message(call, group), fix)
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call) and id(call) not in claimed:
-                if self.model.resolve(call.func) == SMEM_PTR:
-                    self._findings[id(call)] = (
-                        self._describe(call)
-                        + "; no automatic migration: its base memref does not come from a "
-                        "`SmemAllocator(...)` of this file",
-                        None,
-                    )
+        for call in self._calls[SMEM_PTR]:
+            if id(call) not in claimed:
+                self._findings[id(call)] = (
+                    self._describe(call)
+                    + "; no automatic migration: its base memref does not come from a "
+                    "`SmemAllocator(...)` of this file",
+                    None,
+                )
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self._findings.get(id(node))
@@ -262,27 +268,26 @@ class SmemAllocator(Rule):
         return text + f"; no automatic migration: {group.reason}"
 
     # --- finding the pattern ----------------------------------------------------------
-    def _groups(self, tree: ast.Module) -> list[Group]:
+    def _groups(self) -> list[Group]:
         groups = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and self.model.resolve(node.func) == ALLOCATOR:
-                parent = self._parents.get(id(node))
-                binding = None
-                if (
-                    isinstance(parent, ast.Assign)
-                    and parent.value is node
-                    and len(parent.targets) == 1
-                    and isinstance(parent.targets[0], ast.Name)
-                ):
-                    scope = self._scope_at(parent)
-                    if scope is not None:
-                        for b in scope.bindings.get(parent.targets[0].id, ()):
-                            if b.node is parent or getattr(b, "value", None) is node:
-                                binding = b
-                group = Group(binding, node, [node])
-                if binding is None:
-                    group.reason = "the allocator is not assigned to a plain name"
-                groups.append(group)
+        for node in self._calls[ALLOCATOR]:
+            parent = self._parents.get(id(node))
+            binding = None
+            if (
+                isinstance(parent, ast.Assign)
+                and parent.value is node
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)
+            ):
+                scope = self._scope_at(parent)
+                if scope is not None:
+                    for b in scope.bindings.get(parent.targets[0].id, ()):
+                        if b.node is parent or getattr(b, "value", None) is node:
+                            binding = b
+            group = Group(binding, node, [node])
+            if binding is None:
+                group.reason = "the allocator is not assigned to a plain name"
+            groups.append(group)
         for group in groups:
             if group.binding is None:
                 continue
@@ -292,7 +297,7 @@ class SmemAllocator(Rule):
                 call = self._method_call(use, "finalize")
                 if call is not None:
                     group.flagged.append(call)
-            for ptr in self._smem_ptr_calls(tree, group):
+            for ptr in self._smem_ptr_calls(group):
                 group.flagged.append(ptr)
         return groups
 
@@ -310,13 +315,12 @@ class SmemAllocator(Rule):
                 return call
         return None
 
-    def _smem_ptr_calls(self, tree, group: Group) -> list[ast.Call]:
+    def _smem_ptr_calls(self, group: Group) -> list[ast.Call]:
         found = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and self.model.resolve(node.func) == SMEM_PTR:
-                base = call_argument(node, 0, "base_memref")
-                if base is not None and self._is_base_of(base, group):
-                    found.append(node)
+        for node in self._calls[SMEM_PTR]:
+            base = call_argument(node, 0, "base_memref")
+            if base is not None and self._is_base_of(base, group):
+                found.append(node)
         return found
 
     def _is_base_of(self, expr: ast.expr, group: Group) -> bool:
