@@ -1,5 +1,20 @@
-"""Code actions: a quick fix per fixable diagnostic (from the fix carried in its ``data``),
-"Ignore FLYnnn for this line", and ``source.fixAll.flydsl-ls`` (resolved lazily)."""
+"""Code actions: a quick fix per fixable diagnostic, "Ignore FLYnnn for this line", and
+``source.fixAll.flydsl-ls``.
+
+A diagnostic's ``data`` holds its version and its index in that version's lint; its fix is
+looked up in the server's analysis of that version (re-linted if it was dropped). Edits
+are computed only when they are wanted, and once per version:
+
+- a client that resolves code actions (VS Code, Neovim) gets ``data`` and asks for the
+  edit with codeAction/resolve when the user picks the action;
+- another client that can apply server edits (``workspace.applyEdit``: eglot, Helix...)
+  gets a ``command`` (``flydsl-ls.applyFix``, ``flydsl-ls.fixAll``) that computes the edit
+  and sends it with workspace/applyEdit; but a request that asks for fix-all by name
+  (``only``, as on save) gets the edit itself in the answer;
+- a client with neither gets the quick fixes' edits in the answer, and fix-all only when it
+  asks for it by name (a fix-all edit of a long file re-lints it several times: seconds,
+  too slow to compute for every cursor move).
+"""
 
 from __future__ import annotations
 
@@ -9,18 +24,19 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcContentModified
+from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.validate import fix_parses
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
-from flydsl_ls.analysis.text import LineIndex, Range
+from flydsl_ls.analysis.text import LineIndex
 from flydsl_ls.checker import check_source
+from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
-from flydsl_ls.server.session import Document
+from flydsl_ls.server.session import Analysis, Document
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -28,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FIX_ALL_TITLE = "Fix all safe flydsl-ls problems"
+APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
+FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 
 
 class ActionKind(str, Enum):
@@ -50,39 +68,45 @@ def _wanted(kind: ActionKind, only: list[str] | None) -> bool:
     return any(kind.value == o or kind.value.startswith(o + ".") for o in only)
 
 
-def code_actions(server: FlyServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+async def code_actions(server: FlyServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     doc = server.session.get(params.text_document.uri)
     if doc is None:
         return None
+    features = server.session.features
     only = list(params.context.only) if params.context.only else None
-    actions: list[types.CodeAction] = []
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and _current(d, doc)]
+    fix_all_wanted = _wanted(ActionKind.FIX_ALL, only)
+    analysis = doc.current(server.session.generation)
+    if analysis is None and (ours or (fix_all_wanted and doc.analysis is None)):
+        # Dropped (a document not used for a while) or a new settings generation: re-lint.
+        analysis = await diagnostics.analyse(server, doc)
+        if analysis is None or analysis.version != doc.version:
+            ours, analysis = [], None
+    if analysis is not None:
+        server.session.touch(doc)
+    actions: list[types.CodeAction] = []
     if _wanted(ActionKind.QUICKFIX, only):
-        actions += [a for d in ours if (a := _quick_fix(server, doc, d)) is not None]
+        for d in ours:
+            action = await _quick_fix(server, doc, analysis, d)
+            if action is not None:
+                actions.append(action)
         actions += _suppressions(server, doc, ours)
-    if _wanted(ActionKind.FIX_ALL, only) and _has_safe_fix(server, doc):
+    if fix_all_wanted and _has_safe_fix(analysis):
         action = types.CodeAction(title=FIX_ALL_TITLE, kind=ActionKind.FIX_ALL.value)
-        if server.session.features.code_action_resolve:
-            action.data = {"action": ActionKind.FIX_ALL.value, "uri": doc.uri, "version": doc.version}
+        version = doc.version
+        if features.code_action_resolve:
+            action.data = {"action": ActionKind.FIX_ALL.value, "uri": doc.uri, "version": version}
+        elif features.apply_edit and not only:
+            action.command = types.Command(title=FIX_ALL_TITLE, command=FIX_ALL_COMMAND, arguments=[doc.uri, version])
+        elif only or (analysis is not None and "edit" in analysis.fix_all_edits):
+            action.edit = await _fix_all_edit_async(server, doc, analysis)
+            if doc.version != version:
+                raise JsonRpcContentModified(STALE)
         else:
-            action.edit = _fix_all_edit(server, doc, doc.text, doc.version)
-            if action.edit is None:
-                action = None
-        if action is not None:
+            action = None  # asked for nothing in particular: not worth seconds of work
+        if action is not None and (action.edit is not None or action.data or action.command):
             actions.append(action)
     return actions
-
-
-def _fix_parses(server: FlyServer, doc: Document, d: types.Diagnostic) -> bool:
-    """Re-parse the fix in its statement before offering it (libcst; see actions.validate)."""
-    analysis = doc.current(server.session.generation)
-    position = _data(d).get("index")
-    if analysis is None or not isinstance(position, int):
-        return True  # checked again, on the whole text, when the edit is computed
-    internal = analysis.result.diagnostics
-    if not 0 <= position < len(internal):
-        return True
-    return fix_parses(analysis.index, internal[position])
 
 
 def _data(d: types.Diagnostic) -> dict:
@@ -90,73 +114,83 @@ def _data(d: types.Diagnostic) -> dict:
 
 
 def _current(d: types.Diagnostic, doc: Document) -> bool:
-    """A diagnostic of the document's current version: its carried fix still applies."""
+    """A diagnostic of the document's current version: its fix still applies."""
     version = _data(d).get("version")
     return version is None or version == doc.version
 
 
-def _quick_fix(server: FlyServer, doc: Document, d: types.Diagnostic) -> types.CodeAction | None:
-    fix = _data(d).get("fix")
-    if not isinstance(fix, dict) or not isinstance(fix.get("title"), str):
+def _fix_parses(analysis: Analysis, position: int, internal: Diagnostic) -> bool:
+    """Re-parse the fix in its statement before offering it (libcst; see actions.validate),
+    once per version."""
+    known = analysis.fix_parses.get(position)
+    if known is None:
+        known = analysis.fix_parses[position] = fix_parses(analysis.index, internal)
+    return known
+
+
+async def _quick_fix(
+    server: FlyServer, doc: Document, analysis: Analysis | None, d: types.Diagnostic
+) -> types.CodeAction | None:
+    if analysis is None:
         return None
-    if not _fix_parses(server, doc, d):
+    located = diagnostics.find(analysis, _data(d), str(d.code or ""), d.range, server.session.encoding)
+    if located is None:
+        return None
+    position, internal = located
+    fix = internal.fix
+    if fix is None or not fix.edits or not _fix_parses(analysis, position, internal):
         return None
     action = types.CodeAction(
-        title=fix["title"],
+        title=fix.title,
         kind=ActionKind.QUICKFIX.value,
         diagnostics=[d],
-        is_preferred=fix.get("applicability") == Applicability.SAFE.value,
+        is_preferred=fix.applicability is Applicability.SAFE,
     )
-    if server.session.features.code_action_resolve:
-        action.data = {"action": ActionKind.QUICKFIX.value, "uri": doc.uri, "version": doc.version, "fix": fix}
+    features = server.session.features
+    if features.code_action_resolve:
+        action.data = {
+            "action": ActionKind.QUICKFIX.value,
+            "uri": doc.uri,
+            "version": analysis.version,
+            "index": position,
+        }
         return action
-    action.edit = _quick_fix_edit(server, doc, fix, doc.text, doc.version)
+    if features.apply_edit:
+        action.command = types.Command(title=fix.title, command=APPLY_FIX_COMMAND, arguments=[doc.uri, analysis.version, position])
+        return action
+    action.edit = await _quick_fix_edit_async(server, doc, analysis, position)
     return action if action.edit is not None else None
 
 
-def _quick_fix_edit(server: FlyServer, doc: Document, fix: dict, text: str, version: int) -> types.WorkspaceEdit | None:
-    """The carried fix, plus the removal of imports it leaves unused, as minimal edits."""
-    index = LineIndex(text)
-    encoding = server.session.encoding
-    try:
-        raw = [(_range(e["range"]), str(e["newText"])) for e in fix["edits"]]
-        applicability = Applicability(fix.get("applicability", Applicability.UNSAFE.value))
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        log.debug("ignoring malformed fix data: %s", error)
+async def _quick_fix_edit_async(
+    server: FlyServer, doc: Document, analysis: Analysis, position: int
+) -> types.WorkspaceEdit | None:
+    if position not in analysis.quick_fix_edits:
+        loop = asyncio.get_running_loop()
+        edit = await loop.run_in_executor(server.worker, _quick_fix_edit, server, doc, analysis, position)
+        analysis.quick_fix_edits[position] = edit
+    return analysis.quick_fix_edits[position]
+
+
+def _quick_fix_edit(server: FlyServer, doc: Document, analysis: Analysis, position: int) -> types.WorkspaceEdit | None:
+    """The fix of diagnostic ``position``, plus the removal of imports it leaves unused, as
+    minimal edits on the analysed text."""
+    fix = analysis.result.diagnostics[position].fix
+    if fix is None:
         return None
-    internal = Fix(
-        str(fix["title"]),
-        applicability,
-        tuple(
-            Edit(
-                Range(
-                    index.from_client(r.start.line, r.start.character, encoding),
-                    index.from_client(r.end.line, r.end.character, encoding),
-                ),
-                new_text,
-            )
-            for r, new_text in raw
-        ),
-    )
-    new = apply_fix(text, internal)
+    text = analysis.text
+    new = apply_fix(text, fix)
     if new is None:
-        log.warning("%s: fix %r withheld: the result would not parse", doc.uri, internal.title)
+        log.warning("%s: fix %r withheld: the result would not parse", doc.uri, fix.title)
         return None
+    encoding = server.session.encoding
     edits = [
-        types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content)
+        types.TextEdit(range=lsp_range(e.range, analysis.index, encoding), new_text=e.content)
         for e in minimal_edits(text, new)
     ]
     if not edits:
         return None
-    return workspace_edit(server, doc, edits, version)
-
-
-def _range(raw: dict) -> types.Range:
-    start, end = raw["start"], raw["end"]
-    return types.Range(
-        start=types.Position(line=int(start["line"]), character=int(start["character"])),
-        end=types.Position(line=int(end["line"]), character=int(end["character"])),
-    )
+    return workspace_edit(server, doc, edits, analysis.version)
 
 
 def _suppressions(server: FlyServer, doc: Document, ours: list[types.Diagnostic]) -> list[types.CodeAction]:
@@ -185,14 +219,25 @@ def _suppressions(server: FlyServer, doc: Document, ours: list[types.Diagnostic]
     return actions
 
 
-def _has_safe_fix(server: FlyServer, doc: Document) -> bool:
-    analysis = doc.current(server.session.generation)
+def _has_safe_fix(analysis: Analysis | None) -> bool:
     if analysis is None:  # not linted yet: offer it, resolve finds out
         return True
     return any(
         d.fix is not None and d.fix.applicability is Applicability.SAFE
         for d in analysis.result.diagnostics
     )
+
+
+async def _fix_all_edit_async(server: FlyServer, doc: Document, analysis: Analysis | None) -> types.WorkspaceEdit | None:
+    """The fix-all edit of the current version, computed off the event loop, once."""
+    if analysis is not None and "edit" in analysis.fix_all_edits:
+        return analysis.fix_all_edits["edit"]
+    version, text = doc.version, doc.text
+    loop = asyncio.get_running_loop()
+    edit = await loop.run_in_executor(server.worker, _fix_all_edit, server, doc, text, version)
+    if analysis is not None and analysis.version == version:
+        analysis.fix_all_edits["edit"] = edit
+    return edit
 
 
 def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> types.WorkspaceEdit | None:
@@ -215,27 +260,73 @@ def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> 
     )
 
 
+async def _analysis_of(server: FlyServer, uri: Any, version: Any) -> tuple[Document, Analysis]:
+    """The document and its current analysis, if it is still at ``version``."""
+    doc = server.session.get(str(uri))
+    if doc is None or doc.version != version:
+        raise JsonRpcContentModified(STALE)
+    analysis = await diagnostics.analyse(server, doc)
+    if analysis is None or analysis.version != version or doc.version != version:
+        raise JsonRpcContentModified(STALE)
+    server.session.touch(doc)
+    return doc, analysis
+
+
 async def resolve(server: FlyServer, action: types.CodeAction) -> types.CodeAction:
     """The edit of a quick fix or of fix-all, computed only when the user picks it."""
     data: Any = action.data if isinstance(action.data, dict) else {}
     kind = data.get("action")
     if kind not in (ActionKind.QUICKFIX.value, ActionKind.FIX_ALL.value) or action.edit is not None:
         return action
-    doc = server.session.get(str(data.get("uri")))
-    if doc is None or doc.version != data.get("version"):
-        raise JsonRpcContentModified(STALE)
-    version, text = doc.version, doc.text
-    loop = asyncio.get_running_loop()
+    doc, analysis = await _analysis_of(server, data.get("uri"), data.get("version"))
+    version = analysis.version
     if kind == ActionKind.FIX_ALL.value:
-        edit = await loop.run_in_executor(server.worker, _fix_all_edit, server, doc, text, version)
+        edit = await _fix_all_edit_async(server, doc, analysis)
     else:
-        edit = await loop.run_in_executor(
-            server.worker, _quick_fix_edit, server, doc, data.get("fix") or {}, text, version
-        )
+        position = data.get("index")
+        if not isinstance(position, int) or not 0 <= position < len(analysis.result.diagnostics):
+            raise JsonRpcContentModified(STALE)
+        edit = await _quick_fix_edit_async(server, doc, analysis, position)
     if doc.version != version:
         raise JsonRpcContentModified(STALE)
     action.edit = edit or workspace_edit(server, doc, [], version)
     return action
+
+
+# --- commands for clients that do not resolve code actions -------------------------------------
+async def _apply(server: FlyServer, doc: Document, version: int, edit: types.WorkspaceEdit | None, label: str) -> dict:
+    if doc.version != version:
+        raise JsonRpcContentModified(STALE)
+    if edit is None:
+        return {"applied": False, "message": "nothing to change"}
+    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+    applied = bool(result and result.applied)
+    if not applied:
+        log.info("%s: the client did not apply the edit: %s", label, getattr(result, "failure_reason", None))
+    return {"applied": applied}
+
+
+async def apply_fix_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.applyFix [uri, version, index]``: the quick fix of diagnostic ``index``
+    of that version, sent with workspace/applyEdit."""
+    if len(arguments) != 3 or not isinstance(arguments[2], int):
+        raise JsonRpcInvalidParams("expected [uri, version, index]")
+    uri, version, position = arguments
+    doc, analysis = await _analysis_of(server, uri, version)
+    if not 0 <= position < len(analysis.result.diagnostics):
+        raise JsonRpcInvalidParams(f"no diagnostic {position} in version {version}")
+    fix = analysis.result.diagnostics[position].fix
+    edit = await _quick_fix_edit_async(server, doc, analysis, position)
+    return await _apply(server, doc, version, edit, fix.title if fix else "flydsl-ls fix")
+
+
+async def fix_all_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit."""
+    if len(arguments) != 2:
+        raise JsonRpcInvalidParams("expected [uri, version]")
+    doc, analysis = await _analysis_of(server, arguments[0], arguments[1])
+    edit = await _fix_all_edit_async(server, doc, analysis)
+    return await _apply(server, doc, analysis.version, edit, FIX_ALL_TITLE)
 
 
 def workspace_edit(

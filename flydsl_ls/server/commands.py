@@ -45,8 +45,8 @@ from flydsl_ls.compile import (
     compare_results,
     find_examples,
 )
+from flydsl_ls.server import code_actions, diagnostics
 from flydsl_ls.server import compile_report as report
-from flydsl_ls.server import diagnostics
 from flydsl_ls.server.session import Document
 
 if TYPE_CHECKING:
@@ -65,6 +65,9 @@ class Command(str, Enum):
     LAUNCH = "flydsl-ls.launch"
     SHOW_ISA = "flydsl-ls.showIsa"
     VERIFY_FIX = "flydsl-ls.verifyFix"
+    # The edits of code actions, for clients that do not resolve them (code_actions.py).
+    APPLY_FIX = code_actions.APPLY_FIX_COMMAND
+    FIX_ALL = code_actions.FIX_ALL_COMMAND
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -357,9 +360,9 @@ def _range(raw: Any) -> types.Range | None:
 
 
 async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tuple[str, dict | None, str | None]:
-    """(code, fix data, problem) for the diagnostic the client sent: the fix it carries
-    (when it is of the current version), else the current lint's diagnostic with the same
-    code and range."""
+    """(code, fix data, problem) for the diagnostic the client sent: the fix it carries, if
+    any, else the current lint's diagnostic it stands for (``data["index"]``, or the same
+    code and range), its fix in the client's encoding."""
     data = diagnostic.get("data") if isinstance(diagnostic.get("data"), dict) else {}
     code = str(diagnostic.get("code") or "")
     doc = source.doc
@@ -368,13 +371,12 @@ async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tupl
         return code, None, "the document changed since this diagnostic was reported; verify the fix again"
     fix = data.get("fix") if isinstance(data.get("fix"), dict) else None
     if fix is None and doc is not None:
-        rng = _range(diagnostic.get("range"))
         analysis = await diagnostics.analyse(server, doc)
-        for candidate in analysis.diagnostics if analysis is not None else []:
-            if candidate.code == code and (rng is None or candidate.range == rng):
-                fix = (candidate.data or {}).get("fix")
-                if fix is not None:
-                    break
+        encoding = server.session.encoding
+        found = diagnostics.find(analysis, data, code, _range(diagnostic.get("range")), encoding) if analysis else None
+        if found is not None and found[1].fix is not None and found[1].fix.edits:
+            code = found[1].code
+            fix = diagnostics.fix_data(found[1].fix, analysis.index, encoding)
     if fix is None:
         return code, None, f"{code or 'this diagnostic'} has no fix to verify"
     return code, fix, None
@@ -448,4 +450,6 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.LAUNCH: launch_command,
     Command.SHOW_ISA: show_isa_command,
     Command.VERIFY_FIX: verify_fix_command,
+    Command.APPLY_FIX: code_actions.apply_fix_command,
+    Command.FIX_ALL: code_actions.fix_all_command,
 }

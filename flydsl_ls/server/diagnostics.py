@@ -9,16 +9,19 @@ so they never show every diagnostic twice (Neovim keeps the two in separate name
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 
 from flydsl_ls.analysis.diagnostic import Diagnostic, Fix, Severity
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
+from flydsl_ls.server.protocol import RawJSON
 from flydsl_ls.server.session import Analysis, Document
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ _SEVERITY = {
 }
 # One worker: lints queue up, and a queued lint of a stale version is skipped.
 _LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
+_CONVERTER = default_converter()  # for the few lsprotocol diagnostics (compile errors)
 
 
 # --- conversion (positions only through LineIndex) ------------------------------------
@@ -68,9 +72,7 @@ def _range_json(rng: types.Range) -> dict:
 
 
 def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) -> types.Diagnostic:
-    data: dict = {"version": version}
-    if d.fix is not None and d.fix.edits:
-        data["fix"] = fix_data(d.fix, index, encoding)
+    """One diagnostic as lsprotocol's type (tests and tools; the server sends JSON, below)."""
     message = d.message if not d.note else f"{d.message}\n{d.note}"
     return types.Diagnostic(
         range=lsp_range(d.range, index, encoding),
@@ -80,8 +82,109 @@ def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) ->
         code_description=types.CodeDescription(href=d.url) if d.code != SYNTAX_ERROR else None,
         source=SOURCE,
         tags=[types.DiagnosticTag.Deprecated] if d.deprecated else None,
-        data=data,
+        data={"version": version},
     )
+
+
+# --- the JSON sent to the client ----------------------------------------------------------
+# A diagnostic's ``data`` is ``{"version", "index"}``: the document version it was reported
+# for and its position in that lint (``analysis.result.diagnostics``), where code actions,
+# resolve and verifyFix find its fix. The fix itself is not sent: it made every publish of a
+# 6,000-line kernel 2.5 MB instead of 1.9, and the server has it anyway.
+ClientRange = tuple[int, int, int, int]
+
+
+class _Columns:
+    """Internal ranges to client ranges on one text, with a fast path for ASCII lines (where
+    every encoding counts code points): ~4,000 ranges per publish on a long kernel."""
+
+    def __init__(self, index: LineIndex, encoding: Encoding):
+        self.index = index
+        self.encoding = encoding
+        self.lines = index.lines
+        self.widths: dict[int, int] = {}  # line -> its length when it is ASCII, else -1
+
+    def width(self, line: int) -> int:
+        text = self.lines[line] if 0 <= line < len(self.lines) else ""
+        known = self.widths[line] = len(text.rstrip("\r\n")) if text.isascii() else -1
+        return known
+
+    def convert(self, rng: Range) -> ClientRange:
+        start, end = rng.start, rng.end
+        widths = self.widths
+        a = widths.get(start.line)
+        if a is None:
+            a = self.width(start.line)
+        b = widths.get(end.line)
+        if b is None:
+            b = self.width(end.line)
+        if a >= 0 and b >= 0:
+            c, d = start.column, end.column
+            return start.line, c if c < a else a, end.line, d if d < b else b
+        s = self.index.to_client(start, self.encoding)
+        e = self.index.to_client(end, self.encoding)
+        return s[0], s[1], e[0], e[1]
+
+
+def _fragment(d: Diagnostic, rng: ClientRange) -> str:
+    """The diagnostic's JSON object, open after ``"data":`` (its data differs per version)."""
+    body: dict = {
+        "range": {"start": {"line": rng[0], "character": rng[1]}, "end": {"line": rng[2], "character": rng[3]}},
+        "message": d.message if not d.note else f"{d.message}\n{d.note}",
+        "severity": _SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning).value,
+        "code": d.code,
+    }
+    if d.code != SYNTAX_ERROR:
+        body["codeDescription"] = {"href": d.url}
+    body["source"] = SOURCE
+    if d.deprecated:
+        body["tags"] = [types.DiagnosticTag.Deprecated.value]
+    return json.dumps(body)[:-1] + ',"data":'
+
+
+def fragments(diagnostics: list[Diagnostic], index: LineIndex, encoding: Encoding, cache: dict | None) -> tuple[list[str], dict]:
+    """Each diagnostic's JSON fragment, reused from ``cache`` (the previous lint's) when the
+    diagnostic shows the same (its client range included, so moved lines and non-ASCII text
+    are converted again); also the cache for the next lint."""
+    cache = cache or {}
+    columns = _Columns(index, encoding)
+    out: list[str] = []
+    kept: dict = {}
+    convert = columns.convert
+    for d in diagnostics:
+        key = (d.code, d.message, d.note, d.severity, d.deprecated, convert(d.range))
+        fragment = cache.get(key)
+        if fragment is None:
+            fragment = kept.get(key) or _fragment(d, key[-1])
+        kept[key] = fragment
+        out.append(fragment)
+    return out, kept
+
+
+def items_json(analysis: Analysis, extra: list[types.Diagnostic] = ()) -> str:
+    """The JSON array of the analysis's diagnostics (and ``extra`` ones, e.g. compile errors)."""
+    version = analysis.version
+    parts = [f'{fragment}{{"version":{version},"index":{i}}}}}' for i, fragment in enumerate(analysis.fragments)]
+    parts += [json.dumps(_CONVERTER.unstructure(d)) for d in extra]
+    return "[" + ",".join(parts) + "]"
+
+
+def find(
+    analysis: Analysis, data: Any, code: str | None, rng: types.Range | None, encoding: Encoding
+) -> tuple[int, Diagnostic] | None:
+    """The analysis diagnostic (and its index) a client's diagnostic stands for: the one at
+    ``data["index"]`` when code and range agree, else the first with that code and range."""
+    internal = analysis.result.diagnostics
+    position = data.get("index") if isinstance(data, dict) else None
+
+    def agrees(d: Diagnostic) -> bool:
+        return (not code or d.code == code) and (rng is None or lsp_range(d.range, analysis.index, encoding) == rng)
+
+    if isinstance(position, int) and 0 <= position < len(internal) and agrees(internal[position]):
+        return position, internal[position]
+    if not code:
+        return None
+    return next(((i, d) for i, d in enumerate(internal) if d.code == code and agrees(d)), None)
 
 
 # --- linting ----------------------------------------------------------------------------
@@ -103,12 +206,11 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
             result = FileAnalysis([], None, ["analysis failed; see the server log"])
     for problem in result.internal_errors:
         log.warning("%s: internal error: %s", doc.uri, problem)
-    index = LineIndex(text)
-    encoding = server.session.encoding
-    diagnostics = [to_lsp(d, index, encoding, version) for d in result.diagnostics]
-    for position, diagnostic in enumerate(diagnostics):
-        diagnostic.data["index"] = position  # its analysis diagnostic, to validate its fix
-    return Analysis(version, generation, text, result, diagnostics)
+    analysis = Analysis(version, generation, text, result)
+    analysis.fragments, doc.fragments = fragments(
+        result.diagnostics, analysis.index, server.session.encoding, doc.fragments
+    )
+    return analysis
 
 
 async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
@@ -124,18 +226,18 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
         return None
     if server.session.get(doc.uri) is not doc:
         return None  # closed meanwhile
-    _store(doc, analysis)
+    _store(server, doc, analysis)
     return analysis
 
 
-def _store(doc: Document, analysis: Analysis) -> None:
-    if doc.analysis is None or (analysis.version, analysis.generation) >= (
-        doc.analysis.version,
-        doc.analysis.generation,
-    ):
+def _store(server: FlyServer, doc: Document, analysis: Analysis) -> None:
+    key = (analysis.version, analysis.generation)
+    if doc.analysis is None or key >= (doc.analysis.version, doc.analysis.generation):
         doc.analysis = analysis
+        doc.linted = key
     if analysis.result.model is not None:
         doc.good_model = analysis.result.model
+    server.session.touch(doc)
 
 
 def schedule(server: FlyServer, doc: Document, delay: float) -> None:
@@ -161,11 +263,11 @@ async def _lint_and_publish(server: FlyServer, doc: Document, delay: float) -> N
             return
         doc.published = key
         compiled = server.session.compile_diagnostics.get(doc.uri, [])  # see commands.py
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=doc.uri, diagnostics=analysis.diagnostics + compiled, version=analysis.version
-            )
+        params = (
+            f'{{"uri":{json.dumps(doc.uri)},"version":{analysis.version},'
+            f'"diagnostics":{items_json(analysis, compiled)}}}'
         )
+        server.text_document_publish_diagnostics(RawJSON(params))
     except asyncio.CancelledError:
         pass
     except Exception:
@@ -192,6 +294,11 @@ async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
     doc = server.session.get(params.text_document.uri)
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
+    previous = params.previous_result_id
+    linted = doc.linted
+    if previous is not None and linted == (doc.version, server.session.generation):
+        if previous == f"{linted[0]}.{linted[1]}":  # answered without the analysis
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=previous)
     analysis = None
     for _ in range(3):  # the document may change while it is linted
         analysis = await analyse(server, doc)
@@ -201,8 +308,9 @@ async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
         analysis = doc.analysis
     if analysis is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    if params.previous_result_id == analysis.result_id:
+    server.session.touch(doc)
+    if previous == analysis.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
-    return types.RelatedFullDocumentDiagnosticReport(
-        items=analysis.diagnostics, result_id=analysis.result_id
+    return RawJSON(
+        f'{{"kind":"full","resultId":{json.dumps(analysis.result_id)},"items":{items_json(analysis)}}}'
     )

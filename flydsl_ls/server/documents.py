@@ -46,7 +46,7 @@ def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None
     if params.text is not None and params.text != doc.text:
         doc.update(params.text, doc.version)
         doc.analysis = None
-        doc.published = None
+        doc.published = doc.linted = None  # the same version number, another text
     diagnostics.schedule(server, doc, 0)
 
 

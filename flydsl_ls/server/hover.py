@@ -26,6 +26,7 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import (
 from flydsl_ls.analysis.text import Position
 from flydsl_ls.pins import resolve_version
 from flydsl_ls.ruledocs import summary_markdown
+from flydsl_ls.server import diagnostics as diagnostics_module
 from flydsl_ls.server.diagnostics import lsp_range
 
 if TYPE_CHECKING:
@@ -47,9 +48,14 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
         return None
     pos = doc.to_position(params.position, server.session.encoding)
     analysis = doc.analysis
+    if analysis is None:  # dropped (not used for a while) or not linted yet: lint it now
+        analysis = await diagnostics_module.analyse(server, doc)
+    server.session.touch(doc)
     current = analysis is not None and analysis.text == doc.text
     diagnostics = analysis.result.diagnostics if current else []
-    model = analysis.result.model if current and analysis.result.model else doc.good_model
+    model = analysis.result.model if current else None
+    if model is None:  # an incremental analysis, or text that does not parse now
+        model = doc.incremental.model_at(pos.line) or doc.good_model
     model_current = model is not None and model.source == doc.text
 
     sections: list[str] = []

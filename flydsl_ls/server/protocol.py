@@ -4,14 +4,34 @@
   else UTF-16 (the LSP default), whatever order the client listed them in.
 - Documents: the session owns the text of open documents and applies changes through
   ``LineIndex`` (the one place positions are converted); pygls's own copy is not kept.
+- Pre-serialized payloads: a notification's params or a request's result given as
+  :class:`RawJSON` is written as it is. pygls would otherwise walk every attrs object with
+  cattrs and ``json.dumps`` the lot on the event loop: ~330 ms for the 4,096 diagnostics of
+  a 6,000-line kernel, where joining their cached JSON takes a few milliseconds.
 """
 
 from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
 
 import attrs
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RawJSON:
+    """A JSON value already serialized (ASCII, as ``json.dumps`` writes by default)."""
+
+    text: str
 
 
 def negotiated_encodings(caps: types.ClientCapabilities) -> list[str]:
@@ -47,3 +67,37 @@ class FlyProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    # --- pre-serialized payloads -------------------------------------------------------------
+    def notify(self, method: str, params: Any | None = None):
+        if isinstance(params, RawJSON):
+            self._write_raw(f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params.text}}}')
+            return
+        super().notify(method, params)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is None and isinstance(result, RawJSON):
+            self._result_types.pop(msg_id, None)
+            self._write_raw(f'{{"jsonrpc":"2.0","id":{json.dumps(msg_id)},"result":{result.text}}}')
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _write_raw(self, body: str) -> None:
+        """What pygls's ``_send_data`` does after ``json.dumps``: header, encode, write."""
+        if self.writer is None:
+            log.error("unable to send data: no transport")
+            return
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(data)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            data = header.encode(self.CHARSET) + data
+        try:
+            written = self.writer.write(data)
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+            raise

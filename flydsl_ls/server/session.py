@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# How many documents keep their last analysis (syntax tree, semantic model, JSON cache,
+# incremental caches) between requests: about 7.5 MB per 1,000 lines. Editing happens in a
+# few files at a time; 200 open kernels each keeping theirs took 3.5 GB. A document beyond
+# these re-lints when a hover, a code action or a pull of a changed result needs it. At most
+# KEEP_ANALYSED documents and KEEP_ANALYSED_LINES lines in all (the most recently used
+# document is always kept): eight 1,500-line kernels, or two of 6,000 lines (~90 MB).
+KEEP_ANALYSED = 8
+KEEP_ANALYSED_LINES = 12_000
+
 
 @dataclass(frozen=True)
 class ClientFeatures:
@@ -33,6 +43,7 @@ class ClientFeatures:
     pull_diagnostics: bool = False  # the client asks (textDocument/diagnostic); do not push
     diagnostic_refresh: bool = False  # workspace/diagnostic/refresh
     code_action_resolve: bool = False  # the client resolves a code action's edit lazily
+    apply_edit: bool = False  # workspace/applyEdit (a command can edit the document)
     document_changes: bool = False  # versioned TextDocumentEdits in a WorkspaceEdit
     configuration: bool = False  # workspace/configuration
     markdown_hover: bool = True
@@ -58,6 +69,7 @@ class ClientFeatures:
                 workspace and workspace.diagnostics and workspace.diagnostics.refresh_support
             ),
             code_action_resolve=bool(resolve and "edit" in (resolve.properties or [])),
+            apply_edit=bool(workspace and workspace.apply_edit),
             document_changes=bool(edit and edit.document_changes),
             configuration=bool(workspace and workspace.configuration),
             markdown_hover=types.MarkupKind.Markdown in formats,
@@ -75,7 +87,14 @@ class Analysis:
     generation: int
     text: str
     result: FileAnalysis
-    diagnostics: list[types.Diagnostic]  # in the client's encoding, fixes in ``data``
+    # Per diagnostic of ``result``, its LSP JSON in the client's encoding up to its ``data``
+    # (diagnostics.py): joined, not re-serialized, for every publish or pull.
+    fragments: list[str] = field(default_factory=list)
+    # Work done for code actions on this version, done once: whether the fix of diagnostic i
+    # re-parses; the WorkspaceEdit of its quick fix (None: none); the fix-all edit.
+    fix_parses: dict[int, bool] = field(default_factory=dict)
+    quick_fix_edits: dict[int, Any] = field(default_factory=dict)
+    fix_all_edits: dict[str, Any] = field(default_factory=dict)  # "edit" once computed
 
     @property
     def result_id(self) -> str:
@@ -88,6 +107,11 @@ class Analysis:
 
 @dataclass
 class Document:
+    """An open document. Its text, version and what was published are always kept; the
+    heavy state (the last analysis with its syntax tree and model, ``good_model``, the
+    JSON cache, the incremental analyzer's caches) only while it is among the session's
+    recently used documents (``Session.touch``): the rest re-lint on demand."""
+
     uri: str
     text: str
     version: int
@@ -95,9 +119,21 @@ class Document:
     analysis: Analysis | None = None  # the newest lint, possibly of an older version
     good_model: SemanticModel | None = None  # the last model that parsed (hover while typing)
     published: tuple[int, int] | None = None  # (version, generation) last pushed
+    linted: tuple[int, int] | None = None  # (version, generation) of the last lint (kept light)
     pending: asyncio.Task | None = None  # the debounced lint waiting to run
     # Reuses the last lint's work for the statements an edit did not touch.
     incremental: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
+    # The JSON fragment of each diagnostic of the last lint, keyed by what it shows
+    # (diagnostics.py): an unchanged diagnostic is not converted again.
+    fragments: dict | None = None
+
+    def forget(self) -> None:
+        """Drop the heavy state; the next request that needs it re-lints."""
+        self.analysis = None
+        self.good_model = None
+        self.fragments = None
+        self.incremental.forget()
+        self.__dict__.pop("index", None)
 
     @cached_property
     def index(self) -> LineIndex:
@@ -147,6 +183,8 @@ class Session:
     # uri -> errors of the last compile of that file: kept apart from the lint (like build
     # errors), replaced by the next compile, cleared by a successful one (server/commands.py).
     compile_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
+    # uris of the documents whose heavy state is kept, least recently used first.
+    recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
     _warned: set[str] = field(default_factory=set)
 
     @property
@@ -167,9 +205,36 @@ class Session:
 
     def close(self, uri: str) -> Document | None:
         doc = self.documents.pop(uri, None)
-        if doc is not None and doc.pending is not None:
-            doc.pending.cancel()
+        self.recent.pop(uri, None)
+        if doc is not None:
+            if doc.pending is not None:
+                doc.pending.cancel()
+            doc.forget()
         return doc
+
+    def touch(self, doc: Document) -> None:
+        """``doc`` was just linted or asked about: keep its heavy state, and drop that of
+        the least recently used documents beyond ``KEEP_ANALYSED`` documents or
+        ``KEEP_ANALYSED_LINES`` lines."""
+        self.recent[doc.uri] = None
+        self.recent.move_to_end(doc.uri)
+        lines = {uri: _lines(self.documents.get(uri)) for uri in self.recent}
+        count, total = len(lines), sum(lines.values())
+        for uri in list(self.recent)[:-1]:  # oldest first; never the one just used
+            if count <= KEEP_ANALYSED and total <= KEEP_ANALYSED_LINES:
+                break
+            old = self.documents.get(uri)
+            if old is not None and old.pending is not None and not old.pending.done():
+                continue  # its lint may be running on its caches: evicted after it
+            del self.recent[uri]
+            count, total = count - 1, total - lines[uri]
+            if old is not None:
+                old.forget()
+                if old.path is not None:
+                    # The project index keeps the model of every file it read from disk,
+                    # the linted file itself included (checker.check_source): drop it too;
+                    # it is read again if a sibling needs it.
+                    self.project.forget(old.path)
 
     def settings_changed(self) -> None:
         self.generation += 1
@@ -199,6 +264,10 @@ class Session:
         if message not in self._warned:
             self._warned.add(message)
             log.warning("%s", message)
+
+
+def _lines(doc: Document | None) -> int:
+    return doc.text.count("\n") + 1 if doc is not None else 0
 
 
 def _path_of(uri: str) -> Path | None:

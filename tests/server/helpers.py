@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Callable, Union
 
 import pytest
 from lsprotocol import types
@@ -23,16 +24,32 @@ TIMEOUT = 20.0
 
 
 def make_client() -> LanguageClient:
-    """pytest-lsp's client, also recording every publishDiagnostics (with its version)."""
+    """pytest-lsp's client, also recording every publishDiagnostics (with its version) and
+    every workspace/applyEdit (answered "applied")."""
     client = make_test_lsp_client()
     client.published = []  # type: ignore[attr-defined]
+    client.applied_edits = []  # type: ignore[attr-defined]
     default = client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
     def publish(params: types.PublishDiagnosticsParams):
         client.published.append(params)  # type: ignore[attr-defined]
         return default(params)
 
+    def apply_edit(params: types.ApplyWorkspaceEditParams):
+        client.applied_edits.append(params)  # type: ignore[attr-defined]
+        return types.ApplyWorkspaceEditResult(applied=True)
+
     client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+    client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = apply_edit
+    converter = client.protocol._converter
+
+    def command_or_action(obj, _):
+        # lsprotocol reads any object with a "command" key as a Command; a CodeAction may
+        # carry one too (an object): a Command's "command" is a string (as clients test it).
+        kind = types.Command if isinstance(obj.get("command"), str) else types.CodeAction
+        return converter.structure(obj, kind)
+
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], command_or_action)
     return client
 
 
@@ -44,9 +61,11 @@ async def lsp(
     init_options=None,
     env: dict[str, str] | None = None,
     pull: bool | None = None,
+    adjust: Callable[[types.ClientCapabilities], None] | None = None,
 ):
     """A started and initialised server; ``pull=False`` removes pull-diagnostic support
-    from the recorded capabilities (to exercise push on every client)."""
+    from the recorded capabilities (to exercise push on every client); ``adjust`` may
+    change them further."""
     server_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "flydsl_ls", "serve"],
@@ -57,6 +76,8 @@ async def lsp(
     caps = client_capabilities(spec)
     if pull is False and caps.text_document is not None:
         caps.text_document.diagnostic = None
+    if adjust is not None:
+        adjust(caps)
     try:
         result = await client.initialize_session(
             types.InitializeParams(

@@ -19,7 +19,14 @@ from flydsl_ls.server.settings import DEFAULT_COMPILE_TIMEOUT, EditorSettings, p
 
 def test_one_enum_drives_advertising_and_routing():
     assert set(HANDLERS) == set(Command)
-    assert Command.advertised() == ["flydsl-ls.compile", "flydsl-ls.launch", "flydsl-ls.showIsa", "flydsl-ls.verifyFix"]
+    assert Command.advertised() == [
+        "flydsl-ls.compile",
+        "flydsl-ls.launch",
+        "flydsl-ls.showIsa",
+        "flydsl-ls.verifyFix",
+        "flydsl-ls.applyFix",
+        "flydsl-ls.fixAll",
+    ]
     server = create_server()
     assert set(server.protocol.fm.commands) == set(Command.advertised())
 

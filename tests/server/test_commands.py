@@ -29,7 +29,14 @@ VECTOR_ADD = REPO / "examples" / "compile" / "vector_add.py"
 LEGACY = (FIXTURES / "compile_kernel.py").read_text(encoding="utf-8")
 COMPILE_TIMEOUT = 240.0  # the first request also waits for the worker to import torch + flydsl
 SLEEPY = "import time\n\n# flydsl: example\ndef sleepy(device):\n    time.sleep(60)\n"
-EXPECTED_COMMANDS = {"flydsl-ls.compile", "flydsl-ls.launch", "flydsl-ls.showIsa", "flydsl-ls.verifyFix"}
+EXPECTED_COMMANDS = {
+    "flydsl-ls.compile",
+    "flydsl-ls.launch",
+    "flydsl-ls.showIsa",
+    "flydsl-ls.verifyFix",
+    "flydsl-ls.applyFix",
+    "flydsl-ls.fixAll",
+}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
@@ -278,10 +285,10 @@ async def test_verify_safe_fix_gives_identical_ir(session):
     uri, diags = await _lint(client, root, LEGACY)
     try:
         safe = [d for d in diags if d.code == "FLY104"][0]
-        assert safe.data["fix"]["applicability"] == "safe"
         count = len(client.messages)
         result = await execute(client, "flydsl-ls.verifyFix", uri, client.protocol._converter.unstructure(safe))
         assert result["status"] == "identical", result["message"]
+        assert result["fix"]["applicability"] == "safe"  # found from data's index
         assert result["identical"] and result["differences"] == []
         assert "identical IR" in result["message"]
         assert result["before"]["ok"] and result["after"]["ok"]
