@@ -206,6 +206,7 @@ class IncrementalAnalyzer:
         domains = _union(p.domain(version, frozenset()) for p in policies.values())
         asked = {i: frozenset() for i in stale}
         everything = dict.fromkeys(stale, False)
+        model = None
         for round_ in range(_MAX_ROUNDS + 1):
             last = round_ == _MAX_ROUNDS
             if last:
@@ -215,6 +216,8 @@ class IncrementalAnalyzer:
             for policy in policies.values():
                 stand_ins.update(policy.stand_ins(version, members))
             shared = _Tracker()  # look-ups answered from caches the chunks share: count for all
+            if model is not None:
+                model.dispose()
             model, tree = job.reduced_model(members, shared, stand_ins or None)
             statements = version.statements_by_chunk(tree)
             runs = {}
@@ -254,6 +257,7 @@ class IncrementalAnalyzer:
                 tracker.all_names = tracker.all_names or all_names
                 key = policy.key(version, asked_now)
                 done[rule.code] = _Result.of(found, errors, key, asked_now, False, tracker, version)
+        model.dispose()
         return results, done
 
     def _analyse_module_rule(self, job: _Job, rule: type[Rule], policy: _Policy) -> _Result:
@@ -266,6 +270,7 @@ class IncrementalAnalyzer:
             if members:
                 model, _ = job.reduced_model(members, tracker, policy.stand_ins(version, members))
                 found, errors = run_rules(model, [rule], job.options, job.path)
+                model.dispose()
             if tracker.all_uses or len(asked) > 64:
                 break
             if tracker.asked <= asked:
@@ -274,6 +279,7 @@ class IncrementalAnalyzer:
         tracker = _Tracker()
         model, _ = job.reduced_model(tuple(version.chunks), tracker)
         found, errors = run_rules(model, [rule], job.options, job.path)
+        model.dispose()
         return _Result.of(found, errors, tuple(version.chunks), asked, True, tracker, version)
 
 

@@ -69,6 +69,16 @@ class SemanticModel:
     def index(self) -> LineIndex:
         return LineIndex(self.source)
 
+    def dispose(self) -> None:
+        """Break the model's reference cycles (scopes and their bindings, per-model
+        facts) so that it and its syntax tree are freed at once. Left to the cyclic
+        collector, the models of a few keystrokes pile up into a full collection that
+        stalls the next one (170 ms on a 6,000-line file). Unusable afterwards."""
+        for scope in self.scopes:
+            scope.bindings = {}
+            scope.parent = None
+        self.__dict__.clear()
+
     # --- names ----------------------------------------------------------------
     def scope_of(self, name: ast.Name) -> Scope | None:
         return self._scope_of_node.get(id(name))
