@@ -34,34 +34,21 @@ def check_source(
 ) -> FileAnalysis:
     """``incremental``: the document's analyzer, reusing what its last analysis learnt."""
     package = package_of(path) if path is not None else None
-    model = None
-    if project is not None and path is not None:
-        # The project may already hold this file's model (read as a sibling or caller).
-        known = project.model_of(path.resolve())
-        model = known if known is not None and known.source == source else None
     options = settings.options()
     if options.flydsl_version is None:
         resolved = resolve_version(None, path.parent if path is not None else None)
         options.flydsl_version = resolved.version if resolved else None
     view = project.view(path, package) if project is not None else None
-    if incremental is not None and model is None:
-        return incremental.analyze(
-            source,
-            rules=settings.rules_for(path),
-            options=options,
-            package=package,
-            path=str(path) if path else None,
-            project=view,
-        )
-    return analyze(
-        source,
-        rules=settings.rules_for(path),
-        options=options,
-        package=package,
-        path=str(path) if path else None,
-        project=view,
-        model=model,
-    )
+    rules = settings.rules_for(path)
+    where = str(path) if path else None
+    if incremental is not None:
+        return incremental.analyze(source, rules=rules, options=options, package=package, path=where, project=view)
+    model = None
+    if project is not None and path is not None:
+        # The project may already hold this file's model (read as a sibling or caller).
+        known = project.model_of(path.resolve())
+        model = known if known is not None and known.source == source else None
+    return analyze(source, rules=rules, options=options, package=package, path=where, project=view, model=model)
 
 
 def fix_source(
