@@ -30,9 +30,9 @@ from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.validate import fix_parses
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic
+from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
-from flydsl_ls.analysis.text import LineIndex
+from flydsl_ls.analysis.text import LineIndex, Position, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
@@ -90,7 +90,7 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
             action = await _quick_fix(server, doc, analysis, d)
             if action is not None:
                 actions.append(action)
-        actions += _suppressions(server, doc, ours)
+        actions += _suppressions(server, doc, analysis, ours)
     if fix_all_wanted and _has_safe_fix(analysis):
         action = types.CodeAction(title=FIX_ALL_TITLE, kind=ActionKind.FIX_ALL.value)
         version = doc.version
@@ -193,7 +193,9 @@ def _quick_fix_edit(server: FlyServer, doc: Document, analysis: Analysis, positi
     return workspace_edit(server, doc, edits, analysis.version)
 
 
-def _suppressions(server: FlyServer, doc: Document, ours: list[types.Diagnostic]) -> list[types.CodeAction]:
+def _suppressions(
+    server: FlyServer, doc: Document, analysis: Analysis | None, ours: list[types.Diagnostic]
+) -> list[types.CodeAction]:
     actions = []
     seen: set[tuple[str, int]] = set()
     for d in ours:
@@ -202,7 +204,9 @@ def _suppressions(server: FlyServer, doc: Document, ours: list[types.Diagnostic]
         if not code or code == SYNTAX_ERROR or (code, line) in seen:
             continue
         seen.add((code, line))
-        edit = suppression_edit(doc.text, line, code, doc.index)
+        edit = _suppression_in_statement(server, doc, analysis, d, line, code)
+        if edit is None:
+            edit = suppression_edit(doc.text, line, code, doc.index)
         if edit is None:
             continue
         text_edit = types.TextEdit(
@@ -217,6 +221,32 @@ def _suppressions(server: FlyServer, doc: Document, ours: list[types.Diagnostic]
             )
         )
     return actions
+
+
+def _suppression_in_statement(
+    server: FlyServer, doc: Document, analysis: Analysis | None, d: types.Diagnostic, line: int, code: str
+) -> Edit | None:
+    """``suppression_edit`` checked on the diagnostic's statement instead of the whole file
+    (which it re-parses and tokenizes twice: seconds on a 6,000-line kernel). The comment
+    suppresses, and so cannot change the parse, when it tokenizes as a comment on that line,
+    which the statement's own lines decide: a statement starts outside any string. None
+    when this cannot be told (the caller then checks on the whole file)."""
+    if analysis is None or analysis.text != doc.text:
+        return None
+    found = diagnostics.find(analysis, _data(d), code, d.range, server.session.encoding)
+    statement = found[1].statement if found is not None else None
+    if statement is None or not statement.start.line <= line <= statement.end.line:
+        return None
+    first, last = statement.start.line, statement.end.line
+    window = "".join(analysis.index.lines[first : last + 1])
+    edit = suppression_edit(window, line - first, code)
+    if edit is None:
+        return None
+    start, end = edit.range.start, edit.range.end
+    return Edit(
+        Range(Position(start.line + first, start.column), Position(end.line + first, end.column)),
+        edit.content,
+    )
 
 
 def _has_safe_fix(analysis: Analysis | None) -> bool:

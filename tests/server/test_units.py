@@ -79,3 +79,50 @@ def test_locate():
     assert alias_at(tree, index, Position(2, 4)) is None
     model = SemanticModel(source, tree)
     assert model.resolve(expression_at(tree, index, Position(2, 15))) == "fx.arith.ArithValue"
+
+
+def test_suppression_checked_on_the_statement_matches_the_whole_file():
+    """code_actions checks an "Ignore" edit on the diagnostic's statement only when it can
+    (else on the whole file); on the findings of the examples it is the edit the whole-file
+    check gives."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from flydsl_ls.checker import check_source
+    from flydsl_ls.config import Settings
+    from flydsl_ls.server.code_actions import _suppression_in_statement
+    from flydsl_ls.server.diagnostics import fragments, items_json
+    from flydsl_ls.server.session import Analysis, ClientFeatures, Document, Session
+    import json
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    # a multi-line string ending on a finding's line, and a finding after one
+    tricky = '''import flydsl.expr as fx
+from flydsl.expr.arith import ArithValue as _AV
+
+def f():
+    s = """
+    x"""; lane = _AV(fx.thread_idx.x) % 64
+    t = ("a", _AV(fx.thread_idx.x) % 64)
+    return s, lane, t
+'''
+    sources = [p.read_text(encoding="utf-8") for p in sorted(examples.glob("legacy_*.py"))] + [tricky]
+    checked = 0
+    for text in sources:
+        result = check_source(text, None, Settings())
+        analysis = Analysis(1, 0, text, result)
+        analysis.fragments, _ = fragments(result.diagnostics, analysis.index, "utf-16", None)
+        session = Session(features=ClientFeatures(encoding="utf-16"))
+        server = SimpleNamespace(session=session)
+        doc = Document("file:///k.py", text, 1, None)
+        for item in json.loads(items_json(analysis)):
+            d = types.Diagnostic(**{k: v for k, v in item.items() if k in ("message", "data", "code")},
+                                 range=types.Range(types.Position(**item["range"]["start"]), types.Position(**item["range"]["end"])))
+            if d.code == "FLY000":
+                continue
+            line = d.range.start.line
+            fast = _suppression_in_statement(server, doc, analysis, d, line, d.code)
+            if fast is not None:  # else the server checks on the whole file
+                assert fast == suppression_edit(text, line, d.code), (d.code, line)
+                checked += 1
+    assert checked > 20
