@@ -6,8 +6,10 @@
 
 Each step is timed ``--runs`` times per file; min and median are printed in ms.
 "full check" is what ``flydsl-ls check`` does per file (parse, model, every rule,
-suppressions). ``--cli`` also times one whole ``python -m flydsl_ls check FILE`` process
-(interpreter start-up included, as one would time ``ruff check FILE``).
+suppressions); "keystroke" is the server's incremental re-analysis after an edit of the
+code line nearest the middle of the file. ``--cli`` also times one whole
+``python -m flydsl_ls check FILE`` process (interpreter start-up included, as one would
+time ``ruff check FILE``).
 
 This is a measurement, not a test: nothing here fails on a slow machine.
 """
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.sources import UnreadableFile, read_source
 from flydsl_ls.files import discover
@@ -138,18 +141,43 @@ def timed(fn, runs: int) -> tuple[float, float]:
     return min(samples), statistics.median(samples)
 
 
+def _keystroke(source: str, runs: int) -> tuple[float, float]:
+    """Incremental re-analysis after an edit of the code line nearest the middle of the
+    file (a comment typed at its end; the analyzer holds the previous version)."""
+    lines = source.splitlines(keepends=True)
+    middle = len(lines) // 2
+    code = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(("#", "@"))]
+    target = min(code, key=lambda i: abs(i - middle)) if code else 0
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(source)
+    texts = []
+    for k in range(runs + 1):  # alternate two texts, so every run re-analyses
+        edited = lines[:]
+        edited[target] = edited[target].rstrip("\r\n") + ("  # x" if k % 2 == 0 else "  # y") + "\n"
+        texts.append("".join(edited))
+    analyzer.analyze(texts[0])
+    samples = []
+    for text in texts[1:]:
+        start = time.perf_counter()
+        analyzer.analyze(text)
+        samples.append((time.perf_counter() - start) * 1000)
+    return min(samples), statistics.median(samples)
+
+
 def bench_source(name: str, source: str, runs: int, cli_path: Path | None) -> dict:
     tree = ast.parse(source)
     parse = timed(lambda: ast.parse(source), runs)
     model = timed(lambda: SemanticModel(source, tree), runs)
     check = timed(lambda: analyze(source), runs)
     result = analyze(source)
+    keystroke = _keystroke(source, runs)
     row = {
         "file": name,
         "lines": source.count("\n") + 1,
         "parse": parse,
         "model": model,
         "check": check,
+        "keystroke": keystroke,
         "findings": len(result.diagnostics),
         "errors": len(result.internal_errors),
     }
@@ -200,14 +228,14 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             print(f"skipped {path}: no such file or directory", file=sys.stderr)
 
-    header = f"{'file':<48} {'lines':>6} {'parse':>15} {'model':>15} {'check':>15} {'found':>6}"
+    header = f"{'file':<48} {'lines':>6} {'parse':>15} {'model':>15} {'check':>15} {'keystroke':>15} {'found':>6}"
     if args.cli:
         header += f" {'cli':>8}"
     print(header)
     for row in rows:
         name = row["file"] if len(row["file"]) <= 48 else "..." + row["file"][-45:]
         line = f"{name:<48} {row['lines']:>6}"
-        for step in ("parse", "model", "check"):
+        for step in ("parse", "model", "check", "keystroke"):
             low, mid = row[step]
             line += f" {low:>7.1f}/{mid:>7.1f}"
         line += f" {row['findings']:>6}"

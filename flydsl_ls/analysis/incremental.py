@@ -129,7 +129,9 @@ class IncrementalAnalyzer:
         if self._hover is not None and self._hover[0] is chunk:
             return self._hover[1]
         cached = self._results.get(("node", chunk))
-        asked = cached.asked if cached is not None else frozenset()
+        # With the chunks reading its names: hover on an import alias or a definition
+        # looks at their uses (and the diagnostics there).
+        asked = chunk.defines | (cached.asked if cached is not None else frozenset())
         everything = cached.everything if cached is not None else False
         settings = self._settings or ()
         package = settings[2] if len(settings) > 2 else None
