@@ -235,9 +235,13 @@ def _suppression_in_statement(
         return None
     found = diagnostics.find(analysis, _data(d), code, d.range, server.session.encoding)
     statement = found[1].statement if found is not None else None
-    if statement is None or not statement.start.line <= line <= statement.end.line:
-        return None
-    first, last = statement.start.line, statement.end.line
+    if statement is not None and statement.start.line <= line <= statement.end.line:
+        first, last = statement.start.line, statement.end.line
+    else:  # no statement recorded: the top-level statement holding the line
+        lines = _top_level_statement(analysis, doc, line)
+        if lines is None:
+            return None
+        first, last = lines
     window = "".join(analysis.index.lines[first : last + 1])
     edit = suppression_edit(window, line - first, code)
     if edit is None:
@@ -247,6 +251,21 @@ def _suppression_in_statement(
         Range(Position(start.line + first, start.column), Position(end.line + first, end.column)),
         edit.content,
     )
+
+
+def _top_level_statement(analysis: Analysis, doc: Document, line: int) -> tuple[int, int] | None:
+    """First and last 0-based lines of the top-level statement holding ``line`` (decorators
+    included), from the analysis's model or the incremental analyzer's model for it."""
+    model = analysis.result.model
+    if model is None and doc.analysis is analysis and (doc.pending is None or doc.pending.done()):
+        model = doc.incremental.model_at(line)  # its last source is this analysis's text
+    if model is None:
+        return None
+    for node in model.tree.body:
+        first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", ()))]) - 1
+        if first <= line <= (node.end_lineno or node.lineno) - 1:
+            return first, (node.end_lineno or node.lineno) - 1
+    return None
 
 
 def _has_safe_fix(analysis: Analysis | None) -> bool:
