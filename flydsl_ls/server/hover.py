@@ -54,9 +54,15 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
     current = analysis is not None and analysis.text == doc.text
     diagnostics = analysis.result.diagnostics if current else []
     model = analysis.result.model if current else None
+    models_for = None  # the model answering for another line (see _legacy_sections)
     if model is None:  # an incremental analysis, or text that does not parse now
-        model = doc.incremental.model_at(pos.line) or doc.good_model
-    model_current = model is not None and model.source == doc.text
+        model = doc.incremental.model_at(pos.line) if current else None
+        if model is not None:
+            models_for = doc.incremental.model_at
+        else:
+            model = doc.good_model
+    # The model's lines are the document's (incremental: those of the cursor's statement).
+    model_current = model is not None and (model.source == doc.text or models_for is not None)
 
     sections: list[str] = []
     covering = [d for d in diagnostics if d.range.contains(pos) and d.code != "FLY000"]
@@ -74,7 +80,7 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
     if model is not None and pos.line < len(model.index.lines):
         expr, symbol, dotted = _symbol_at(model, pos)
         if symbol is not None and not covering:
-            sections += _legacy_sections(model, symbol, dotted, diagnostics, seen_codes)
+            sections += _legacy_sections(model, pos, symbol, dotted, diagnostics, seen_codes, models_for, doc.index)
         if isinstance(expr, (ast.Name, ast.Attribute)):
             kind = model.type_of(expr)
             if kind.known:
@@ -92,7 +98,7 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
         return None
     rng = None
     if model_current and expr is not None:
-        rng = lsp_range(model.index.node_range(expr), model.index, server.session.encoding)
+        rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
     kind = types.MarkupKind.Markdown if server.session.features.markdown_hover else types.MarkupKind.PlainText
     return types.Hover(
         contents=types.MarkupContent(kind=kind, value="\n\n---\n\n".join(sections)), range=rng
@@ -116,9 +122,16 @@ def _symbol_at(model: SemanticModel, pos: Position):
     return expr, model.resolve(expr), model.dotted(expr)
 
 
-def _legacy_sections(model, symbol, dotted, diagnostics: list[Diagnostic], seen: set[str]) -> list[str]:
+def _legacy_sections(
+    model, pos: Position, symbol, dotted, diagnostics: list[Diagnostic], seen: set[str], models_for=None, lines=None
+) -> list[str]:
     """A legacy API under the cursor that no diagnostic covers (an alias, an import):
-    FLY901's table, or a diagnostic elsewhere in the file on the same object."""
+    FLY901's table, or a diagnostic elsewhere in the file on the same object.
+
+    ``models_for(line)``: with an incremental analysis, ``model`` answers for the cursor's
+    top-level statement only, and a diagnostic elsewhere needs the model of its own; those
+    are built only for diagnostics that start with the name under the cursor (in ``lines``,
+    the document's line index)."""
     entry: Deprecation | None = TDM_OPS if dotted == TDM_OPS_ALIAS else DEPRECATED_SYMBOLS.get(symbol)
     if entry is not None and entry.owner is None:
         rule = lookup_rule("FLY901")
@@ -127,20 +140,45 @@ def _legacy_sections(model, symbol, dotted, diagnostics: list[Diagnostic], seen:
             f"`{entry.api}` is deprecated (declared removal in FlyDSL {entry.removal}): "
             f"use {entry.replacement}\n\n{summary_markdown(rule)}"
         ]
+    name = _local_name(model, pos) if models_for is not None else None
+    if models_for is not None and (not name or lines is None):
+        return []
     for d in diagnostics[:500]:
         if d.code in seen:
             continue
+        there = model
+        if models_for is not None:
+            start = d.range.start
+            rest = lines.line_text(start.line)[start.column :]
+            if not rest.startswith(name) or rest[len(name) : len(name) + 1].isidentifier():
+                continue
+            there = models_for(start.line)
+            if there is None:
+                continue
         if any(
             isinstance(node, (ast.Name, ast.Attribute))
-            and model.index.node_range(node).start == d.range.start
-            and model.resolve(node) == symbol
-            for node in nodes_at(model.tree, model.index, d.range.start)
+            and there.index.node_range(node).start == d.range.start
+            and there.resolve(node) == symbol
+            for node in nodes_at(there.tree, there.index, d.range.start)
         ):
             rule = lookup_rule(d.code)
             if rule is not None:
                 seen.add(d.code)
                 return [f"`{symbol}` is a legacy API ({d.code}).\n\n{summary_markdown(rule)}"]
     return []
+
+
+def _local_name(model: SemanticModel, pos: Position) -> str | None:
+    """The name the code uses for what is under the cursor: an import's bound name, or the
+    first name of a dotted expression."""
+    found = alias_at(model.tree, model.index, pos)
+    if found is not None:
+        alias = found[1]
+        return alias.asname or alias.name.split(".")[0]
+    node = expression_at(model.tree, model.index, pos)
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _version_line(server: FlyServer, doc: Document) -> str:
