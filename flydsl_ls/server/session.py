@@ -27,14 +27,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# How many documents keep their last analysis (syntax tree, semantic model, JSON cache,
-# incremental caches) between requests: about 7.5 MB per 1,000 lines. Editing happens in a
-# few files at a time; 200 open kernels each keeping theirs took 3.5 GB. A document beyond
-# these re-lints when a hover, a code action or a pull of a changed result needs it. At most
-# KEEP_ANALYSED documents and KEEP_ANALYSED_LINES lines in all (the most recently used
-# document is always kept): eight 1,500-line kernels, or two of 6,000 lines (~90 MB).
+# How many documents keep their last analysis (diagnostics, the incremental analyzer's
+# per-statement results, the JSON cache) between requests: about 2.5 MB per 1,000 lines
+# (tracemalloc, generated 2,000-line kernels). Editing happens in a few files at a time; 200
+# open kernels each keeping theirs took 3.5 GB before. A document beyond these re-lints when
+# a hover, a code action or a pull of a changed result needs it. At most KEEP_ANALYSED
+# documents and KEEP_ANALYSED_LINES lines in all (the most recently used document is always
+# kept): eight 3,000-line kernels, or four of 6,000 lines (~60 MB).
 KEEP_ANALYSED = 8
-KEEP_ANALYSED_LINES = 12_000
+KEEP_ANALYSED_LINES = 24_000
 
 
 @dataclass(frozen=True)
@@ -231,9 +232,9 @@ class Session:
             if old is not None:
                 old.forget()
                 if old.path is not None:
-                    # The project index keeps the model of every file it read from disk,
-                    # the linted file itself included (checker.check_source): drop it too;
-                    # it is read again if a sibling needs it.
+                    # The project index keeps the model of every file it read from disk
+                    # (as another file's sibling or caller): drop this one's too; it is
+                    # read again if a sibling needs it.
                     self.project.forget(old.path)
 
     def settings_changed(self) -> None:
