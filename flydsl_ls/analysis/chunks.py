@@ -124,15 +124,15 @@ def split(
     offsets = [0] + [m.end() for m in _NEWLINE.finditer(source)]
     groups: list[list[ast.stmt]] = []
     for stmt in body:
-        if groups and _first_line(stmt) <= groups[-1][-1].end_lineno:
+        if groups and first_line(stmt) <= groups[-1][-1].end_lineno:
             groups[-1].append(stmt)  # shares a line with the previous statement
         else:
             groups.append([stmt])
     chunks = []
     next_reusable = 0
     for i, group in enumerate(groups):
-        start = 0 if i == 0 else offsets[_first_line(group[0]) - 1]
-        end = offsets[_first_line(groups[i + 1][0]) - 1] if i + 1 < len(groups) else len(source)
+        start = 0 if i == 0 else offsets[first_line(group[0]) - 1]
+        end = offsets[first_line(groups[i + 1][0]) - 1] if i + 1 < len(groups) else len(source)
         text = source[start:end]
         first = at_start and i == 0
         same = None
@@ -186,7 +186,7 @@ def _is_docstring(stmts: list[ast.stmt]) -> bool:
     return isinstance(head, ast.Expr) and isinstance(head.value, ast.Constant)
 
 
-def _first_line(stmt: ast.stmt) -> int:
+def first_line(stmt: ast.stmt) -> int:
     decorators = getattr(stmt, "decorator_list", None)
     return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
 

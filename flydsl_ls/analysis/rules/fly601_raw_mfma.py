@@ -4,7 +4,7 @@ import re
 from flydsl_ls.analysis.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.text import Range
 
 _NAME = re.compile(
     r"^(?P<scale>mfma_scale_|wmma_scale_|smfmac_)?(?P<family>mfma|wmma)?_?"

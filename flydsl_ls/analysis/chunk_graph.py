@@ -1,0 +1,147 @@
+"""The chunks of one version of a document as a graph of names: who defines and who
+reads each module-level name, the closures a chunk's analysis needs, and the reduced
+module that keeps a closure and stubs the rest (see ``incremental``)."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from collections.abc import Iterable
+
+from flydsl_ls.analysis.chunks import Chunk, first_line
+from flydsl_ls.analysis.parsing import parse
+
+
+class ChunkGraph:
+    """The chunks of one source, with what closures need: where each starts, who defines
+    and who reads each module-level name. What the previous version computed is carried
+    over where the edit cannot have changed it."""
+
+    def __init__(self, chunks: list[Chunk], previous: ChunkGraph | None = None):
+        self.chunks = chunks
+        self.starts: list[int] = []
+        line = 0
+        for chunk in chunks:
+            self.starts.append(line)
+            line += chunk.lines
+        self.start_of = {id(c): s for c, s in zip(chunks, self.starts)}
+        self.definers: dict[str, list[int]] = {}
+        self.readers: dict[str, list[int]] = {}
+        for i, chunk in enumerate(chunks):
+            for name in chunk.defines:
+                self.definers.setdefault(name, []).append(i)
+            for name in chunk.reads:
+                self.readers.setdefault(name, []).append(i)
+        self.always = [i for i, c in enumerate(chunks) if c.always or not c.stubbable]
+        self.names = frozenset(self.definers)
+        # The first def or class: where imports stop counting as the import block.
+        self.first_definition = next((i for i, c in enumerate(chunks) if c.kind in ("def", "class")), None)
+        # Where an added import goes (rewrite._import_edit): after the last import above the
+        # first definition, else at the very top, which is the first chunk's.
+        first = self.first_definition if self.first_definition is not None else len(chunks)
+        self.prelude = (chunks[0] if chunks else None, *(chunks[i] for i in self.always if i < first))
+        self._closures: dict[tuple, tuple[tuple[Chunk, ...], frozenset[int]]] = {}
+        if previous is not None:
+            if previous.names == self.names:
+                self.names = previous.names  # results compare it by identity
+            self._closures = previous._still_valid(self)
+
+    def _still_valid(self, new: ChunkGraph) -> dict:
+        """The closures of this version that are the same in ``new``: when no chunk came,
+        went or changed what it defines, those not holding a changed chunk and not asking
+        for readers of a name some changed chunk started or stopped reading."""
+        if len(self.chunks) != len(new.chunks):
+            return {}
+        changed = set()
+        reads_changed: set[str] = set()
+        for i, (a, b) in enumerate(zip(self.chunks, new.chunks)):
+            if a is b:
+                continue
+            if a.defines != b.defines or a.always != b.always or a.stubbable != b.stubbable:
+                return {}
+            changed.add(i)
+            reads_changed |= a.reads ^ b.reads
+        return {
+            key: value
+            for key, value in self._closures.items()
+            if not key[2] and not value[1] & changed and not key[1] & reads_changed
+        }
+
+    def chunk_closure(self, index: int, asked: frozenset[str], everything: bool) -> tuple[Chunk, ...]:
+        """``closure([index], ...)``, remembered (and carried to the next version)."""
+        key = (index, asked, everything)
+        found = self._closures.get(key)
+        if found is None:
+            members = self.closure([index], asked, everything)
+            indices = frozenset(range(len(self.chunks))) if everything else frozenset(self._indices(index, asked))
+            found = self._closures[key] = (members, indices)
+        return found[0]
+
+    def _indices(self, index: int, asked: frozenset[str]) -> set[int]:
+        start = {index}
+        for name in asked:
+            start.update(self.readers.get(name, ()))
+        return self.forward(start) | set(self.always)
+
+    def chunk_at(self, line: int) -> int:
+        return max(bisect.bisect_right(self.starts, line) - 1, 0)
+
+    def closure(self, seeds: Iterable[int], asked: frozenset[str], everything: bool) -> tuple[Chunk, ...]:
+        """The chunks a reduced module for ``seeds`` keeps, in file order."""
+        if everything:
+            return tuple(self.chunks)
+        start = set(seeds)
+        for name in asked:
+            start.update(self.readers.get(name, ()))
+        return tuple(self.chunks[i] for i in sorted(self.forward(start) | set(self.always)))
+
+    def forward(self, start: Iterable[int]) -> set[int]:
+        """``start`` and, transitively, the chunks defining a name one of them reads or binds."""
+        seen = set(start)
+        stack = list(seen)
+        definers = self.definers
+        while stack:
+            chunk = self.chunks[stack.pop()]
+            for names in (chunk.reads, chunk.defines):
+                for name in names:
+                    for j in definers.get(name, ()):
+                        if j not in seen:
+                            seen.add(j)
+                            stack.append(j)
+        return seen
+
+    def presence(self, looked_up: frozenset[str], all_names: bool):
+        """The answers to "is this module-level name bound?" a result depended on."""
+        if all_names:
+            return self.names
+        definers = self.definers
+        return frozenset(name for name in looked_up if name in definers)
+
+    def reduced(self, members: tuple[Chunk, ...], stand_ins: dict[int, str] | None = None) -> tuple[str, ast.Module]:
+        """The module with every chunk not in ``members`` replaced by its stub (or by
+        its text in ``stand_ins``)."""
+        keep = set(map(id, members))
+        first = self.first_definition
+        stand_ins = stand_ins or {}
+        text = "".join(
+            c.text if id(c) in keep else stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
+            for i, c in enumerate(self.chunks)
+        )
+        return text, parse(text)
+
+
+    def statements_by_chunk(self, tree: ast.Module) -> dict[int, list[ast.stmt]]:
+        """A reduced module's top-level statements, by the chunk they stand in."""
+        by_chunk: dict[int, list[ast.stmt]] = {}
+        for stmt in tree.body:
+            by_chunk.setdefault(self.chunk_at(first_line(stmt) - 1), []).append(stmt)
+        return by_chunk
+
+
+def union(closures: Iterable[tuple[Chunk, ...]]) -> tuple[Chunk, ...]:
+    seen: dict[int, Chunk] = {}
+    for closure in closures:
+        for chunk in closure:
+            seen.setdefault(id(chunk), chunk)
+    return tuple(seen.values())
+

@@ -1,0 +1,122 @@
+"""One chunk's (or whole-module rule's) analysis result, what it depended on, and how its
+positions follow the text when the chunks they lie in move (see ``incremental``)."""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from flydsl_ls.analysis.chunk_graph import ChunkGraph
+from flydsl_ls.analysis.chunks import Chunk
+from flydsl_ls.analysis.diagnostic import Diagnostic, Edit, Fix
+from flydsl_ls.analysis.text import Position, Range
+
+
+@dataclass
+class ChunkResult:
+    diagnostics: list[Diagnostic]
+    errors: list[str]
+    members: object  # what the closure was (compared as a whole to the current one)
+    asked: frozenset[str]
+    everything: bool
+    looked_up: frozenset[str]
+    all_names: bool
+    presence: object
+    names: frozenset[str]  # the version's module-level names ``presence`` was taken in
+    prelude: tuple  # the version's chunks deciding where an added import goes
+    anchors: tuple[tuple[Chunk, int], ...]  # chunks holding its positions, with their starts
+    movable: bool  # every position lies in a chunk (so it can follow that chunk)
+
+    @classmethod
+    def of(cls, found, errors, members, asked, everything, tracker, version) -> ChunkResult:
+        looked_up = frozenset(tracker.looked_up)
+        anchors: dict[int, tuple[Chunk, int]] = {}
+        movable = True
+        for line in _lines(found):
+            index = version.chunk_at(line)
+            if not version.chunks or not version.starts[index] <= line <= version.starts[index] + version.chunks[index].lines:
+                movable = False
+                continue
+            anchors[index] = (version.chunks[index], version.starts[index])
+        return cls(
+            found,
+            errors,
+            members,
+            asked,
+            everything,
+            looked_up,
+            tracker.all_names,
+            version.presence(looked_up, tracker.all_names),
+            version.names,
+            version.prelude,
+            tuple(anchors[i] for i in sorted(anchors)),
+            movable,
+        )
+
+    def moved_to(self, version: ChunkGraph) -> ChunkResult | None:
+        """This result with its positions where its chunks now are; None when one is gone."""
+        if not self.movable:
+            return None
+        deltas = []
+        for chunk, start in self.anchors:
+            now = version.start_of.get(id(chunk))
+            if now is None:
+                return None
+            deltas.append((start, chunk.lines, now - start))
+        if all(delta == 0 for _, _, delta in deltas):
+            return self
+        starts = [start for start, _, _ in deltas]
+        shifts = {delta for _, _, delta in deltas}
+
+        def line(old: int) -> int:
+            if len(shifts) == 1:
+                return old + deltas[0][2]
+            i = bisect.bisect_right(starts, old) - 1
+            return old + deltas[max(i, 0)][2]
+
+        moved = [_shift(d, line) for d in self.diagnostics]
+        anchors = tuple((chunk, version.start_of[id(chunk)]) for chunk, _ in self.anchors)
+        return dataclasses.replace(self, diagnostics=moved, anchors=anchors)
+
+
+# Messages name lines ("(raw dialect op ..., line 302)"): they move with the text too.
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def _lines(diagnostics: list[Diagnostic]) -> Iterable[int]:
+    for d in diagnostics:
+        for text in (d.message, d.note or ""):
+            for match in _LINE_REF.finditer(text):
+                yield int(match.group(1)) - 1
+        yield d.range.start.line
+        yield d.range.end.line
+        if d.statement is not None:
+            yield d.statement.start.line
+            yield d.statement.end.line
+        if d.fix is not None:
+            for edit in d.fix.edits:
+                yield edit.range.start.line
+                yield edit.range.end.line
+
+
+def _shift(d: Diagnostic, line) -> Diagnostic:
+    def moved(rng: Range) -> Range:
+        start, end = rng
+        return Range(Position(line(start.line), start.column), Position(line(end.line), end.column))
+
+    fix = d.fix
+    if fix is not None:
+        fix = Fix(fix.title, fix.applicability, tuple(Edit(moved(e.range), e.content) for e in fix.edits))
+    statement = moved(d.statement) if d.statement is not None else None
+
+    def renumbered(text: str | None) -> str | None:
+        if not text or "line " not in text:
+            return text
+        return _LINE_REF.sub(lambda m: f"line {line(int(m.group(1)) - 1) + 1}", text)
+
+    return Diagnostic(
+        d.code, renumbered(d.message), moved(d.range), d.severity, fix, d.deprecated, renumbered(d.note), statement
+    )
