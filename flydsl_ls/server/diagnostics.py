@@ -142,22 +142,35 @@ def _fragment(d: Diagnostic, rng: ClientRange) -> str:
     return json.dumps(body)[:-1] + ',"data":'
 
 
+_SAME_OBJECTS = "same objects"  # the cache's entry keyed by diagnostic identity
+
+
 def fragments(diagnostics: list[Diagnostic], index: LineIndex, encoding: Encoding, cache: dict | None) -> tuple[list[str], dict]:
     """Each diagnostic's JSON fragment, reused from ``cache`` (the previous lint's) when the
     diagnostic shows the same (its client range included, so moved lines and non-ASCII text
     are converted again); also the cache for the next lint."""
     cache = cache or {}
+    # The incremental analysis hands back the very objects of diagnostics whose lines did
+    # not change: those need no key (a range conversion and a hash of the message each).
+    same = cache.get(_SAME_OBJECTS, {})
     columns = _Columns(index, encoding)
     out: list[str] = []
     kept: dict = {}
+    kept_same: dict = {}
     convert = columns.convert
     for d in diagnostics:
-        key = (d.code, d.message, d.note, d.severity, d.deprecated, convert(d.range))
-        fragment = cache.get(key)
-        if fragment is None:
-            fragment = kept.get(key) or _fragment(d, key[-1])
-        kept[key] = fragment
+        seen = same.get(id(d))
+        if seen is not None and seen[0] is d:
+            fragment = seen[1]
+        else:
+            key = (d.code, d.message, d.note, d.severity, d.deprecated, convert(d.range))
+            fragment = cache.get(key)
+            if fragment is None:
+                fragment = kept.get(key) or _fragment(d, key[-1])
+            kept[key] = fragment
+        kept_same[id(d)] = (d, fragment)
         out.append(fragment)
+    kept[_SAME_OBJECTS] = kept_same
     return out, kept
 
 
