@@ -63,6 +63,17 @@ CAPABILITIES = {
     },
     "workspace": {"workspaceFolders": True, "configuration": False},
 }
+# What VS Code and Neovim declare on top: they resolve a code action's edit when it is
+# picked, and apply edits the server sends.
+RESOLVING = {
+    **CAPABILITIES,
+    "textDocument": {
+        **CAPABILITIES["textDocument"],
+        "codeAction": {**CAPABILITIES["textDocument"]["codeAction"], "resolveSupport": {"properties": ["edit"]}},
+    },
+    "workspace": {**CAPABILITIES["workspace"], "applyEdit": True},
+}
+CLIENTS = {"plain": CAPABILITIES, "resolving": RESOLVING}
 
 
 # --- a small JSON-RPC client ---------------------------------------------------------------
@@ -180,14 +191,14 @@ class Client:
         with self._cond:
             return len(self.published)
 
-    def initialize(self, root: Path, options: dict | None) -> dict:
+    def initialize(self, root: Path, options: dict | None, capabilities: dict = CAPABILITIES) -> dict:
         _, result = self.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": root.as_uri(),
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                "capabilities": CAPABILITIES,
+                "capabilities": capabilities,
                 "initializationOptions": options,
             },
         )
@@ -216,16 +227,16 @@ class Client:
         return out
 
 
-def flydsl_server(root: Path) -> Client:
+def flydsl_server(root: Path, capabilities: dict = CAPABILITIES) -> Client:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     client = Client([sys.executable, "-m", "flydsl_ls", "serve"], root, env)
-    client.initialize(root, {"diagnosticsDelay": 0})
+    client.initialize(root, {"diagnosticsDelay": 0}, capabilities)
     return client
 
 
-def ruff_server(ruff: str, root: Path) -> Client:
+def ruff_server(ruff: str, root: Path, capabilities: dict = CAPABILITIES) -> Client:
     client = Client([ruff, "server"], root)
-    client.initialize(root, {})
+    client.initialize(root, {}, capabilities)
     return client
 
 
@@ -536,6 +547,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hovers", type=int, default=20, help="hover requests per file")
     parser.add_argument("--ruff", help="the ruff executable (default: ruff on PATH; skipped when none)")
     parser.add_argument("--no-ruff", action="store_true", help="do not compare with ruff")
+    parser.add_argument(
+        "--client",
+        choices=sorted(CLIENTS),
+        default="plain",
+        help="plain: no codeAction/resolve nor applyEdit, so quick fixes carry their edits "
+        "(the worst case); resolving: as VS Code and Neovim (edits computed when picked)",
+    )
     parser.add_argument("--cli-folder", type=Path, help="folder for CLI throughput (default: generated kernels)")
     parser.add_argument("--cli-sizes", type=sizes_arg, default=[500, 1000, 2000, 3000, 6000] * 4,
                         help="sizes of the generated kernels for CLI throughput (comma-separated)")
@@ -549,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ruff = None if args.no_ruff else find_ruff(args.ruff)
     print(machine())
+    print(f"client: {args.client}")
     if ruff:
         version = subprocess.run([ruff, "--version"], capture_output=True, text=True, check=False).stdout.strip()
         print(f"comparing with {version} ({ruff})")
@@ -571,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
                     files.append((str(path), path.resolve(), path.read_text(encoding="utf-8")))
             peaks = {}
             for name, path, text in files:
-                ours_client = flydsl_server(path.parent)
+                ours_client = flydsl_server(path.parent, CLIENTS[args.client])
                 try:
                     ours = measure(ours_client, path, text, args.rounds, args.actions, args.hovers)
                     ours_rss = ours_client.rss()
@@ -579,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
                     ours_client.close()
                 theirs = None
                 if ruff:
-                    ruff_client = ruff_server(ruff, path.parent)
+                    ruff_client = ruff_server(ruff, path.parent, CLIENTS[args.client])
                     try:
                         theirs = measure(ruff_client, path, text, args.rounds, args.actions, args.hovers)
                         theirs_rss = ruff_client.rss()
