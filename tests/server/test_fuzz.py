@@ -7,8 +7,8 @@ diagnostics of a version, sometimes asking for hover and code actions. Checked:
 
 - the server never fails: every request is answered without error, it logs no error,
   and it is still serving at the end;
-- every published range (and every fix edit's range) lies inside the text of the version
-  it was published for, in UTF-16 code units, on code-point boundaries (computed by
+- every published range, and every edit of the code actions offered (resolved), lies
+  inside the text of its version, in UTF-16 code units, on code-point boundaries (computed by
   ``tests/lsp_text.py``, independently of ``analysis.text``);
 - after the last edit it publishes exactly what the CLI's check (``check_source``, the
   function ``flydsl-ls check`` runs) reports on the final text: code, range and message.
@@ -74,9 +74,26 @@ def as_json_range(rng: types.Range) -> dict:
 
 def check_published(text: str, diagnostic: types.Diagnostic) -> None:
     check_range(text, as_json_range(diagnostic.range), f"{diagnostic.code} range")
-    fix = (diagnostic.data or {}).get("fix") if isinstance(diagnostic.data, dict) else None
-    for edit in (fix or {}).get("edits", []):
-        check_range(text, edit["range"], f"{diagnostic.code} fix edit")
+
+
+async def check_action_edits(client, text: str, actions) -> None:
+    """Every edit of the code actions offered (resolved, as the editor would when one is
+    picked) lies inside ``text``, the version they were asked for."""
+    for action in actions or []:
+        if not isinstance(action, types.CodeAction):
+            continue
+        if action.edit is None and action.data is not None:
+            try:
+                action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
+            except Exception:  # e.g. the document moved on (ContentModified)
+                continue
+        edit = action.edit
+        if edit is None:
+            continue
+        groups = list((edit.changes or {}).values()) + [d.edits for d in edit.document_changes or []]
+        for edits in groups:
+            for e in edits:
+                check_range(text, as_json_range(e.range), f"code action {action.title!r} edit")
 
 
 def expected(text: str, path: Path, root: Path) -> list[tuple]:
@@ -232,7 +249,7 @@ async def test_random_edits(fuzz_server, start, steps):
                 else:
                     current = [p for p in client.published if p.uri == uri]
                     context = list(current[-1].diagnostics[:3]) if current else []
-                    await asyncio.wait_for(
+                    actions = await asyncio.wait_for(
                         client.text_document_code_action_async(
                             types.CodeActionParams(
                                 types.TextDocumentIdentifier(uri),
@@ -242,6 +259,7 @@ async def test_random_edits(fuzz_server, start, steps):
                         ),
                         TIMEOUT,
                     )
+                    await check_action_edits(client, text, actions)
                 continue
             if kind in ("statement", "huge line", "delete line"):
                 # a whole line at a line start, indented like the line it goes before
