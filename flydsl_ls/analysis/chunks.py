@@ -34,8 +34,8 @@ class Chunk:
     name: str | None  # of a def or class
     defines: frozenset[str]  # module-level names it binds (``global`` ones included)
     reads: frozenset[str]  # names it reads from the module scope (or that resolve nowhere)
-    bound: frozenset[str]  # every name it binds, in any scope
-    helper_shaped: bool  # holds a plain def of assignments then one return/call
+    bound: frozenset[str]  # every name it binds outside class bodies
+    helper_shaped: bool  # holds, outside class bodies, a def shaped like a wait-counter shim
     node_types: frozenset[type]
     always: bool  # every reduced module keeps it (imports, the docstring, star imports)
 
@@ -201,7 +201,10 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
         binding = lookup(name.id, builder.scope_of_node[id(name)], (name.lineno, name.col_offset))
         if binding is None or binding.scope is module:
             reads.add(name.id)
-    bound = {name for scope in builder.scopes for name in scope.bindings}
+    # What a wait-counter shim or constant could be (FLY402 looks outside class bodies).
+    outside = [scope for scope in builder.scopes if not _in_class(scope)]
+    bound = {name for scope in outside for name in scope.bindings}
+    shims = any(scope.kind == "function" and _helper_shaped(scope.node) for scope in outside)
     nodes = [node for stmt in stmts for node in ast.walk(stmt)]
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
@@ -213,7 +216,7 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
         defines=frozenset(module.bindings),
         reads=frozenset(reads),
         bound=frozenset(bound),
-        helper_shaped=any(isinstance(n, _DEFS) and _helper_shaped(n) for n in nodes),
+        helper_shaped=shims,
         node_types=frozenset(type(n) for n in nodes),
         always=kind in ("import", "docstring") or imports or bool(module.star_imports),
     )
@@ -231,14 +234,37 @@ def _kind(stmts: list[ast.stmt], first: bool) -> tuple[str, str | None]:
     return "other", None
 
 
-def _helper_shaped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Assignments then one return or call: what a wait-counter shim looks like (a
-    superset of FLY401's helpers, decided without resolving a name)."""
-    if fn.decorator_list or fn.args.vararg or fn.args.kwarg:
+def _in_class(scope) -> bool:
+    while scope is not None:
+        if scope.kind == "class":
+            return True
+        scope = scope.parent
+    return False
+
+
+def _helper_shaped(fn: ast.AST) -> bool:
+    """Assignments then one return or call, of integer-shaped expressions: what a
+    wait-counter shim looks like (a superset of FLY401's helpers, decided without
+    resolving a name)."""
+    if not isinstance(fn, _DEFS) or fn.decorator_list or fn.args.vararg or fn.args.kwarg:
         return False
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     if not body or not isinstance(body[-1], (ast.Return, ast.Expr)):
         return False
-    return all(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in body[:-1])
+    if not all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None for s in body[:-1]):
+        return False
+    last = body[-1].value
+    # A call may be the wait itself (its bitfield is then an argument): any call passes.
+    return last is not None and (isinstance(last, ast.Call) or _int_shaped(last)) and all(
+        _int_shaped(s.value) for s in body[:-1]
+    )
+
+
+# FLY401's integer-shaped expressions: literals, names, integer operators, named calls.
+_INT_NODES = (ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Call, ast.keyword)
+
+
+def _int_shaped(expr: ast.AST) -> bool:
+    return all(isinstance(node, _INT_NODES) for node in ast.walk(expr))
