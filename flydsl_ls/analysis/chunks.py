@@ -11,15 +11,15 @@ again, starting one chunk early so the cut is the one a full parse would make.
 from __future__ import annotations
 
 import ast
-import re
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
 from flydsl_ls.analysis.parsing import parse
+from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import int_shaped
 from flydsl_ls.analysis.scopes import ScopeBuilder, lookup
+from flydsl_ls.analysis.text import split_lines
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends of ast and LSP (not str.splitlines)
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -66,7 +66,7 @@ class Chunk:
         return self._stubbed(binder)
 
     def _stubbed(self, binder: str, extra: str | None = None) -> str:
-        rows = _LINE.findall(self.text)
+        rows = split_lines(self.text)
         code = [i for i, row in enumerate(rows) if row.strip() and not row.lstrip().startswith("#")]
         if not code:
             return self.text
@@ -100,13 +100,12 @@ class Chunk:
         """A stub can stand in for it (a one-line def binding more names cannot)."""
         if self.kind not in ("def", "class") or self.defines == {self.name}:
             return True
-        rows = [r for r in _LINE.findall(self.text) if r.strip() and not r.lstrip().startswith("#")]
+        rows = [r for r in split_lines(self.text) if r.strip() and not r.lstrip().startswith("#")]
         return len(rows) > 1
 
 
 def line_count(text: str) -> int:
-    count = len(_NEWLINE.findall(text))
-    return count + 1 if text and not text.endswith(("\n", "\r")) else count
+    return len(split_lines(text))
 
 
 def split(
@@ -121,7 +120,7 @@ def split(
     from, kept (the same objects) where their text recurs in the same order."""
     if not body:
         return [make_chunk(source, [], package, first=at_start)] if source else []
-    offsets = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    offsets = [0, *itertools.accumulate(map(len, split_lines(source)))]
     groups: list[list[ast.stmt]] = []
     for stmt in body:
         if groups and first_line(stmt) <= groups[-1][-1].end_lineno:
@@ -257,14 +256,6 @@ def _helper_shaped(fn: ast.AST) -> bool:
         return False
     last = body[-1].value
     # A call may be the wait itself (its bitfield is then an argument): any call passes.
-    return last is not None and (isinstance(last, ast.Call) or _int_shaped(last)) and all(
-        _int_shaped(s.value) for s in body[:-1]
+    return last is not None and (isinstance(last, ast.Call) or int_shaped(last)) and all(
+        int_shaped(s.value) for s in body[:-1]
     )
-
-
-# FLY401's integer-shaped expressions: literals, names, integer operators, named calls.
-_INT_NODES = (ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Call, ast.keyword)
-
-
-def _int_shaped(expr: ast.AST) -> bool:
-    return all(isinstance(node, _INT_NODES) for node in ast.walk(expr))

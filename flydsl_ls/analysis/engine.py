@@ -96,7 +96,7 @@ def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None) -> list[str]:
     dispatch: dict[type, list] = {}
     for rule in rules:
-        for node_type, attr in _handlers(type(rule)):
+        for node_type, attr in handlers(type(rule)):
             dispatch.setdefault(node_type, []).append(getattr(rule, attr))
     errors: list[str] = []
     failed: set[str] = set()
@@ -140,7 +140,7 @@ def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[
 
 
 @functools.cache
-def _handlers(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
+def handlers(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
     """(node type, method name) of a rule's ``visit_*`` methods."""
     found = []
     for attr in dir(rule):

@@ -34,7 +34,7 @@ from flydsl_ls.analysis.chunk_results import ChunkResult
 from flydsl_ls.analysis.chunks import Chunk, resplit, split, unchanged_head
 from flydsl_ls.analysis.context import AnalysisOptions
 from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis, analyze, finish, run_rules, syntax_error
+from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis, analyze, finish, handlers, run_rules, syntax_error
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.module_policies import Policy, policy_for
 from flydsl_ls.analysis.parsing import parse
@@ -308,12 +308,7 @@ class _Job:
 
     @cached_property
     def handled_types(self) -> frozenset[type]:
-        return frozenset(
-            getattr(ast, attr[len("visit_") :])
-            for rule in self.node_rules
-            for attr in dir(rule)
-            if attr.startswith("visit_") and hasattr(ast, attr[len("visit_") :])
-        )
+        return frozenset(node_type for rule in self.node_rules for node_type, _ in handlers(rule))
 
     index: LineIndex
 

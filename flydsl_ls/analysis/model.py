@@ -123,7 +123,9 @@ class SemanticModel:
 
     @cached_property
     def module_imports(self) -> list[tuple[str, Binding]]:
-        """(name, binding) of every import bound in the module scope."""
+        """(name, binding) of every import bound in the module scope. Read without the
+        incremental analysis's recording (``tracking``): imports are in every reduced module,
+        so listing them does not depend on the rest of the file."""
         return [
             (name, b)
             for name, bindings in dict.items(self.module_scope.bindings)

@@ -40,12 +40,7 @@ class LineIndex:
 
     def __init__(self, text: str):
         self.text = text
-        # Only \n, \r\n and \r end lines for ast and LSP. str.splitlines knows more line
-        # ends, but is much faster: use it when the text has none of the others.
-        if _OTHER_LINE_ENDS.search(text) is None:
-            self.lines = text.splitlines(keepends=True) or [""]
-        else:
-            self.lines = _LINE.findall(text)[:-1] or [""]
+        self.lines = split_lines(text) or [""]
         if self.lines[-1].endswith(("\n", "\r")):
             self.lines.append("")
         self._starts = [0, *itertools.accumulate(map(len, self.lines[:-1]))]
@@ -107,6 +102,15 @@ class LineIndex:
         width = 1 if encoding == "utf-8" else 2
         encoded = text.encode(unit)[: column * width]
         return Position(line, len(encoded.decode(unit, "ignore")))
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its line end. Only \n, \r\n and \r end lines for
+    ast and LSP; str.splitlines knows more line ends, but is much faster: it is used when
+    the text has none of the others."""
+    if _OTHER_LINE_ENDS.search(text) is None:
+        return text.splitlines(keepends=True)
+    return _LINE.findall(text)[:-1]
 
 
 def apply_edits(text: str, edits) -> str:

@@ -120,7 +120,7 @@ class WaitcntFacts:
             helper = Helper(fn, assigns, value, None)
         else:
             return None
-        if not all(_int_shaped(e) for e in [helper.result, *(e for _, e in assigns)]):
+        if not all(int_shaped(e) for e in [helper.result, *(e for _, e in assigns)]):
             return None  # attribute reads, subscripts, ...: not a pure bitfield computation
         helper.depends_on_params = self._depends_on_params(helper)
         return helper
@@ -406,7 +406,7 @@ _INT_NODES = (
 )
 
 
-def _int_shaped(expr: ast.AST) -> bool:
+def int_shaped(expr: ast.AST) -> bool:
     """Only literals, names, integer operators and calls of named helpers."""
     for node in ast.walk(expr):
         if not isinstance(node, _INT_NODES):
