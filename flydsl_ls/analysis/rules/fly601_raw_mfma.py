@@ -239,6 +239,25 @@ class RawMfma(Rule):
             message="fx.rocdl.MFMA(16, 16, 16, fx.Float16)",
         ),
         Invalid(
+            # A tab-indented body: the fix's second line takes the same tab.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def mma_step(thr, tile_a, tile_b, tile_c):\n"
+            "\tfrag_a = thr.make_fragment_A(tile_a)\n"
+            "\tfrag_b = thr.make_fragment_B(tile_b)\n"
+            "\tfrag_c = thr.make_fragment_C(tile_c)\n"
+            "\tfrag_c.store(rocdl.mfma_f32_16x16x16f16(fx.T.f32x4, [frag_a.load(), frag_b.load(), frag_c.load(), 0, 0, 0]))\n",
+            expected="import flydsl.expr as fx\n"
+            "def mma_step(thr, tile_a, tile_b, tile_c):\n"
+            "\tfrag_a = thr.make_fragment_A(tile_a)\n"
+            "\tfrag_b = thr.make_fragment_B(tile_b)\n"
+            "\tfrag_c = thr.make_fragment_C(tile_c)\n"
+            "\tmma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))\n"
+            "\tfx.gemm(mma, frag_c, frag_a, frag_b, frag_c)\n",
+            unsafe=True,
+            line=7,
+        ),
+        Invalid(
             # Vectors, not fragments: the diagnostic names the exact atom.
             "from flydsl.expr import rocdl, T\n"
             "def qk(k_ops, q_ops, acc):\n"
