@@ -126,10 +126,10 @@ class _Columns:
         return s[0], s[1], e[0], e[1]
 
 
-def _fragment(d: Diagnostic, rng: ClientRange) -> str:
-    """The diagnostic's JSON object, open after ``"data":`` (its data differs per version)."""
+def _tail(d: Diagnostic) -> str:
+    """The diagnostic's JSON object after its range, open after ``"data":`` (its data
+    differs per version): what does not move when lines are inserted above it."""
     body: dict = {
-        "range": {"start": {"line": rng[0], "character": rng[1]}, "end": {"line": rng[2], "character": rng[3]}},
         "message": d.message if not d.note else f"{d.message}\n{d.note}",
         "severity": _SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning).value,
         "code": d.code,
@@ -139,36 +139,42 @@ def _fragment(d: Diagnostic, rng: ClientRange) -> str:
     body["source"] = SOURCE
     if d.deprecated:
         body["tags"] = [types.DiagnosticTag.Deprecated.value]
-    return json.dumps(body)[:-1] + ',"data":'
+    return json.dumps(body)[1:-1] + ',"data":'
+
+
+def _fragment(rng: ClientRange, tail: str) -> str:
+    return (
+        f'{{"range":{{"start":{{"line":{rng[0]},"character":{rng[1]}}},'
+        f'"end":{{"line":{rng[2]},"character":{rng[3]}}}}},{tail}'
+    )
 
 
 _SAME_OBJECTS = "same objects"  # the cache's entry keyed by diagnostic identity
 
 
 def fragments(diagnostics: list[Diagnostic], index: LineIndex, encoding: Encoding, cache: dict | None) -> tuple[list[str], dict]:
-    """Each diagnostic's JSON fragment, reused from ``cache`` (the previous lint's) when the
-    diagnostic shows the same (its client range included, so moved lines and non-ASCII text
-    are converted again); also the cache for the next lint."""
+    """Each diagnostic's JSON fragment, its range converted and formatted again unless the
+    diagnostic is the very object of the previous lint (``cache``), and the rest (message,
+    code, ...: a ``json.dumps``) reused from there by what it shows; also the cache for the
+    next lint."""
     cache = cache or {}
     # The incremental analysis hands back the very objects of diagnostics whose lines did
-    # not change: those need no key (a range conversion and a hash of the message each).
+    # not change: those need neither a range conversion nor a key (hashing the message).
     same = cache.get(_SAME_OBJECTS, {})
-    columns = _Columns(index, encoding)
+    convert = _Columns(index, encoding).convert
     out: list[str] = []
     kept: dict = {}
     kept_same: dict = {}
-    convert = columns.convert
     for d in diagnostics:
         seen = same.get(id(d))
         if seen is not None and seen[0] is d:
-            fragment = seen[1]
+            _, fragment, key, tail = seen
         else:
-            key = (d.code, d.message, d.note, d.severity, d.deprecated, convert(d.range))
-            fragment = cache.get(key)
-            if fragment is None:
-                fragment = kept.get(key) or _fragment(d, key[-1])
-            kept[key] = fragment
-        kept_same[id(d)] = (d, fragment)
+            key = (d.code, d.message, d.note, d.severity, d.deprecated)
+            tail = cache.get(key) or kept.get(key) or _tail(d)
+            fragment = _fragment(convert(d.range), tail)
+        kept[key] = tail
+        kept_same[id(d)] = (d, fragment, key, tail)
         out.append(fragment)
     kept[_SAME_OBJECTS] = kept_same
     return out, kept
@@ -201,8 +207,11 @@ def find(
 
 
 # --- linting ----------------------------------------------------------------------------
-def lint(server: FlyServer, doc: Document, text: str, version: int, generation: int) -> Analysis | None:
-    """Lint one snapshot (worker thread). None when the document moved on meanwhile."""
+def lint(
+    server: FlyServer, doc: Document, text: str, version: int, generation: int, index: LineIndex | None = None
+) -> Analysis | None:
+    """Lint one snapshot (worker thread), ``index`` its line table if the document has
+    it. None when the document moved on meanwhile."""
     if doc.version != version or server.session.generation != generation:
         return None  # a newer lint is queued
     settings = server.session.settings_for(doc)
@@ -212,7 +221,7 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
     else:
         try:
             result = check_source(
-                text, doc.path, settings, server.session.project, incremental=doc.incremental
+                text, doc.path, settings, server.session.project, incremental=doc.incremental, index=index
             )
         except Exception:  # an analysis bug must not take the server down
             log.exception("analysis of %s failed", doc.uri)
@@ -220,9 +229,13 @@ def lint(server: FlyServer, doc: Document, text: str, version: int, generation: 
     for problem in result.internal_errors:
         log.warning("%s: internal error: %s", doc.uri, problem)
     analysis = Analysis(version, generation, text, result)
-    analysis.fragments, doc.fragments = fragments(
-        result.diagnostics, analysis.index, server.session.encoding, doc.fragments
-    )
+    if index is not None:
+        analysis.__dict__["index"] = index  # rather than splitting the text again
+    analysis.fragments, cache = fragments(result.diagnostics, analysis.index, server.session.encoding, doc.fragments)
+    # While a statement is half typed only the syntax error shows: keep the cache of the
+    # last lint that parsed for when it does again (most of its diagnostics come back).
+    if not any(d.code == SYNTAX_ERROR for d in result.diagnostics):
+        doc.fragments = cache
     return analysis
 
 
@@ -233,8 +246,8 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     if current is not None:
         return current
     loop = asyncio.get_running_loop()
-    version, text = doc.version, doc.text
-    analysis = await loop.run_in_executor(_LINTER, lint, server, doc, text, version, generation)
+    version, text, index = doc.version, doc.text, doc.index
+    analysis = await loop.run_in_executor(_LINTER, lint, server, doc, text, version, generation, index)
     if analysis is None:
         return None
     if server.session.get(doc.uri) is not doc:
