@@ -14,6 +14,7 @@ from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
+from flydsl_ls.analysis.text import LineIndex
 
 
 @dataclass
@@ -31,8 +32,10 @@ def check_source(
     settings: Settings,
     project: ProjectIndex | None = None,
     incremental: IncrementalAnalyzer | None = None,
+    index: LineIndex | None = None,
 ) -> FileAnalysis:
-    """``incremental``: the document's analyzer, reusing what its last analysis learnt."""
+    """``incremental``: the document's analyzer, reusing what its last analysis learnt;
+    ``index``: the source's line table, when the caller has it."""
     package = package_of(path) if path is not None else None
     options = settings.options()
     if options.flydsl_version is None:
@@ -42,7 +45,9 @@ def check_source(
     rules = settings.rules_for(path)
     where = str(path) if path else None
     if incremental is not None:
-        return incremental.analyze(source, rules=rules, options=options, package=package, path=where, project=view)
+        return incremental.analyze(
+            source, rules=rules, options=options, package=package, path=where, project=view, index=index
+        )
     model = None
     if project is not None and path is not None:
         # The project may already hold this file's model (read as a sibling or caller).

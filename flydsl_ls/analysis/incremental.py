@@ -73,8 +73,10 @@ class IncrementalAnalyzer:
         package: str | None = None,
         path: str | None = None,
         project: ProjectView | None = None,
+        index: LineIndex | None = None,
     ) -> FileAnalysis:
-        """What ``engine.analyze`` returns for ``source`` (the model aside: None)."""
+        """What ``engine.analyze`` returns for ``source`` (the model aside: None);
+        ``index``: its line table, when the caller has one."""
         options = options or AnalysisOptions()
         settings = (
             tuple(r.code for r in rules),
@@ -100,7 +102,9 @@ class IncrementalAnalyzer:
         version = ChunkGraph(chunks, self._state)
         self._state = version
         self._hover = None
-        job = _Job(version, rules, options, package, path, project, LineIndex(source))
+        if index is None or index.text != source:
+            index = LineIndex(source)
+        job = _Job(version, rules, options, package, path, project, index)
         try:
             diagnostics, errors = self._run(job)
         except (RecursionError, SyntaxError, ValueError) as error:  # a reduced module went wrong
@@ -199,6 +203,7 @@ class IncrementalAnalyzer:
         if result.names is not version.names:  # some module-level name came or went
             if result.presence != version.presence(result.looked_up, result.all_names):
                 return None
+            result.names = version.names  # checked against these names: no need again
         return result.moved_to(version)
 
     def _analyse_chunks(

@@ -156,7 +156,10 @@ class Document:
             end = index.offset(index.from_client(rng.end.line, rng.end.character, encoding))
             if end < start:
                 start, end = end, start
-            self.text = self.text[:start] + change.text + self.text[end:]
+            edited = index.edited(start, end, change.text)
+            self.text = edited.text
+            self.__dict__["index"] = edited
+            return
         self.__dict__.pop("index", None)
 
     def current(self, generation: int) -> Analysis | None:
