@@ -56,6 +56,13 @@ class Chunk:
     def reading_stub(self, names: list[str]) -> str:
         """``plain_stub`` that also reads ``names`` where this chunk does (in a function
         when it is one): for a rule that only asks whether a name is used."""
+        stubs = self.__dict__.setdefault("_reading_stubs", {})  # asked on every edit
+        key = tuple(names)
+        if key not in stubs:
+            stubs[key] = self._reading_stub(key)
+        return stubs[key]
+
+    def _reading_stub(self, names: tuple[str, ...]) -> str:
         reads = ", ".join(names)
         if self.kind == "def":
             binder = f"def {self.name}(): {reads}"

@@ -79,11 +79,12 @@ def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     table = suppressions(source)
     if table:
         diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
-    ordered = sorted((d.sort_key(), i, d) for i, d in enumerate(diagnostics))
+    ordered = sorted(diagnostics, key=Diagnostic.sort_key)  # stable: ties keep their order
     kept: list[Diagnostic] = []
     run_start = 0  # where the run of diagnostics with the last sort key starts in ``kept``
     last = None
-    for key, _, d in ordered:
+    for d in ordered:
+        key = d.sort_key()
         if key == last:
             if any(other.identity() == d.identity() for other in kept[run_start:]):
                 continue

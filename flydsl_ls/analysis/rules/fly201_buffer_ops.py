@@ -108,8 +108,10 @@ class BufferOps(Rule):
         bindings = [b for b in self._target_bindings(parent)]
         if len(bindings) != 1:
             return "the resource's name is rebound"
+        # Its uses lie in its scope: that scope's parent map will do (a module's is big).
+        parent_map = self.model.parent_map(bindings[0].scope.node)
         for use in self.model.uses_of(bindings[0]):
-            problem = self._raw_use(use)
+            problem = self._raw_use(use, parent_map)
             if problem:
                 return problem
         return None
@@ -124,8 +126,7 @@ class BufferOps(Rule):
         if scope and len(scope.bindings.get(target.id, ())) > 1:
             yield None
 
-    def _raw_use(self, use: ast.Name) -> str | None:
-        parent_map = self.model.parent_map(self.model.tree)
+    def _raw_use(self, use: ast.Name, parent_map: dict[int, ast.AST]) -> str | None:
         call = parent_map.get(id(use))
         if isinstance(call, ast.Call) and use is not call.func:
             symbol = self.model.resolve(call.func) or ""
