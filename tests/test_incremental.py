@@ -202,13 +202,34 @@ def test_an_edit_inside_one_function_reanalyses_that_function():
     # Typing a line into load_3 (its line count changes: everything below moves).
     typed = edited.replace("def load_3(base, stride: fx.Int32):\n", "def load_3(base, stride: fx.Int32):\n    extra = fx.Int32(1)\n")
     same_as_full(analyzer, typed, AnalysisOptions())
-    # load_3, kernel_3, scale_3 (whose analysis asked who calls it), and FLY402's module
-    # pass (load_3 neighbours scale_3, a shim-shaped def it might delete): the rest moves.
-    assert analyzer.reanalysed == 4
+    # load_3, kernel_3, scale_3 (whose analysis asked who calls it): the rest moves. Not
+    # FLY402's module pass: load_3 neighbours scale_3, a shim-shaped def it might delete,
+    # but its blank lines at either end, all that pass looks at, are the same.
+    assert analyzer.reanalysed == 3
 
     # Unchanged text: nothing to do.
     same_as_full(analyzer, typed, AnalysisOptions())
     assert analyzer.reanalysed == 0
+
+
+def test_dead_shim_deletion_follows_the_blank_lines_of_its_neighbours():
+    shim = "def _wait_vmcnt(n):\n    fx.rocdl.s_waitcnt((n & 0xF) | 0x3F70)\n"
+    kernel = "@fx.kernel\ndef kernel():\n    x = 1\n    return x\n"
+    texts = [
+        f"import flydsl.expr as fx\n\n\n{shim}\n\n{kernel}",
+        f"import flydsl.expr as fx\n\n\n{shim}\n\n{kernel.replace('x = 1', 'x = 12')}",  # body only
+        f"import flydsl.expr as fx\n\n\n{shim}\n\n\n{kernel}",  # one blank line more after
+        f"import flydsl.expr as fx\n\n\n{shim}\n# kernel\n{kernel}",  # a comment, not blank
+        f"import flydsl.expr as fx\n\n\n{shim}{kernel}",  # no blank line between
+        f"import flydsl.expr as fx\n{shim}\n\n{kernel}",  # none before
+        f"import flydsl.expr as fx\n\n\n{shim}\n\n",  # only blank lines after
+    ]
+    analyzer = IncrementalAnalyzer()
+    for i, text in enumerate(texts):
+        same_as_full(analyzer, text, AnalysisOptions())
+        if i == 1:
+            assert analyzer.reanalysed == 1  # kernel's chunk; FLY402's pass is reused
+    assert any(d.code == "FLY402" and d.fix for d in analyze(texts[0]).diagnostics)
 
 
 def test_a_changed_module_constant_reanalyses_what_depends_on_it():

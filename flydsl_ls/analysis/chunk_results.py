@@ -35,8 +35,10 @@ class ChunkResult:
         looked_up = frozenset(tracker.looked_up)
         anchors: dict[int, tuple[Chunk, int]] = {}
         movable = True
-        for line in _lines(found):
+        for line, column in _positions(found):
             index = version.chunk_at(line)
+            if column == 0 and index > 0 and line == version.starts[index]:
+                index -= 1  # the end of the chunk before (a deleted line's end): moves with it
             if not version.chunks or not version.starts[index] <= line <= version.starts[index] + version.chunks[index].lines:
                 movable = False
                 continue
@@ -86,20 +88,19 @@ class ChunkResult:
 _LINE_REF = re.compile(r"\bline (\d+)\b")
 
 
-def _lines(diagnostics: list[Diagnostic]) -> Iterable[int]:
+def _positions(diagnostics: list[Diagnostic]) -> Iterable[tuple[int, int | None]]:
+    """(line, column) of every position the diagnostics hold; column None for the lines
+    their messages name."""
     for d in diagnostics:
         for text in (d.message, d.note or ""):
             for match in _LINE_REF.finditer(text):
-                yield int(match.group(1)) - 1
-        yield d.range.start.line
-        yield d.range.end.line
+                yield int(match.group(1)) - 1, None
+        yield from d.range
         if d.statement is not None:
-            yield d.statement.start.line
-            yield d.statement.end.line
+            yield from d.statement
         if d.fix is not None:
             for edit in d.fix.edits:
-                yield edit.range.start.line
-                yield edit.range.end.line
+                yield from edit.range
 
 
 def _shift(d: Diagnostic, line) -> Diagnostic:

@@ -53,6 +53,17 @@ class Chunk:
         names = " = ".join([*sorted(self.defines), "None"]) if self.defines else "pass"
         return self._stubbed(names, extra="pass")
 
+    @cached_property
+    def blank_ends(self) -> tuple[int, int] | None:
+        """Blank lines at its start and at its end (None: all blank), the same in its
+        stubs: for a rule asking whether the lines around a statement are blank."""
+        rows = [not row.strip() for row in split_lines(self.text)]
+        if all(rows):
+            return None
+        lead = next(i for i, blank in enumerate(rows) if not blank)
+        trail = next(i for i, blank in enumerate(reversed(rows)) if not blank)
+        return lead, trail
+
     def reading_stub(self, names: list[str]) -> str:
         """``plain_stub`` that also reads ``names`` where this chunk does (in a function
         when it is one): for a rule that only asks whether a name is used."""

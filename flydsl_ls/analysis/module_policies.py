@@ -32,6 +32,12 @@ class Policy:
                 found.append(i)
         return found
 
+    # Whether the core's neighbouring chunks are analysed in full: deleting a statement
+    # looks at the lines and statements around it. A rule that only asks whether the
+    # lines around are blank sees the same in their stubs (blank and comment lines kept,
+    # code at both ends).
+    full_neighbours = True
+
     def seeds(self, version: ChunkGraph, core: list[int]) -> set[int]:
         return set(core)
 
@@ -39,10 +45,11 @@ class Policy:
         core = self.core_of(version)
         if not core:
             return ()
-        # With their neighbours: deleting a statement looks at the lines and statements
-        # around it.
-        near = {j for i in core for j in (i - 1, i + 1) if 0 <= j < len(version.chunks)}
+        near = self._neighbours(version, core) if self.full_neighbours else set()
         return version.closure(self.seeds(version, core) | near, asked, False)
+
+    def _neighbours(self, version: ChunkGraph, core: list[int]) -> set[int]:
+        return {j for i in core for j in (i - 1, i + 1) if 0 <= j < len(version.chunks)}
 
     def key(self, version: ChunkGraph, asked: frozenset[str]):
         return self.domain(version, asked)
@@ -107,9 +114,14 @@ class DeadWaitcntShimPolicy(Policy):
     def seeds(self, version: ChunkGraph, core: list[int]) -> set[int]:
         return set(core)  # the chunks reading their names stand in by reading_stub
 
+    full_neighbours = False  # its deletions only ask which lines around are blank: their blank ends
+
     def key(self, version: ChunkGraph, asked: frozenset[str]):
         read = frozenset(name for names in self._reads(version).values() for name in names)
-        return (self.domain(version, asked), read)
+        domain = self.domain(version, asked)
+        kept = set(map(id, domain))
+        neighbours = (version.chunks[j] for j in sorted(self._neighbours(version, self.core_of(version))))
+        return (domain, read, tuple(c.blank_ends for c in neighbours if id(c) not in kept))
 
 
 POLICIES: dict[str, Policy] = {"FLY203": SmemAllocatorPolicy(), "FLY402": DeadWaitcntShimPolicy()}
