@@ -133,8 +133,12 @@ class ChunkGraph:
     def statements_by_chunk(self, tree: ast.Module) -> dict[int, list[ast.stmt]]:
         """A reduced module's top-level statements, by the chunk they stand in."""
         by_chunk: dict[int, list[ast.stmt]] = {}
-        for stmt in tree.body:
-            by_chunk.setdefault(self.chunk_at(first_line(stmt) - 1), []).append(stmt)
+        starts, chunk, last = self.starts, 0, len(self.starts) - 1
+        for stmt in tree.body:  # in line order, as the chunks: walk both
+            line = first_line(stmt) - 1
+            while chunk < last and starts[chunk + 1] <= line:
+                chunk += 1
+            by_chunk.setdefault(chunk, []).append(stmt)
         return by_chunk
 
 

@@ -85,6 +85,11 @@ class ScopeBuilder(ast.NodeVisitor):
             self.visit(stmt)
         self.block_path = outer
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        # Nothing to bind or read. NodeVisitor's own visit_Constant looks for the
+        # deprecated visit_Num/visit_Str first (an AttributeError per constant).
+        pass
+
     def generic_visit(self, node):
         for value in ast.iter_fields(node):
             value = value[1]
