@@ -57,8 +57,10 @@ class FlyProtocol(LanguageServerProtocol):
 
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
         def done(future):
-            # Only our own entry: a request id may be reused once its answer is sent.
-            if self._request_futures.get(msg_id) is future:
+            # Only our own entry: a request id may be reused once its answer is sent. Not a
+            # cancelled one: pygls cancels pending handlers at shutdown while iterating
+            # this dict, and a concurrent future's callbacks run inside cancel().
+            if not future.cancelled() and self._request_futures.get(msg_id) is future:
                 del self._request_futures[msg_id]
             callback(future)
 
