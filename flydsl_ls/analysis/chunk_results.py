@@ -72,12 +72,17 @@ class ChunkResult:
             return self
         starts = [start for start, _, _ in deltas]
         shifts = {delta for _, _, delta in deltas}
+        if len(shifts) == 1:  # the usual case (lines inserted above): one offset for all
+            shift = shifts.pop()
 
-        def line(old: int) -> int:
-            if len(shifts) == 1:
-                return old + deltas[0][2]
-            i = bisect.bisect_right(starts, old) - 1
-            return old + deltas[max(i, 0)][2]
+            def line(old: int) -> int:
+                return old + shift
+
+        else:
+
+            def line(old: int) -> int:
+                i = bisect.bisect_right(starts, old) - 1
+                return old + deltas[max(i, 0)][2]
 
         moved = [_shift(d, line) for d in self.diagnostics]
         anchors = tuple((chunk, version.start_of[id(chunk)]) for chunk, _ in self.anchors)
@@ -103,21 +108,28 @@ def _positions(diagnostics: list[Diagnostic]) -> Iterable[tuple[int, int | None]
                 yield from edit.range
 
 
-def _shift(d: Diagnostic, line) -> Diagnostic:
-    def moved(rng: Range) -> Range:
-        start, end = rng
-        return Range(Position(line(start.line), start.column), Position(line(end.line), end.column))
+_new = tuple.__new__  # Position(...) and Range(...) without their Python-level __new__
 
+
+def _moved(rng: Range, line) -> Range:
+    start, end = rng
+    return _new(Range, (_new(Position, (line(start[0]), start[1])), _new(Position, (line(end[0]), end[1]))))
+
+
+def _shift(d: Diagnostic, line) -> Diagnostic:
+    """``d`` with its lines mapped by ``line``: every result below an inserted line, on
+    every keystroke there, so built as directly as Python allows."""
     fix = d.fix
     if fix is not None:
-        fix = Fix(fix.title, fix.applicability, tuple(Edit(moved(e.range), e.content) for e in fix.edits))
-    statement = moved(d.statement) if d.statement is not None else None
+        fix = Fix(fix.title, fix.applicability, tuple([Edit(_moved(e.range, line), e.content) for e in fix.edits]))
+    statement = _moved(d.statement, line) if d.statement is not None else None
+    message, note = d.message, d.note
+    if "line " in message:
+        message = _renumbered(message, line)
+    if note and "line " in note:
+        note = _renumbered(note, line)
+    return Diagnostic(d.code, message, _moved(d.range, line), d.severity, fix, d.deprecated, note, statement)
 
-    def renumbered(text: str | None) -> str | None:
-        if not text or "line " not in text:
-            return text
-        return _LINE_REF.sub(lambda m: f"line {line(int(m.group(1)) - 1) + 1}", text)
 
-    return Diagnostic(
-        d.code, renumbered(d.message), moved(d.range), d.severity, fix, d.deprecated, renumbered(d.note), statement
-    )
+def _renumbered(text: str, line) -> str:
+    return _LINE_REF.sub(lambda m: f"line {line(int(m.group(1)) - 1) + 1}", text)

@@ -79,12 +79,13 @@ def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     table = suppressions(source)
     if table:
         diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
-    ordered = sorted(diagnostics, key=Diagnostic.sort_key)  # stable: ties keep their order
+    keys = list(map(Diagnostic.sort_key, diagnostics))
+    order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep their order
     kept: list[Diagnostic] = []
     run_start = 0  # where the run of diagnostics with the last sort key starts in ``kept``
     last = None
-    for d in ordered:
-        key = d.sort_key()
+    for i in order:
+        d, key = diagnostics[i], keys[i]
         if key == last:
             if any(other.identity() == d.identity() for other in kept[run_start:]):
                 continue

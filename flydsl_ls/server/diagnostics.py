@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.protocol import default_converter
 
-from flydsl_ls.analysis.diagnostic import Diagnostic, Fix, Severity
+from flydsl_ls.analysis.diagnostic import Diagnostic, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
+from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, items_json
 from flydsl_ls.server.protocol import RawJSON
 from flydsl_ls.server.session import Analysis, Document
 
@@ -29,18 +29,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SOURCE = "flydsl-ls"
 # Beyond this size a file is not linted (a generated or data file opened by mistake).
 MAX_SOURCE_CHARS = 8_000_000
-_SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFORMATION: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
-}
+
 # One worker: lints queue up, and a queued lint of a stale version is skipped.
 _LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
-_CONVERTER = default_converter()  # for the few lsprotocol diagnostics (compile errors)
 
 
 # --- conversion (positions only through LineIndex) ------------------------------------
@@ -77,115 +70,13 @@ def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) ->
     return types.Diagnostic(
         range=lsp_range(d.range, index, encoding),
         message=message,
-        severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning),
+        severity=SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning),
         code=d.code,
         code_description=types.CodeDescription(href=d.url) if d.code != SYNTAX_ERROR else None,
         source=SOURCE,
         tags=[types.DiagnosticTag.Deprecated] if d.deprecated else None,
         data={"version": version},
     )
-
-
-# --- the JSON sent to the client ----------------------------------------------------------
-# A diagnostic's ``data`` is ``{"version", "index"}``: the document version it was reported
-# for and its position in that lint (``analysis.result.diagnostics``), where code actions,
-# resolve and verifyFix find its fix. The fix itself is not sent: it made every publish of a
-# 6,000-line kernel 2.5 MB instead of 1.9, and the server has it anyway.
-ClientRange = tuple[int, int, int, int]
-
-
-class _Columns:
-    """Internal ranges to client ranges on one text, with a fast path for ASCII lines (where
-    every encoding counts code points): ~4,000 ranges per publish on a long kernel."""
-
-    def __init__(self, index: LineIndex, encoding: Encoding):
-        self.index = index
-        self.encoding = encoding
-        self.lines = index.lines
-        self.widths: dict[int, int] = {}  # line -> its length when it is ASCII, else -1
-
-    def width(self, line: int) -> int:
-        text = self.lines[line] if 0 <= line < len(self.lines) else ""
-        known = self.widths[line] = len(text.rstrip("\r\n")) if text.isascii() else -1
-        return known
-
-    def convert(self, rng: Range) -> ClientRange:
-        start, end = rng.start, rng.end
-        widths = self.widths
-        a = widths.get(start.line)
-        if a is None:
-            a = self.width(start.line)
-        b = widths.get(end.line)
-        if b is None:
-            b = self.width(end.line)
-        if a >= 0 and b >= 0:
-            c, d = start.column, end.column
-            return start.line, c if c < a else a, end.line, d if d < b else b
-        s = self.index.to_client(start, self.encoding)
-        e = self.index.to_client(end, self.encoding)
-        return s[0], s[1], e[0], e[1]
-
-
-def _tail(d: Diagnostic) -> str:
-    """The diagnostic's JSON object after its range, open after ``"data":`` (its data
-    differs per version): what does not move when lines are inserted above it."""
-    body: dict = {
-        "message": d.message if not d.note else f"{d.message}\n{d.note}",
-        "severity": _SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning).value,
-        "code": d.code,
-    }
-    if d.code != SYNTAX_ERROR:
-        body["codeDescription"] = {"href": d.url}
-    body["source"] = SOURCE
-    if d.deprecated:
-        body["tags"] = [types.DiagnosticTag.Deprecated.value]
-    return json.dumps(body)[1:-1] + ',"data":'
-
-
-def _fragment(rng: ClientRange, tail: str) -> str:
-    return (
-        f'{{"range":{{"start":{{"line":{rng[0]},"character":{rng[1]}}},'
-        f'"end":{{"line":{rng[2]},"character":{rng[3]}}}}},{tail}'
-    )
-
-
-_SAME_OBJECTS = "same objects"  # the cache's entry keyed by diagnostic identity
-
-
-def fragments(diagnostics: list[Diagnostic], index: LineIndex, encoding: Encoding, cache: dict | None) -> tuple[list[str], dict]:
-    """Each diagnostic's JSON fragment, its range converted and formatted again unless the
-    diagnostic is the very object of the previous lint (``cache``), and the rest (message,
-    code, ...: a ``json.dumps``) reused from there by what it shows; also the cache for the
-    next lint."""
-    cache = cache or {}
-    # The incremental analysis hands back the very objects of diagnostics whose lines did
-    # not change: those need neither a range conversion nor a key (hashing the message).
-    same = cache.get(_SAME_OBJECTS, {})
-    convert = _Columns(index, encoding).convert
-    out: list[str] = []
-    kept: dict = {}
-    kept_same: dict = {}
-    for d in diagnostics:
-        seen = same.get(id(d))
-        if seen is not None and seen[0] is d:
-            _, fragment, key, tail = seen
-        else:
-            key = (d.code, d.message, d.note, d.severity, d.deprecated)
-            tail = cache.get(key) or kept.get(key) or _tail(d)
-            fragment = _fragment(convert(d.range), tail)
-        kept[key] = tail
-        kept_same[id(d)] = (d, fragment, key, tail)
-        out.append(fragment)
-    kept[_SAME_OBJECTS] = kept_same
-    return out, kept
-
-
-def items_json(analysis: Analysis, extra: list[types.Diagnostic] = ()) -> str:
-    """The JSON array of the analysis's diagnostics (and ``extra`` ones, e.g. compile errors)."""
-    version = analysis.version
-    parts = [f'{fragment}{{"version":{version},"index":{i}}}}}' for i, fragment in enumerate(analysis.fragments)]
-    parts += [json.dumps(_CONVERTER.unstructure(d)) for d in extra]
-    return "[" + ",".join(parts) + "]"
 
 
 def find(
@@ -231,11 +122,12 @@ def lint(
     analysis = Analysis(version, generation, text, result)
     if index is not None:
         analysis.__dict__["index"] = index  # rather than splitting the text again
-    analysis.fragments, cache = fragments(result.diagnostics, analysis.index, server.session.encoding, doc.fragments)
-    # While a statement is half typed only the syntax error shows: keep the cache of the
+    # While a statement is half typed only the syntax error shows: keep the entries of the
     # last lint that parsed for when it does again (most of its diagnostics come back).
-    if not any(d.code == SYNTAX_ERROR for d in result.diagnostics):
-        doc.fragments = cache
+    half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
+    analysis.fragments = doc.fragments.fragments(
+        result.diagnostics, analysis.index, server.session.encoding, prune=not half_typed
+    )
     return analysis
 
 

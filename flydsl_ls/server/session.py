@@ -20,6 +20,7 @@ from flydsl_ls.analysis.engine import FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.text import Encoding, LineIndex, Position
+from flydsl_ls.server.diagnostic_json import FragmentCache
 from flydsl_ls.server.settings import EditorSettings
 
 if TYPE_CHECKING:
@@ -124,15 +125,14 @@ class Document:
     pending: asyncio.Task | None = None  # the debounced lint waiting to run
     # Reuses the last lint's work for the statements an edit did not touch.
     incremental: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
-    # The JSON fragment of each diagnostic of the last lint, keyed by what it shows
-    # (diagnostics.py): an unchanged diagnostic is not converted again.
-    fragments: dict | None = None
+    # The JSON of the last lints' diagnostics: an unchanged one is not converted again.
+    fragments: FragmentCache = field(default_factory=FragmentCache)
 
     def forget(self) -> None:
         """Drop the heavy state; the next request that needs it re-lints."""
         self.analysis = None
         self.good_model = None
-        self.fragments = None
+        self.fragments = FragmentCache()
         self.incremental.forget()
         self.__dict__.pop("index", None)
 

@@ -91,7 +91,7 @@ def test_suppression_checked_on_the_statement_matches_the_whole_file():
     from flydsl_ls.checker import check_source
     from flydsl_ls.config import Settings
     from flydsl_ls.server.code_actions import _suppression_in_statement
-    from flydsl_ls.server.diagnostics import fragments, items_json
+    from flydsl_ls.server.diagnostic_json import FragmentCache, items_json
     from flydsl_ls.server.session import Analysis, ClientFeatures, Document, Session
     import json
 
@@ -111,7 +111,7 @@ def f():
     for text in sources:
         result = check_source(text, None, Settings())
         analysis = Analysis(1, 0, text, result)
-        analysis.fragments, _ = fragments(result.diagnostics, analysis.index, "utf-16", None)
+        analysis.fragments = FragmentCache().fragments(result.diagnostics, analysis.index, "utf-16")
         session = Session(features=ClientFeatures(encoding="utf-16"))
         server = SimpleNamespace(session=session)
         doc = Document("file:///k.py", text, 1, None)
