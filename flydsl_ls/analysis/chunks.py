@@ -17,7 +17,7 @@ from functools import cached_property
 
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import int_shaped
-from flydsl_ls.analysis.scopes import ScopeBuilder, lookup
+from flydsl_ls.analysis.scopes import ScopeBuilder, lookup, release
 from flydsl_ls.analysis.text import split_lines
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -225,12 +225,14 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
     nodes = [node for stmt in stmts for node in ast.walk(stmt)]
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
+    defines = frozenset(module.bindings)
+    release(builder.scopes)
     return Chunk(
         text=text,
         lines=line_count(text),
         kind=kind,
         name=name,
-        defines=frozenset(module.bindings),
+        defines=defines,
         reads=frozenset(reads),
         bound=frozenset(bound),
         helper_shaped=shims,

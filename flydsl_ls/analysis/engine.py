@@ -130,14 +130,19 @@ def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[
                 visit(value)
         parents.pop()
 
-    if roots is None:
-        visit(tree)
-        return errors
-    handle(tree)
-    parents.append(tree)
-    for root in roots:
-        visit(root)
-    parents.pop()
+    try:
+        if roots is None:
+            visit(tree)
+        else:
+            handle(tree)
+            parents.append(tree)
+            for root in roots:
+                visit(root)
+            parents.pop()
+    finally:
+        # ``visit`` refers to itself: a cycle holding the rules, their context and the
+        # model until a garbage collection, which the server runs rarely (app.py).
+        visit = None  # noqa: F841
     return errors
 
 

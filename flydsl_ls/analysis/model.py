@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from flydsl_ls.analysis import fxtypes as T
 from flydsl_ls.analysis.fxtypes import FxType, join
 from flydsl_ls.analysis.modules import canonical_symbol, is_module
-from flydsl_ls.analysis.scopes import Binding, Scope, ScopeBuilder, lookup, reaching
+from flydsl_ls.analysis.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
 from flydsl_ls.analysis.text import LineIndex
 
 if TYPE_CHECKING:
@@ -74,9 +74,7 @@ class SemanticModel:
         facts) so that it and its syntax tree are freed at once. Left to the cyclic
         collector, the models of a few keystrokes pile up into a full collection that
         stalls the next one (170 ms on a 6,000-line file). Unusable afterwards."""
-        for scope in self.scopes:
-            scope.bindings = {}
-            scope.parent = None
+        release(self.scopes)
         self.__dict__.clear()
 
     # --- names ----------------------------------------------------------------

@@ -51,6 +51,14 @@ def _pos(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
+def release(scopes: list[Scope]) -> None:
+    """Break the cycles of a scope tree (scopes and their bindings point at each other), so
+    that it and the syntax tree it holds are freed at once, not by a later collection."""
+    for scope in scopes:
+        scope.bindings = {}
+        scope.parent = None
+
+
 class ScopeBuilder(ast.NodeVisitor):
     """Builds the scope tree; remembers the scope each loaded name is read in."""
 
