@@ -119,16 +119,46 @@ class ChunkGraph:
 
     def reduced(self, members: tuple[Chunk, ...], stand_ins: dict[int, str] | None = None) -> tuple[str, ast.Module]:
         """The module with every chunk not in ``members`` replaced by its stub (or by
-        its text in ``stand_ins``)."""
+        its text in ``stand_ins``). A stub's statements are parsed once per chunk and
+        place: a keystroke parses the members (and the stubs that moved), not hundreds of
+        stubs again."""
         keep = set(map(id, members))
         first = self.first_definition
         stand_ins = stand_ins or {}
-        text = "".join(
-            c.text if id(c) in keep else stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
-            for i, c in enumerate(self.chunks)
-        )
-        return text, parse(text)
-
+        texts: list[str] = []
+        code: list[str] = []  # what is parsed now: other chunks as blank lines
+        known: dict[int, list[ast.stmt]] = {}  # stubs parsed before at the same place
+        fresh: dict[int, str] = {}  # stubs parsed now
+        for i, (c, start) in enumerate(zip(self.chunks, self.starts)):
+            if id(c) in keep:
+                texts.append(c.text)
+                code.append(c.text)
+                continue
+            stub = stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
+            texts.append(stub)
+            statements = c.known_stub(stub, start)
+            if statements is None:
+                fresh[i] = stub
+                code.append(stub)
+            else:
+                known[i] = statements
+                code.append("\n" * c.lines)
+        tree = parse("".join(code))
+        body: list[ast.stmt] = []
+        parsed, at = tree.body, 0
+        for i, c in enumerate(self.chunks):
+            end = self.starts[i + 1] if i + 1 < len(self.chunks) else None
+            taken = at
+            while at < len(parsed) and (end is None or first_line(parsed[at]) - 1 < end):
+                at += 1
+            if i in known:
+                body.extend(known[i])
+                continue
+            body.extend(parsed[taken:at])
+            if i in fresh:
+                c.remember_stub(fresh[i], self.starts[i], parsed[taken:at])
+        tree.body = body
+        return "".join(texts), tree
 
     def statements_by_chunk(self, tree: ast.Module) -> dict[int, list[ast.stmt]]:
         """A reduced module's top-level statements, by the chunk they stand in."""

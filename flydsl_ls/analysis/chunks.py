@@ -64,6 +64,16 @@ class Chunk:
         trail = next(i for i, blank in enumerate(reversed(rows)) if not blank)
         return lead, trail
 
+    def known_stub(self, stub: str, start: int) -> list[ast.stmt] | None:
+        """The statements of one of its stubs placed at 0-based line ``start``, if parsed
+        there before (``remember_stub``): shared by the reduced modules holding it,
+        since nothing changes a syntax tree once parsed."""
+        known = self.__dict__.get("_stub_trees", {}).get(stub)
+        return known[1] if known is not None and known[0] == start else None
+
+    def remember_stub(self, stub: str, start: int, statements: list[ast.stmt]) -> None:
+        self.__dict__.setdefault("_stub_trees", {})[stub] = (start, statements)
+
     def reading_stub(self, names: list[str]) -> str:
         """``plain_stub`` that also reads ``names`` where this chunk does (in a function
         when it is one): for a rule that only asks whether a name is used."""
