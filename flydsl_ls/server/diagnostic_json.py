@@ -104,19 +104,16 @@ class FragmentCache:
         """Each diagnostic's JSON object, open after ``"data":`` (see ``items_json``)."""
         by_object, tails = self.by_object, self.tails
         convert = _Columns(index, encoding).convert
-        out: list[str] = []
-        for d in diagnostics:
-            seen = by_object.get(id(d))
-            if seen is not None and seen[0] is d:
-                out.append(seen[1])
-                continue
+        seen = map(by_object.get, map(id, diagnostics))
+        out = [s[1] if s is not None and s[0] is d else None for s, d in zip(seen, diagnostics)]
+        for i in [i for i, fragment in enumerate(out) if fragment is None] if None in out else ():
+            d = diagnostics[i]
             key = _tail_key(d)
             tail = tails.get(key)
             if tail is None:
                 tail = tails[key] = _tail(d)
-            fragment = _fragment(convert(d.range), tail)
+            fragment = out[i] = _fragment(convert(d.range), tail)
             by_object[id(d)] = (d, fragment)
-            out.append(fragment)
         if prune and len(by_object) > 2 * len(diagnostics) + 64:
             self.by_object = {id(d): by_object[id(d)] for d in diagnostics}
             self.tails = {key: tails[key] for key in map(_tail_key, diagnostics)}

@@ -124,7 +124,7 @@ def lint(
         analysis.__dict__["index"] = index  # rather than splitting the text again
     # While a statement is half typed only the syntax error shows: keep the entries of the
     # last lint that parsed for when it does again (most of its diagnostics come back).
-    half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
+    half_typed = len(result.diagnostics) == 1 and result.diagnostics[0].code == SYNTAX_ERROR  # then it is alone
     analysis.fragments = doc.fragments.fragments(
         result.diagnostics, analysis.index, server.session.encoding, prune=not half_typed
     )
