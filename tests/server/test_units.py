@@ -126,3 +126,48 @@ def f():
                 assert fast == suppression_edit(text, line, d.code), (d.code, line)
                 checked += 1
     assert checked > 20
+
+
+def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
+    # The cache reuses a diagnostic's JSON by object and its message part by what it
+    # shows: over typing, lines moving, a half-typed statement and non-ASCII text before
+    # a finding, what it gives must be what a fresh conversion gives.
+    from pathlib import Path
+
+    import json
+
+    from pygls.protocol import default_converter
+
+    from flydsl_ls.analysis.engine import analyze
+    from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+    from flydsl_ls.server.diagnostic_json import FragmentCache
+    from flydsl_ls.server.diagnostics import to_lsp
+
+    converter = default_converter()
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "legacy_kernel.py").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    body = next(i for i, line in enumerate(lines) if line.startswith("    ") and line.strip()) + 1
+    indent = lines[body][: len(lines[body]) - len(lines[body].lstrip())]
+    found = analyze(text).diagnostics[-1].range.start.line  # wide characters before this one
+    wide = lines[found][: len(lines[found]) - len(lines[found].lstrip())] + "_ = 'é😀'; " + lines[found].lstrip()
+    edits = [
+        text,
+        "".join(lines[:body] + [f"{indent}x = 1\n"] + lines[body:]),  # a line inserted: all below move
+        "".join(lines[:body] + [f"{indent}x = 1 +\n"] + lines[body:]),  # half typed: a syntax error
+        "".join(lines[:body] + [f"{indent}x = 1 + 2\n"] + lines[body:]),
+        "".join(lines[:found] + [wide] + lines[found + 1 :]),
+        text,
+    ]
+    analyzer = IncrementalAnalyzer()
+    caches = {"utf-16": FragmentCache(), "utf-8": FragmentCache()}  # one encoding per session
+    for i, source in enumerate(edits):
+        diagnostics = analyzer.analyze(source).diagnostics
+        half_typed = len(diagnostics) == 1 and diagnostics[0].code == "FLY000"
+        for encoding, cache in caches.items():
+            index = LineIndex(source)
+            kept = cache.fragments(diagnostics, index, encoding, prune=not half_typed)
+            got = [json.loads(fragment + "null}") for fragment in kept]
+            want = [converter.unstructure(to_lsp(d, index, encoding, 0)) | {"data": None} for d in diagnostics]
+            assert got == want, (i, encoding)
+    assert len(diagnostics) > 5
