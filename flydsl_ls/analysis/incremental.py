@@ -53,6 +53,7 @@ class IncrementalAnalyzer:
     """Keeps what one document's last analysis learnt, to redo only what an edit changed."""
 
     def __init__(self) -> None:
+        self._retired: list[SemanticModel] = []  # hover models dropped: see release_models
         self.forget()
 
     def forget(self) -> None:
@@ -61,7 +62,7 @@ class IncrementalAnalyzer:
         self._state: ChunkGraph | None = None
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
-        self._hover: tuple[object, SemanticModel] | None = None
+        self._retire_hover()
         self.reanalysed = 0  # chunks (and module rules) analysed by the last call: for tests
 
     def analyze(
@@ -101,7 +102,7 @@ class IncrementalAnalyzer:
         self._chunks = chunks
         version = ChunkGraph(chunks, self._state)
         self._state = version
-        self._hover = None
+        self._retire_hover()
         if index is None or index.text != source:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
@@ -146,8 +147,23 @@ class IncrementalAnalyzer:
         members = version.closure([index], asked, everything)
         text, tree = version.reduced(members)
         model = SemanticModel(text, tree, package, self._project)
+        self._retire_hover()
         self._hover = (chunk, model)
         return model
+
+    def _retire_hover(self) -> None:
+        if getattr(self, "_hover", None) is not None:
+            self._retired.append(self._hover[1])
+        self._hover: tuple[object, SemanticModel] | None = None
+
+    def release_models(self) -> None:
+        """Dispose the hover models dropped since the last call (``SemanticModel.dispose``:
+        freed now, not by the cyclic collector). Only where none of them can be in use: the
+        server calls it on its event loop before a request asks ``model_at`` (requests use a
+        model only between two awaits; the analysis never uses one)."""
+        retired, self._retired = self._retired, []
+        for model in {id(m): m for m in retired}.values():  # once each (an analysis may race a hover)
+            model.dispose()
 
     # --- one version ----------------------------------------------------------------
     def _run(self, job: _Job) -> tuple[list[Diagnostic], list[str]]:
