@@ -44,18 +44,24 @@ def _used(model: SemanticModel, bindings: list[Binding]) -> bool:
 def cleanup_edits(before: str, after: str) -> list[Edit]:
     """Edits on ``after`` removing imports used in ``before`` but no longer in ``after``."""
     old, new = _model(before), _model(after)
-    if old is None or new is None:
-        return []
-    old_imports = _imports(old)
-    stale: dict[int, tuple[ast.stmt, set[str]]] = {}
-    statements = _import_statements(new.tree)
-    for key, bindings in _imports(new).items():
-        if key in old_imports and _used(old, old_imports[key]) and not _used(new, bindings):
-            for binding in bindings:
-                stmt = statements.get(id(binding.node))
-                if stmt is not None:
-                    stale.setdefault(id(stmt), (stmt, set()))[1].add(_alias_text(binding.node))
-    return [edit for stmt, names in stale.values() if (edit := _removal(new, stmt, names))]
+    try:
+        if old is None or new is None:
+            return []
+        old_imports = _imports(old)
+        stale: dict[int, tuple[ast.stmt, set[str]]] = {}
+        statements = _import_statements(new.tree)
+        for key, bindings in _imports(new).items():
+            if key in old_imports and _used(old, old_imports[key]) and not _used(new, bindings):
+                for binding in bindings:
+                    stmt = statements.get(id(binding.node))
+                    if stmt is not None:
+                        stale.setdefault(id(stmt), (stmt, set()))[1].add(_alias_text(binding.node))
+        return [edit for stmt, names in stale.values() if (edit := _removal(new, stmt, names))]
+    finally:
+        # Two whole-file models per fix: freed now, not left to the cyclic collector.
+        for model in (old, new):
+            if model is not None:
+                model.dispose()
 
 
 def _import_statements(tree: ast.Module) -> dict[int, ast.stmt]:

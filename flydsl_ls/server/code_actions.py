@@ -258,6 +258,7 @@ def _top_level_statement(analysis: Analysis, doc: Document, line: int) -> tuple[
     included), from the analysis's model or the incremental analyzer's model for it."""
     model = analysis.result.model
     if model is None and doc.analysis is analysis and (doc.pending is None or doc.pending.done()):
+        doc.incremental.release_models()  # no request holds one now (see hover)
         model = doc.incremental.model_at(line)  # its last source is this analysis's text
     if model is None:
         return None

@@ -51,6 +51,9 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
     if analysis is None:  # dropped (not used for a while) or not linted yet: lint it now
         analysis = await diagnostics_module.analyse(server, doc)
     server.session.touch(doc)
+    # No request holds an incremental model now (each uses one only until its next await):
+    # free the ones dropped since the last request.
+    doc.incremental.release_models()
     current = analysis is not None and analysis.text == doc.text
     diagnostics = analysis.result.diagnostics if current else []
     model = analysis.result.model if current else None
@@ -90,15 +93,16 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
         sections.append(_version_line(server, doc))
     if type_line:
         sections.insert(0, type_line)
+    rng = None
+    if model_current and expr is not None:
+        rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
+    model = models_for = None  # not used across the await (see release_models)
     if wants_jedi:
         docs = await _jedi_docs(doc, pos)
         if docs:
             sections.append(docs)
     if not sections:
         return None
-    rng = None
-    if model_current and expr is not None:
-        rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
     kind = types.MarkupKind.Markdown if server.session.features.markdown_hover else types.MarkupKind.PlainText
     return types.Hover(
         contents=types.MarkupContent(kind=kind, value="\n\n---\n\n".join(sections)), range=rng

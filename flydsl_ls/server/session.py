@@ -134,6 +134,7 @@ class Document:
         self.good_model = None
         self.fragments = FragmentCache()
         self.incremental.forget()
+        self.incremental.release_models()
         self.__dict__.pop("index", None)
 
     @cached_property
