@@ -41,7 +41,8 @@ class FlyServer(LanguageServer):
         super().__init__(NAME, __version__, protocol_cls=FlyProtocol)
         self.session = Session()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-actions")
-        self.jedi_warm = False
+        self.jedi_warm = False  # its warm-up is scheduled or done
+        self.warm_up_timer: asyncio.TimerHandle | None = None  # scheduled, not started yet
         self.client_log: server_log.ClientLogHandler | None = None
         self.faults = {m.strip() for m in os.environ.get(FAULT_ENV, "").split(",") if m.strip()}
 

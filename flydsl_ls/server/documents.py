@@ -19,8 +19,21 @@ def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None
     doc = server.session.open(item.uri, item.text, item.version)
     diagnostics.schedule(server, doc, 0)
     if not server.jedi_warm and "flydsl" in item.text:
-        server.jedi_warm = True  # after the first lint has had the interpreter to itself
-        asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, hover.warm_up)
+        server.jedi_warm = True
+        warm_up_when_idle(server)
+
+
+def warm_up_when_idle(server: FlyServer) -> None:
+    """Start jedi's warm-up (seconds of parsing FlyDSL in a thread, sharing the interpreter
+    with the lint) once the edits pause: typing right after opening a file is not slowed."""
+    if server.warm_up_timer is not None:
+        server.warm_up_timer.cancel()
+
+    def start() -> None:
+        server.warm_up_timer = None
+        hover.warm_up()
+
+    server.warm_up_timer = asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, start)
 
 
 def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -31,6 +44,8 @@ def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> 
         doc.apply_change(change, server.session.encoding)
     doc.version = params.text_document.version
     diagnostics.schedule(server, doc, server.session.editor.delay)
+    if server.warm_up_timer is not None:
+        warm_up_when_idle(server)
 
 
 def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -171,3 +171,33 @@ def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
             want = [converter.unstructure(to_lsp(d, index, encoding, 0)) | {"data": None} for d in diagnostics]
             assert got == want, (i, encoding)
     assert len(diagnostics) > 5
+
+
+async def test_jedi_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
+    import asyncio
+
+    from flydsl_ls.server import diagnostics, documents, hover
+    from flydsl_ls.server.app import create_server
+
+    started = []
+    monkeypatch.setattr(hover, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # no lint here
+    server = create_server()
+    uri = "file:///k.py"
+    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text="import flydsl.expr as fx\n")))
+    first = server.warm_up_timer.when()
+    await asyncio.sleep(0.01)
+    change = types.TextDocumentContentChangeWholeDocument("import flydsl.expr as fx\nx = 1\n")
+
+    def edit(version: int) -> None:
+        identifier = types.VersionedTextDocumentIdentifier(version=version, uri=uri)
+        documents.did_change(server, types.DidChangeTextDocumentParams(identifier, [change]))
+
+    edit(2)
+    assert started == [] and server.warm_up_timer.when() > first  # pushed back by the edit
+    monkeypatch.setattr(hover, "WARM_UP_DELAY", 0.01)
+    edit(3)
+    await asyncio.sleep(0.1)
+    assert started == [True] and server.warm_up_timer is None
+    edit(4)
+    assert server.warm_up_timer is None  # once started, edits do not start it again
