@@ -25,11 +25,15 @@ def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None
 
 def warm_up_when_idle(server: FlyServer) -> None:
     """Start jedi's warm-up (seconds of parsing FlyDSL in a thread, sharing the interpreter
-    with the lint) once the edits pause: typing right after opening a file is not slowed."""
+    with the lint) once the edits pause and no lint is pending: neither the first lint of
+    a long file nor typing right after opening it is slowed."""
     if server.warm_up_timer is not None:
         server.warm_up_timer.cancel()
 
     def start() -> None:
+        if any(doc.pending is not None and not doc.pending.done() for doc in server.session.documents.values()):
+            warm_up_when_idle(server)
+            return
         server.warm_up_timer = None
         hover.warm_up()
 

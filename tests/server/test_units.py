@@ -197,6 +197,10 @@ async def test_jedi_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     assert started == [] and server.warm_up_timer.when() > first  # pushed back by the edit
     monkeypatch.setattr(hover, "WARM_UP_DELAY", 0.01)
     edit(3)
+    lint = server.session.get(uri).pending = asyncio.get_running_loop().create_future()
+    await asyncio.sleep(0.1)
+    assert started == []  # a lint is pending
+    lint.set_result(None)
     await asyncio.sleep(0.1)
     assert started == [True] and server.warm_up_timer is None
     edit(4)
