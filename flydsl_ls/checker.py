@@ -33,9 +33,13 @@ def check_source(
     project: ProjectIndex | None = None,
     incremental: IncrementalAnalyzer | None = None,
     index: LineIndex | None = None,
+    keep_model: bool = True,
 ) -> FileAnalysis:
     """``incremental``: the document's analyzer, reusing what its last analysis learnt;
-    ``index``: the source's line table, when the caller has it."""
+    ``index``: the source's line table, when the caller has it; ``keep_model=False``: only
+    the diagnostics are wanted, the model built for them is disposed at once (a fix-all
+    lints several times: each whole-file model would otherwise wait, in cycles, for a full
+    collection)."""
     package = package_of(path) if path is not None else None
     options = settings.options()
     if options.flydsl_version is None:
@@ -53,7 +57,11 @@ def check_source(
         # The project may already hold this file's model (read as a sibling or caller).
         known = project.model_of(path.resolve())
         model = known if known is not None and known.source == source else None
-    return analyze(source, rules=rules, options=options, package=package, path=where, project=view, model=model)
+    result = analyze(source, rules=rules, options=options, package=package, path=where, project=view, model=model)
+    if not keep_model and result.model is not None and result.model is not model:  # not the project's
+        result.model.dispose()
+        result.model = None
+    return result
 
 
 def fix_source(
@@ -61,7 +69,7 @@ def fix_source(
 ) -> FixOutcome:
     """All wanted fixes applied to a fixpoint, with imports they made unused removed."""
     return fix_all(
-        source, lambda text: check_source(text, path, settings, project).diagnostics, unsafe=unsafe
+        source, lambda text: check_source(text, path, settings, project, keep_model=False).diagnostics, unsafe=unsafe
     )
 
 

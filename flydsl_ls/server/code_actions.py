@@ -294,7 +294,7 @@ def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> 
     """All safe fixes applied to ``text`` (a snapshot), as a few minimal edits."""
     settings = server.session.settings_for(doc)
     project = server.session.project
-    outcome = fix_all(text, lambda source: check_source(source, doc.path, settings, project).diagnostics)
+    outcome = fix_all(text, lambda source: check_source(source, doc.path, settings, project, keep_model=False).diagnostics)
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
     edits = minimal_edits(text, outcome.text)

@@ -9,6 +9,8 @@ from lsprotocol import types
 
 from flydsl_ls.actions.imports import cleanup_edits
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+from flydsl_ls.checker import fix_source
+from flydsl_ls.config import Settings
 
 from flydsl_ls.server.app import create_server
 
@@ -91,3 +93,11 @@ def test_dropped_hover_models_are_released():
     assert analyzer.model_at(15) is model
     index = next(n for n in ast.walk(model.tree) if isinstance(n, ast.Attribute) and n.attr == "x")
     assert model.resolve(index) is not None
+
+
+def test_fix_all_leaves_no_cyclic_garbage():
+    # fix-all lints after every pass: each lint's whole-file model is disposed at once
+    from tests.server.helpers import KERNEL as FIXABLE
+
+    assert fix_source(FIXABLE, None, Settings(), unsafe=False).count  # it does fix something
+    assert _cyclic_garbage(lambda: fix_source(FIXABLE, None, Settings(), unsafe=False)) == 0
