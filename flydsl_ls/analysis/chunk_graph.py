@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 from collections.abc import Iterable
 
 from flydsl_ls.analysis.chunks import Chunk, first_line
@@ -19,12 +20,30 @@ class ChunkGraph:
 
     def __init__(self, chunks: list[Chunk], previous: ChunkGraph | None = None):
         self.chunks = chunks
-        self.starts: list[int] = []
-        line = 0
-        for chunk in chunks:
-            self.starts.append(line)
-            line += chunk.lines
+        self.starts = list(itertools.accumulate((c.lines for c in chunks[:-1]), initial=0)) if chunks else []
         self.start_of = {id(c): s for c, s in zip(chunks, self.starts)}
+        change = previous._change_to(chunks) if previous is not None else None
+        if change is not None and not change[1]:
+            # No chunk came, went, or changed the names it binds or reads (typing in a
+            # body): the name tables are the previous version's.
+            self.definers, self.readers = previous.definers, previous.readers
+            self.always, self.names = previous.always, previous.names
+            self.first_definition = previous.first_definition
+        else:
+            self._index_names()
+        # Where an added import goes (rewrite._import_edit): after the last import above the
+        # first definition, else at the very top, which is the first chunk's.
+        first = self.first_definition if self.first_definition is not None else len(chunks)
+        self.prelude = (chunks[0] if chunks else None, *(chunks[i] for i in self.always if i < first))
+        self._closures: dict[tuple, tuple[tuple[Chunk, ...], frozenset[int]]] = {}
+        if previous is not None:
+            if previous.names == self.names:
+                self.names = previous.names  # results compare it by identity
+            if change is not None:
+                self._closures = previous._still_valid(*change)
+
+    def _index_names(self) -> None:
+        chunks = self.chunks
         self.definers: dict[str, list[int]] = {}
         self.readers: dict[str, list[int]] = {}
         for i, chunk in enumerate(chunks):
@@ -36,31 +55,28 @@ class ChunkGraph:
         self.names = frozenset(self.definers)
         # The first def or class: where imports stop counting as the import block.
         self.first_definition = next((i for i, c in enumerate(chunks) if c.kind in ("def", "class")), None)
-        # Where an added import goes (rewrite._import_edit): after the last import above the
-        # first definition, else at the very top, which is the first chunk's.
-        first = self.first_definition if self.first_definition is not None else len(chunks)
-        self.prelude = (chunks[0] if chunks else None, *(chunks[i] for i in self.always if i < first))
-        self._closures: dict[tuple, tuple[tuple[Chunk, ...], frozenset[int]]] = {}
-        if previous is not None:
-            if previous.names == self.names:
-                self.names = previous.names  # results compare it by identity
-            self._closures = previous._still_valid(self)
 
-    def _still_valid(self, new: ChunkGraph) -> dict:
-        """The closures of this version that are the same in ``new``: when no chunk came,
-        went or changed what it defines, those not holding a changed chunk and not asking
-        for readers of a name some changed chunk started or stopped reading."""
-        if len(self.chunks) != len(new.chunks):
-            return {}
-        changed = set()
+    def _change_to(self, chunks: list[Chunk]) -> tuple[set[int], set[str]] | None:
+        """The chunks that changed on the way to ``chunks`` and the module-level names
+        they started or stopped reading; None when a chunk came or went or one changed
+        what it binds, its kind or whether it stands in every reduced module."""
+        if len(self.chunks) != len(chunks):
+            return None
+        changed: set[int] = set()
         reads_changed: set[str] = set()
-        for i, (a, b) in enumerate(zip(self.chunks, new.chunks)):
+        for i, (a, b) in enumerate(zip(self.chunks, chunks)):
             if a is b:
                 continue
-            if a.defines != b.defines or a.always != b.always or a.stubbable != b.stubbable:
-                return {}
+            if a.defines != b.defines or a.kind != b.kind or a.always != b.always or a.stubbable != b.stubbable:
+                return None
             changed.add(i)
             reads_changed |= a.reads ^ b.reads
+        return changed, reads_changed
+
+    def _still_valid(self, changed: set[int], reads_changed: set[str]) -> dict:
+        """The closures of this version that are the same in the next, where ``changed``
+        chunks changed (not what they bind) and ``reads_changed`` names were read or not:
+        those not holding a changed chunk and not asking for readers of such a name."""
         return {
             key: value
             for key, value in self._closures.items()

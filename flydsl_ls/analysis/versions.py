@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _NUMBER = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 
 
+@functools.lru_cache(maxsize=256)  # the same few releases, asked for every fix reported
 def parse(version: str | None) -> tuple[int, ...] | None:
     """``"0.3.4.1"`` -> (0, 3, 4, 1); pre-release and local suffixes are ignored."""
     if not version:
