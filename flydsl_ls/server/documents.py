@@ -26,7 +26,8 @@ def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None
 def warm_up_when_idle(server: FlyServer) -> None:
     """Start jedi's warm-up (seconds of parsing FlyDSL in a thread, sharing the interpreter
     with the lint) once the edits pause and no lint is pending: neither the first lint of
-    a long file nor typing right after opening it is slowed."""
+    a long file nor typing right after opening it is slowed. A hover that asks jedi first
+    cancels it (hover.py)."""
     if server.warm_up_timer is not None:
         server.warm_up_timer.cancel()
 

@@ -98,6 +98,9 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
         rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
     model = models_for = None  # not used across the await (see release_models)
     if wants_jedi:
+        if server.warm_up_timer is not None:  # this lookup warms jedi up: no need twice
+            server.warm_up_timer.cancel()
+            server.warm_up_timer = None
         docs = await _jedi_docs(doc, pos)
         if docs:
             sections.append(docs)

@@ -205,3 +205,25 @@ async def test_jedi_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     assert started == [True] and server.warm_up_timer is None
     edit(4)
     assert server.warm_up_timer is None  # once started, edits do not start it again
+
+
+async def test_a_hover_asking_jedi_cancels_the_warm_up(monkeypatch):
+    from flydsl_ls.server import diagnostics, documents, hover
+    from flydsl_ls.server.app import create_server
+
+    started, asked = [], []
+    monkeypatch.setattr(hover, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)
+
+    async def jedi_docs(doc, pos):
+        asked.append(pos)
+        return None
+
+    monkeypatch.setattr(hover, "_jedi_docs", jedi_docs)
+    server = create_server()
+    uri = "file:///k.py"
+    text = "import flydsl.expr as fx\nx = fx.Int32(1)\n"
+    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    assert server.warm_up_timer is not None
+    await hover.hover(server, types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 8)))
+    assert asked and server.warm_up_timer is None and started == []
