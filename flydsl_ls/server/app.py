@@ -190,9 +190,12 @@ def _tune_garbage_collector() -> None:
     counting (``SemanticModel.dispose``), so the collector has little to find, but with the
     default thresholds a keystroke's short-lived objects get promoted and trigger a full
     collection every few edits, each a 50-170 ms scan of everything alive (the imported
-    libraries' objects first: frozen, they are skipped)."""
+    libraries' objects first: frozen, they are skipped). Not much higher than 20,000: what
+    little cyclic garbage is left (jedi's, asyncio's) then waits long enough to raise the
+    allocator's high-water mark (10,000 edits: RSS +4 MB, flat after 3,000; at 50,000:
+    +13 MB, still creeping; docs/performance.md)."""
     gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    gc.set_threshold(20_000, 20, 20)
 
 
 def _exit_now(code: int) -> None:
