@@ -125,7 +125,7 @@ def lint(
     # While a statement is half typed only the syntax error shows: keep the entries of the
     # last lint that parsed for when it does again (most of its diagnostics come back).
     half_typed = len(result.diagnostics) == 1 and result.diagnostics[0].code == SYNTAX_ERROR  # then it is alone
-    analysis.fragments = doc.fragments.fragments(
+    analysis.fragments = doc.json_cache.fragments(
         result.diagnostics, analysis.index, server.session.encoding, prune=not half_typed
     )
     return analysis

@@ -126,13 +126,13 @@ class Document:
     # Reuses the last lint's work for the statements an edit did not touch.
     incremental: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
     # The JSON of the last lints' diagnostics: an unchanged one is not converted again.
-    fragments: FragmentCache = field(default_factory=FragmentCache)
+    json_cache: FragmentCache = field(default_factory=FragmentCache)
 
     def forget(self) -> None:
         """Drop the heavy state; the next request that needs it re-lints."""
         self.analysis = None
         self.good_model = None
-        self.fragments = FragmentCache()
+        self.json_cache = FragmentCache()
         self.incremental.forget()
         self.incremental.release_models()
         self.__dict__.pop("index", None)
