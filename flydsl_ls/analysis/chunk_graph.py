@@ -160,19 +160,13 @@ class ChunkGraph:
                 known[i] = statements
                 code.append("\n" * c.lines)
         tree = parse("".join(code))
+        parsed = self.statements_by_chunk(tree)
         body: list[ast.stmt] = []
-        parsed, at = tree.body, 0
         for i, c in enumerate(self.chunks):
-            end = self.starts[i + 1] if i + 1 < len(self.chunks) else None
-            taken = at
-            while at < len(parsed) and (end is None or first_line(parsed[at]) - 1 < end):
-                at += 1
-            if i in known:
-                body.extend(known[i])
-                continue
-            body.extend(parsed[taken:at])
+            statements = known[i] if i in known else parsed.get(i, [])
+            body.extend(statements)
             if i in fresh:
-                c.remember_stub(fresh[i], self.starts[i], parsed[taken:at])
+                c.remember_stub(fresh[i], self.starts[i], statements)
         tree.body = body
         return "".join(texts), tree
 
