@@ -61,7 +61,7 @@ def _report(result, out) -> None:
     timing = f"compile {result.seconds:.2f} s" if result.seconds is not None else ""
     total = f"total {result.total_seconds:.2f} s" if result.total_seconds is not None else ""
     times = ", ".join(t for t in (timing, total) if t)
-    print(f"{_display(result.file)}::{result.example}  {result.arch}  {status}  ({times})", file=out)
+    print(f"{_display(result.file)}::{result.example}  {result.arch}  {status}" + (f"  ({times})" if times else ""), file=out)
     for kernel in result.kernels:
         res = kernel.resources
         print(f"  {kernel.name}: {res.summary() if res else 'no ISA'}", file=out)

@@ -14,6 +14,7 @@ import re
 import signal
 
 from flydsl_ls.compile.result import CompileError
+from flydsl_ls.compile.toolchain import Toolchain, install_command
 
 _LOC = re.compile(r'(?:loc\()?"?(?P<file>[^"\s():]+\.py)"?:(?P<line>\d+):(?P<col>\d+)')
 
@@ -40,6 +41,21 @@ def from_worker(error: dict, path: str, origin: str) -> CompileError:
         message += " (the final link needs ld.lld: pip install ziglang, or set ROCM_PATH to a ROCm install)"
     detail = error.get("traceback", "").replace(path, origin) if path != origin else error.get("traceback", "")
     return CompileError(message, kind, origin if line else None, line, column, detail)
+
+
+def from_startup(error: dict, toolchain: Toolchain) -> CompileError:
+    """The worker could not import torch/flydsl: what failed, and the install commands.
+
+    ``toolchain`` is a fresh check of the worker's interpreter. A module missing at import
+    time (``ModuleNotFoundError``, e.g. a dependency flydsl imports that the check does not
+    know of) is added to it, so the message always ends with a ``pip install`` command.
+    """
+    module = error.get("module")
+    if module and module.split(".")[0] not in toolchain.missing:
+        toolchain.missing[module.split(".")[0]] = install_command(module)
+    message = f"the compiler worker cannot import torch/flydsl: {error.get('type', 'Error')}: {error.get('message', '')}"
+    problem = toolchain.problem()
+    return CompileError(f"{message}\n{problem}" if problem else message, "setup", detail=error.get("traceback", ""))
 
 
 def signal_name(returncode: int | None) -> str:

@@ -325,14 +325,9 @@ class CompileService:
         if state is not None:
             return self._abort(result, Status(state), "while the worker was starting")
         if "error" in worker.ready:
-            err = worker.ready["error"]
             result.status = Status.UNAVAILABLE
-            result.error = CompileError(
-                f"the compiler worker cannot import torch/flydsl: {err['type']}: {err['message']}\n"
-                + find_toolchain(self.python, create=False).problem(),
-                "setup",
-                detail=err.get("traceback", ""),
-            )
+            result.error = errors.from_startup(worker.ready["error"], find_toolchain(self.python, create=False))
+            self._toolchain = None  # check again next time: the user may install what is missing
             self._worker.kill()
             self._worker = None
             return None

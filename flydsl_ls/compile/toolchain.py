@@ -1,4 +1,10 @@
-"""What compiling needs besides flydsl-ls: torch, flydsl and an ``ld.lld``.
+"""What compiling needs besides flydsl-ls: torch, numpy, flydsl and an ``ld.lld``.
+
+The flydsl wheel declares no dependencies, yet ``import flydsl.compiler`` imports torch, numpy
+(``flydsl.expr.numeric``) and typing_extensions (``ml_dtypes`` and ``rocm_sdk`` only inside a
+``try``); :data:`REQUIRED` lists them and :func:`find_toolchain` checks each one (a spec lookup,
+nothing imported). A module flydsl needs that is not in that list is caught when the worker
+imports flydsl, and reported the same way (:func:`install_command`).
 
 FlyDSL's final link runs ``$ROCM_PATH/llvm/bin/ld.lld`` (default ``/opt/rocm``); the flydsl
 wheel does not ship one. Without ROCm, the PyPI ``ziglang`` wheel's LLD serves: a private
@@ -9,18 +15,43 @@ ROCm-shaped folder under the cache holds ``llvm/bin/ld.lld``, a two-line script 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-INSTALL_EXTRA = 'pip install "flydsl-ls[compile]"'
+# The modules ``import flydsl.compiler`` needs, in the order they are checked.
+REQUIRED = ("torch", "numpy", "typing_extensions", "flydsl")
 INSTALL = {
     "flydsl": "pip install flydsl",
+    "numpy": "pip install numpy  # flydsl imports it; its wheel does not declare it",
     "torch": "pip install torch==2.13.0  # the CPU build is enough for compile-only",
+    "typing_extensions": "pip install typing_extensions",
     "ziglang": "pip install ziglang  # provides ld.lld when ROCm is not installed",
 }
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def install_command(module: str) -> str:
+    """The ``pip install`` command for a missing top-level module (``numpy.core`` -> numpy)."""
+    top = module.split(".")[0]
+    return INSTALL.get(top, f"pip install {top}")
+
+
+def install_everything() -> str:
+    """One command installing the whole ``compile`` extra. No flydsl-ls package is published:
+    from a checkout (an editable install) it is that checkout's extra, else the pieces."""
+    pyproject = _PACKAGE_ROOT / "pyproject.toml"
+    try:
+        ours = 'name = "flydsl-ls"' in pyproject.read_text(encoding="utf-8")
+    except OSError:
+        ours = False
+    if ours:
+        return f"pip install torch==2.13.0 -e {shlex.quote(f'{_PACKAGE_ROOT}[compile]')}"
+    return "pip install torch==2.13.0 numpy flydsl ziglang"
 
 
 def cache_dir() -> Path:
@@ -48,9 +79,9 @@ class Toolchain:
         """One message naming every missing piece with its install command."""
         if not self.missing:
             return ""
-        lines = [f"compiling FlyDSL kernels needs {', '.join(self.missing)}; install with:"]
+        lines = [f"compiling FlyDSL kernels with {self.python} needs {', '.join(self.missing)}; install with:"]
         lines += [f"  {cmd}" for cmd in dict.fromkeys(self.missing.values())]
-        lines.append(f"or everything at once: {INSTALL_EXTRA}")
+        lines.append(f"or everything at once: {install_everything()}")
         return "\n".join(lines)
 
     def worker_env(self) -> dict[str, str]:
@@ -60,13 +91,19 @@ class Toolchain:
         return env
 
 
-def _importable(name: str, python: str) -> bool:
+def _absent(names: tuple[str, ...], python: str) -> list[str]:
+    """Those of ``names`` that ``python`` cannot find (a spec lookup: nothing is imported)."""
     if python == sys.executable:
-        return importlib.util.find_spec(name) is not None
-    import subprocess
-
-    probe = f"import importlib.util,sys; sys.exit(importlib.util.find_spec({name!r}) is None)"
-    return subprocess.run([python, "-c", probe], capture_output=True, timeout=30).returncode == 0
+        return [name for name in names if importlib.util.find_spec(name) is None]
+    probe = (
+        "import importlib.util, json, sys\n"
+        "print(json.dumps([n for n in sys.argv[1:] if importlib.util.find_spec(n) is None]))"
+    )
+    try:
+        out = subprocess.run([python, "-c", probe, *names], capture_output=True, text=True, timeout=30)
+        return list(json.loads(out.stdout))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return list(names)
 
 
 def _rocm_lld() -> Path | None:
@@ -99,14 +136,12 @@ def private_rocm(python: str, root: Path | None = None) -> Path:
 def find_toolchain(python: str | None = None, *, create: bool = True) -> Toolchain:
     """Inspect (and, with ``create``, complete) the compile toolchain for ``python``."""
     python = python or sys.executable
-    missing: dict[str, str] = {}
-    for name in ("torch", "flydsl"):
-        if not _importable(name, python):
-            missing[name] = INSTALL[name]
     lld = _rocm_lld()
+    absent = _absent(REQUIRED + (() if lld is not None else ("ziglang",)), python)
+    missing = {name: INSTALL[name] for name in REQUIRED if name in absent}
     if lld is not None:
         return Toolchain(python, lld.parent.parent.parent, lld, "ROCm", missing)
-    if not _importable("ziglang", python):
+    if "ziglang" in absent:
         missing["ld.lld"] = INSTALL["ziglang"]
         return Toolchain(python, None, None, "missing", missing)
     root = private_rocm(python) if create else cache_dir() / "rocm"

@@ -74,6 +74,8 @@ def _error(stage: str, error: BaseException) -> dict:
         "message": str(error),
         "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__)),
         "frames": _frames(error.__traceback__),
+        # ModuleNotFoundError: the module that is not installed (at startup: one flydsl imports)
+        "module": getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None,
     }
 
 
