@@ -1,22 +1,20 @@
-"""Fixtures for the compile engine tests: one warm worker for the whole session."""
+"""Fixtures for the compile engine tests: one warm worker for the whole session.
+
+Whether they can run is decided in one place, tests/compiler.py (skip without the compile
+extra, fail under FLYDSL_REQUIRE_COMPILER=1)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.compiler import require
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "compile"
 VECTOR_ADD = EXAMPLES / "vector_add.py"
 MFMA_GEMM = EXAMPLES / "mfma_gemm.py"
-
-_MISSING = [name for name in ("torch", "flydsl", "ziglang") if importlib.util.find_spec(name) is None]
-needs_flydsl = pytest.mark.skipif(
-    bool(_MISSING),
-    reason=f"compile tests need {', '.join(_MISSING)}: pip install -e '.[compile]' (torch==2.13.0 CPU build)",
-)
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +24,7 @@ def compile_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def service(compile_cache):
-    if _MISSING:
-        pytest.skip(f"needs {', '.join(_MISSING)}")
+    require("the compile worker")
     from flydsl_ls.compile import CompileService
 
     svc = CompileService(cache=compile_cache, default_timeout=120.0)

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 from flydsl_ls.cli import main
-from tests.compile.conftest import MFMA_GEMM, ROOT, needs_flydsl
+from tests.compile.conftest import MFMA_GEMM, ROOT
+from tests.compiler import needs_compiler
 
 
 def test_list(capsys):
@@ -29,7 +30,7 @@ def test_no_example(tmp_path, capsys):
     assert "flydsl: example" in capsys.readouterr().err
 
 
-@needs_flydsl
+@needs_compiler
 def test_compile_emit_isa(tmp_path):
     cmd = [sys.executable, "-m", "flydsl_ls", "compile", f"{MFMA_GEMM}::one_tile", "--arch", "gfx942",
            "--emit", "isa", "--launch"]
@@ -43,7 +44,7 @@ def test_compile_emit_isa(tmp_path):
     assert "launch: " in proc.stderr
 
 
-@needs_flydsl
+@needs_compiler
 def test_compile_json(tmp_path):
     cmd = [sys.executable, "-m", "flydsl_ls", "compile", str(ROOT / "examples/compile/vector_add.py"),
            "--arch", "gfx000", "--json"]

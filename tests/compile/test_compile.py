@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from flydsl_ls.compile import Status, compare_results
-from tests.compile.conftest import MFMA_GEMM, VECTOR_ADD, needs_flydsl
+from tests.compile.conftest import MFMA_GEMM, VECTOR_ADD
+from tests.compiler import needs_compiler
 
-pytestmark = needs_flydsl
+pytestmark = needs_compiler
 
 # The f16 MFMA the example picks per target: gfx950 has the deeper-K 16x16x32 form.
 MFMA_BY_ARCH = {"gfx942": "v_mfma_f32_16x16x16_f16", "gfx950": "v_mfma_f32_16x16x32_f16"}

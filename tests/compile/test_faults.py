@@ -6,9 +6,10 @@ import threading
 import time
 
 from flydsl_ls.compile import Status
-from tests.compile.conftest import VECTOR_ADD, needs_flydsl
+from tests.compile.conftest import VECTOR_ADD
+from tests.compiler import needs_compiler
 
-pytestmark = needs_flydsl
+pytestmark = needs_compiler
 
 SLEEPY = """\
 import time

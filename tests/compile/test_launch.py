@@ -10,7 +10,8 @@ import pytest
 
 from flydsl_ls.compile import Status
 from flydsl_ls.compile.launch import HIP_LIBRARY, check_agents, check_hip, describe, detect_gpu
-from tests.compile.conftest import VECTOR_ADD, needs_flydsl
+from tests.compile.conftest import VECTOR_ADD
+from tests.compiler import needs_compiler
 
 
 def _hip_loads() -> bool:
@@ -71,7 +72,7 @@ def test_check_hip_reports_the_loader_error():
     assert check.ok == _hip_loads()
 
 
-@needs_flydsl
+@needs_compiler
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a ROCm GPU; see test_launch_runs_on_gpu")
 def test_launch_without_gpu_compiles_only(service):
     result = service.compile(VECTOR_ADD, None, "gfx942", launch=True)
@@ -86,7 +87,7 @@ def test_launch_without_gpu_compiles_only(service):
         assert failed.detail in launch.message
 
 
-@needs_flydsl
+@needs_compiler
 @pytest.mark.skipif(not HAS_GPU, reason="needs a ROCm GPU (rocm_agent_enumerator and libamdhip64.so.7)")
 def test_launch_runs_on_gpu(service):
     result = service.compile(VECTOR_ADD, None, None, launch=True)

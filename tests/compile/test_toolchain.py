@@ -1,15 +1,19 @@
-"""ld.lld from ROCm or from ziglang behind a wrapper; missing pieces named with their pip command."""
+"""ld.lld from ROCm or from ziglang behind a wrapper; missing pieces named with their pip command,
+also in an environment where numpy (which flydsl imports) is really not installed."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 
 import pytest
 
-from flydsl_ls.compile import toolchain
-from flydsl_ls.compile.toolchain import find_toolchain, private_rocm
+from flydsl_ls.compile import CompileService, Status, toolchain
+from flydsl_ls.compile.toolchain import REQUIRED, find_toolchain, install_everything, private_rocm
+from tests.compile.conftest import ROOT, VECTOR_ADD
+from tests.compiler import needs_compiler, python_without
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +38,7 @@ def test_existing_rocm_is_used(monkeypatch, tmp_path):
     lld.write_text("#!/bin/sh\n")
     lld.chmod(0o755)
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
-    monkeypatch.setattr(toolchain, "_importable", lambda name, python: True)
+    monkeypatch.setattr(toolchain, "_absent", lambda names, python: [])
     found = find_toolchain()
     assert (found.lld_source, found.rocm_path, found.ok) == ("ROCm", tmp_path / "rocm", True)
     assert found.worker_env() == {"ROCM_PATH": str(tmp_path / "rocm")}
@@ -42,17 +46,64 @@ def test_existing_rocm_is_used(monkeypatch, tmp_path):
 
 def test_missing_pieces_name_their_install_command(monkeypatch):
     monkeypatch.setattr(toolchain, "_rocm_lld", lambda: None)
-    monkeypatch.setattr(toolchain, "_importable", lambda name, python: name == "flydsl")
+    monkeypatch.setattr(toolchain, "_absent", lambda names, python: [n for n in names if n != "flydsl"])
     found = find_toolchain()
     assert not found.ok
-    assert set(found.missing) == {"torch", "ld.lld"}
+    assert set(found.missing) == {"torch", "numpy", "typing_extensions", "ld.lld"}
     problem = found.problem()
     assert "pip install torch==2.13.0" in problem
+    assert "pip install numpy" in problem
     assert "pip install ziglang" in problem
-    assert 'pip install "flydsl-ls[compile]"' in problem
+    # no flydsl-ls package is published: the extra of this checkout, by its path
+    assert install_everything() == f"pip install torch==2.13.0 -e '{ROOT}[compile]'"
+    assert f"or everything at once: {install_everything()}" in problem
 
 
 def test_this_interpreter():
     found = find_toolchain()
-    for name in ("torch", "flydsl"):
+    for name in REQUIRED:
         assert (name in found.missing) == (importlib.util.find_spec(name) is None)
+
+
+def test_another_interpreter_is_probed_in_a_subprocess(tmp_path):
+    python = python_without(("numpy", "flydsl"), tmp_path / "venv")
+    found = find_toolchain(python, create=False)
+    assert found.python == python
+    assert {"numpy", "flydsl"} <= set(found.missing)
+    assert "torch" not in found.missing or importlib.util.find_spec("torch") is None
+
+
+# --- numpy really not installed (a venv with everything else this interpreter has) -----------
+@pytest.fixture(scope="module")
+def no_numpy(tmp_path_factory) -> str:
+    return python_without(("numpy",), tmp_path_factory.mktemp("no-numpy") / "venv")
+
+
+@needs_compiler
+def test_cli_without_numpy_names_the_install_command(no_numpy, tmp_path):
+    proc = subprocess.run(
+        [no_numpy, "-m", "flydsl_ls", "compile", str(VECTOR_ADD)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "FLYDSL_LS_CACHE": str(tmp_path)},
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"error: compiling FlyDSL kernels with {no_numpy} needs numpy; install with:" in proc.stderr
+    assert "  pip install numpy" in proc.stderr
+    assert f"or everything at once: {install_everything()}" in proc.stderr
+
+
+@needs_compiler
+def test_a_module_flydsl_cannot_import_names_its_install_command(no_numpy, monkeypatch, tmp_path):
+    """As if flydsl grew a dependency the toolchain check does not know: the check passes,
+    the worker really starts and really fails to import flydsl; its ModuleNotFoundError
+    becomes the install command."""
+    monkeypatch.setattr(toolchain, "REQUIRED", tuple(m for m in REQUIRED if m != "numpy"))
+    with CompileService(python=no_numpy, cache=tmp_path, startup_timeout=240) as service:
+        assert service.toolchain().ok
+        result = service.compile(VECTOR_ADD, None, "gfx942")
+    assert result.status is Status.UNAVAILABLE, result.error
+    message = result.error.message
+    assert "the compiler worker cannot import torch/flydsl: ModuleNotFoundError: No module named 'numpy'" in message
+    assert "needs numpy; install with:\n  pip install numpy" in message
+    assert message.endswith(f"or everything at once: {install_everything()}")
+    assert "/flydsl/" in result.error.detail  # the traceback: the import flydsl itself made

@@ -16,7 +16,6 @@ installed and must pass). Screenshots go to a temporary folder; set
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_ls.server import settings as server_settings
+from tests.compiler import available
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "vscode-extension"
@@ -159,7 +159,7 @@ def test_vscode_end_to_end(needs_node, built: Path, tmp_path: Path):
     code_server, chromium = _code_server(), _chromium()
     if code_server is None or chromium is None:
         _absent("code-server or chromium")
-    compiles = all(importlib.util.find_spec(m) is not None for m in ("flydsl", "torch", "ziglang"))
+    compiles = available("the compile steps of the VS Code end-to-end test")
     shots = REPO / "docs" / "images" if os.environ.get("FLYDSL_UPDATE_SCREENSHOTS") == "1" else tmp_path / "screenshots"
     work = tmp_path / "work"
     env = {

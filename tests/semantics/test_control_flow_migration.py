@@ -17,9 +17,10 @@ from flydsl_ls.checker import fix_source
 from flydsl_ls.compile import compare_results
 from flydsl_ls.compile.verify import strip_locations
 from flydsl_ls.config import Settings
-from tests.compile.conftest import _MISSING, compile_cache, service  # noqa: F401  (fixtures)
+from tests.compile.conftest import compile_cache, service  # noqa: F401  (fixtures)
+from tests.compiler import needs_compiler
 
-pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"needs {', '.join(_MISSING)}")
+pytestmark = needs_compiler
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CONTROL_FLOW = FIXTURES / "raw_control_flow.py"

@@ -21,7 +21,7 @@ from flydsl_ls.actions.fixes import fix_all
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.checker import check_source, fix_source
 from flydsl_ls.config import Settings
-from tests.semantics.conftest import needs_compiler
+from tests.compiler import needs_compiler
 
 pytestmark = needs_compiler
 

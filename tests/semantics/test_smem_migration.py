@@ -29,14 +29,15 @@ import pytest
 
 from flydsl_ls.compile import compare_results
 from flydsl_ls.compile.verify import strip_locations
-from tests.compile.conftest import compile_cache, needs_flydsl, service  # noqa: F401 (fixtures)
+from tests.compile.conftest import compile_cache, service  # noqa: F401 (fixtures)
+from tests.compiler import needs_compiler
 from tests.rule_cases import diagnostics, fixed
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 SETTINGS = {"flydsl_version": "0.5.0", "target_arch": "gfx942"}
 ARCH = "gfx942"
 
-pytestmark = needs_flydsl
+pytestmark = needs_compiler
 
 
 def migrate(code: str, path: Path) -> str:

@@ -62,13 +62,15 @@ async def lsp(
     env: dict[str, str] | None = None,
     pull: bool | None = None,
     adjust: Callable[[types.ClientCapabilities], None] | None = None,
+    python: str | None = None,
 ):
     """A started and initialised server; ``pull=False`` removes pull-diagnostic support
     from the recorded capabilities (to exercise push on every client); ``adjust`` may
-    change them further."""
+    change them further; ``python`` runs the server (and so its compile worker) with
+    another interpreter than this one."""
     server_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "flydsl_ls", "serve"],
+        server_command=[python or sys.executable, "-m", "flydsl_ls", "serve"],
         client_factory=make_client,
         server_env=server_env,
     )

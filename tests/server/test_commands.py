@@ -2,7 +2,8 @@
 
 One server (and so one warm compile worker) per recorded client for the whole module; each
 test looks only at what it caused (messages, shown documents, progress, pushes after its
-start). Compiles need torch, flydsl and ziglang: without them those tests are skipped.
+start). Compiles need the compile extra: without it those tests skip (fail under
+FLYDSL_REQUIRE_COMPILER=1), see tests/compiler.py.
 """
 
 from __future__ import annotations
@@ -17,14 +18,10 @@ import pytest_asyncio
 from lsprotocol import types
 
 from flydsl_ls.server.commands import Command
-from tests.compile.conftest import _MISSING
+from tests.compiler import needs_compiler, python_without
 from tests.server.helpers import CLIENTS, FIXTURES, REPO, diagnostics, lsp, open_doc, pulls
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-needs_compiler = pytest.mark.skipif(
-    bool(_MISSING),
-    reason=f"compile commands need {', '.join(_MISSING)}: pip install torch==2.13.0 && pip install -e '.[compile]'",
-)
 
 VECTOR_ADD = REPO / "examples" / "compile" / "vector_add.py"
 LEGACY = (FIXTURES / "compile_kernel.py").read_text(encoding="utf-8")
@@ -134,6 +131,25 @@ async def test_no_example_is_reported(session):
     assert "flydsl: example" in result["message"]
     (shown,) = messages_since(client, count)
     assert shown.type == types.MessageType.Error and "cannot compile" in shown.message
+
+
+@needs_compiler
+async def test_without_numpy_the_compile_names_the_install_command(tmp_path):
+    """A server whose interpreter has everything but numpy (which flydsl imports, and the
+    flydsl wheel does not declare): the command answers with the pip command, as
+    :FlydslCompile shows it. One client is enough: the answer does not depend on it."""
+    python = python_without(("numpy",), tmp_path / "venv")
+    root = tmp_path / "ws"
+    root.mkdir()
+    shutil.copy(VECTOR_ADD, root / "vector_add.py")
+    async with lsp(CLIENTS[0], root, python=python, env={"FLYDSL_LS_CACHE": str(tmp_path / "cache")}) as client:
+        result = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri())
+        assert result["status"] == "unavailable" and not result["ok"], result["message"]
+        assert f"cannot compile: compiling FlyDSL kernels with {python} needs numpy; install with:" in result["message"]
+        assert "\n  pip install numpy" in result["message"]
+        assert result["error"]["kind"] == "setup"
+        (shown,) = client.messages
+        assert shown.type == types.MessageType.Error and "pip install numpy" in shown.message
 
 
 # --- compile -----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from lsprotocol import types
 from flydsl_ls.actions.fixes import fix_all
 from flydsl_ls.checker import check_source
 from flydsl_ls.config import Settings
+from tests.compiler import require
 from tests.server.helpers import (
     KERNEL,
     TIMEOUT,
@@ -294,7 +295,7 @@ async def test_hover_shows_the_inferred_type(spec, workspace):
 
 
 async def test_hover_shows_flydsl_docs_from_jedi(spec, workspace):
-    pytest.importorskip("flydsl.expr")
+    require("hover documentation read from FlyDSL's sources")
     async with lsp(spec, workspace) as client:
         uri = open_doc(client, workspace / "kernel.py")
         await diagnostics(client, uri, 1)
