@@ -2,7 +2,7 @@
 
 Exit codes: 0 compiled (a launch that could not run is reported, not an error), 1 the compile
 failed, crashed or timed out, 2 nothing to compile (bad arguments, no example, missing
-torch/flydsl/ld.lld).
+torch/numpy/flydsl/ld.lld, named with its pip install command).
 """
 
 from __future__ import annotations

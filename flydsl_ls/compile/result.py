@@ -15,7 +15,7 @@ class Status(str, Enum):
     CRASH = "crash"  # the worker process died (LLVM abort, SIGABRT, ...); it was restarted
     TIMEOUT = "timeout"  # the request took too long; the worker was killed and restarted
     CANCELLED = "cancelled"
-    UNAVAILABLE = "unavailable"  # torch / flydsl / ld.lld missing, or the example not found
+    UNAVAILABLE = "unavailable"  # torch / numpy / flydsl / ld.lld missing, or the example not found
 
 
 @dataclass
