@@ -64,13 +64,16 @@ def check_source(
     return result
 
 
+def linter(path: Path | None, settings: Settings, project: ProjectIndex | None = None):
+    """``text -> diagnostics`` for ``fix_all``: lint ``text`` as the file ``path``."""
+    return lambda text: check_source(text, path, settings, project, keep_model=False).diagnostics
+
+
 def fix_source(
     source: str, path: Path | None, settings: Settings, unsafe: bool, project: ProjectIndex | None = None
 ) -> FixOutcome:
     """All wanted fixes applied to a fixpoint, with imports they made unused removed."""
-    return fix_all(
-        source, lambda text: check_source(text, path, settings, project, keep_model=False).diagnostics, unsafe=unsafe
-    )
+    return fix_all(source, linter(path, settings, project), unsafe=unsafe)
 
 
 def check_path(path: Path, settings: Settings, project: ProjectIndex | None = None) -> FileReport:

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 from flydsl_ls import __version__, config, output
+from flydsl_ls.actions.fix_verify import NO_EXAMPLES, UNVERIFIABLE, VerifyAborted, verify_fixes
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.analysis.project import ProjectIndex
-from flydsl_ls.checker import check_path, check_source, fix_source
+from flydsl_ls.checker import check_path, check_source, fix_source, linter
 from flydsl_ls.files import discover, write_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -41,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (with --fix) or show unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change no file")
     check.add_argument("--fix-only", action="store_true", help="apply fixes, report nothing that remains")
+    check.add_argument(
+        "--verify",
+        action="store_true",
+        help="with --fix/--diff/--fix-only: compile each file's `# flydsl: example`s before and after, "
+        "keep only the fixes that leave the IR unchanged (needs the compile extra)",
+    )
     check.add_argument("--output-format", choices=output.FORMATS, default="concise")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
@@ -105,6 +112,22 @@ def run_check(args) -> int:
         flydsl_version=args.flydsl_version,
     )
     fixing = args.fix or args.diff or args.fix_only
+    if args.verify and not fixing:
+        _error("--verify checks fixes: use it with --fix, --diff or --fix-only")
+        return EXIT_ERROR
+    verifier = None
+    if args.verify:
+        verifier = _Verifier.create()
+        if verifier is None:
+            return EXIT_ERROR
+    try:
+        return _check_files(args, paths, missing, overrides, fixing, verifier)
+    finally:
+        if verifier is not None:
+            verifier.close()
+
+
+def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
     checked = failed = 0
@@ -130,10 +153,13 @@ def run_check(args) -> int:
                 _error(f"{output._display(path)}: internal error: {problem}")
             diagnostics = report.diagnostics
             if fixing:
-                diagnostics = _fix_file(path, report.source, settings, args, fixed, project)
+                diagnostics = _fix_file(path, report.source, settings, args, fixed, project, verifier)
             entries.extend((path, d) for d in diagnostics)
     except config.ConfigError as error:
         _error(str(error))
+        return EXIT_ERROR
+    except VerifyAborted as error:
+        _error(f"--verify: {error}")
         return EXIT_ERROR
 
     total_fixed = sum(fixed.values())
@@ -163,9 +189,67 @@ def run_check(args) -> int:
     return EXIT_CLEAN
 
 
-def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], project):
+class _Verifier:
+    """``--verify``: one compile worker for the whole run, started on the first file that
+    has both fixes and examples."""
+
+    def __init__(self) -> None:
+        self.service = None
+
+    @classmethod
+    def create(cls) -> _Verifier | None:
+        """None (after saying why) when torch, flydsl or ld.lld is missing."""
+        from flydsl_ls.compile.toolchain import find_toolchain
+
+        toolchain = find_toolchain()
+        if not toolchain.ok:
+            _error("--verify compiles the files' examples, but " + toolchain.problem() + "\nno file was changed")
+            return None
+        return cls()
+
+    def compile(self, path: Path):
+        from flydsl_ls.compile.service import CompileService
+
+        if self.service is None:
+            self.service = CompileService()
+        return lambda text, example, arch: self.service.compile(path, example, arch, source=text)
+
+    def close(self) -> None:
+        if self.service is not None:
+            self.service.close()
+
+    def verify(self, path: Path, source: str, settings, args, project):
+        """The file's fixes that keep its examples' IR unchanged; reports the rest on stderr."""
+        lint = linter(path, settings, project)
+        outcome = verify_fixes(
+            source,
+            lint,
+            self.compile(path),
+            unsafe=args.unsafe_fixes,
+            default_arch=settings.target_arch,
+        )
+        name = output._display(path)
+        for dropped in outcome.dropped:
+            fix = dropped.fix
+            # the line in the file as written (or, with --diff, as it is)
+            line, column = (fix.line, fix.column) if args.diff else (dropped.line_after, dropped.column_after)
+            print(f"{name}:{line}:{column}: {fix.code} fix not applied: it {dropped.reason}", file=sys.stderr)
+        if outcome.status == NO_EXAMPLES or outcome.status == UNVERIFIABLE:
+            print(f"warning: {outcome.summary(name)}", file=sys.stderr)
+        elif outcome.verified:
+            for note in outcome.notes:
+                print(f"warning: {name}: example {note}; verified with the others", file=sys.stderr)
+            if not args.quiet:
+                print(outcome.summary(name), file=sys.stderr)
+        return outcome
+
+
+def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], project, verifier=None):
     """Fix one file (or print its diff); returns the diagnostics that remain."""
-    outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes, project=project)
+    if verifier is not None:
+        outcome = verifier.verify(path, source, settings, args, project)
+    else:
+        outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes, project=project)
     for code, count in outcome.applied.items():
         fixed[code] = fixed.get(code, 0) + count
     for rejected in outcome.rejected:

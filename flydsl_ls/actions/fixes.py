@@ -1,10 +1,19 @@
-"""Applying fixes: non-overlapping, re-parsed before they are kept, repeated to a fixpoint."""
+"""Applying fixes: non-overlapping, re-parsed before they are kept, repeated to a fixpoint.
+
+Every fix ``fix_all`` meets is named by a :class:`FixKey`: its rule code and its
+diagnostic's span mapped back to the text the fixpoint started from (through the edits of
+the earlier passes). The key of a finding is the same in every run that reaches it, so a
+run can be told which fixes to apply (``accept``), e.g. all but the ones a compile showed
+to change the IR (actions/fix_verify.py). A finding inside text that another fix wrote maps
+to that fix's span.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.actions.imports import cleanup_edits
@@ -13,11 +22,59 @@ from flydsl_ls.analysis.text import LineIndex, apply_edits
 MAX_PASSES = 10
 
 
+class FixKey(NamedTuple):
+    """A fix, by its rule code and its diagnostic's span in the original text (offsets)."""
+
+    code: str
+    start: int
+    end: int
+
+
+Span = tuple[int, int, str]  # (start, end, new text): one replacement, offsets in the text it edits
+
+
+class Origins:
+    """Maps offsets of the text after some passes back to the text before the first pass.
+    An offset inside text a replacement wrote maps to the replaced span's start (or, with
+    ``right``, its end)."""
+
+    def __init__(self) -> None:
+        self._passes: list[list[tuple[int, int, int]]] = []
+
+    def add(self, spans: Iterable[Span]) -> None:
+        self._passes.append(sorted((start, end, len(new)) for start, end, new in spans))
+
+    def back(self, offset: int, right: bool = False) -> int:
+        for spans in reversed(self._passes):
+            offset = self._back_one(spans, offset, right)
+        return offset
+
+    @staticmethod
+    def _back_one(spans: list[tuple[int, int, int]], offset: int, right: bool) -> int:
+        shift = 0
+        for start, end, length in spans:
+            new_start = start + shift
+            if offset < new_start:
+                break
+            new_end = new_start + length
+            if offset == new_start:
+                return start
+            if offset < new_end:
+                return end if right else start
+            if offset == new_end:
+                return end
+            shift += length - (end - start)
+        return offset - shift
+
+
 @dataclass
 class FixOutcome:
     text: str
     applied: dict[str, int] = field(default_factory=dict)  # per rule code
     rejected: list[str] = field(default_factory=list)  # fixes dropped because they broke parsing
+    # Every wanted fix met in any pass (accepted or not), in the order met: key -> title.
+    found: dict[FixKey, str] = field(default_factory=dict)
+    keys: list[FixKey] = field(default_factory=list)  # the fixes applied, in the order applied
 
     @property
     def count(self) -> int:
@@ -35,23 +92,40 @@ def wanted(fix: Fix | None, unsafe: bool) -> bool:
 def apply_edits_once(text: str, fixes: Iterable[tuple[str, Fix]]) -> tuple[str, dict[str, int]]:
     """Apply every fix whose edits do not overlap an earlier one; identical edits (the
     same import added by two fixes) are applied once."""
+    spans, taken = _plan(text, [(code, fix, None) for code, fix in fixes])
+    return _replace(text, spans), _counts(taken)
+
+
+def _plan(text: str, fixes: list[tuple[str, Fix, object]]) -> tuple[list[Span], list[tuple[str, Fix, object]]]:
+    """The replacements of the fixes that do not overlap an earlier one, and those fixes."""
     index = LineIndex(text)
     taken: list[tuple[int, int]] = []
-    planned: dict[tuple[int, int, str], None] = {}
-    applied: dict[str, int] = {}
+    planned: dict[Span, None] = {}
+    chosen: list[tuple[str, Fix, object]] = []
     ordered = sorted(fixes, key=lambda item: min((e.range.start for e in item[1].edits), default=None))
-    for code, fix in ordered:
-        spans = [(index.offset(e.range.start), index.offset(e.range.end), e.content) for e in fix.edits]
+    for item in ordered:
+        spans = [(index.offset(e.range.start), index.offset(e.range.end), e.content) for e in item[1].edits]
         new = [s for s in spans if s not in planned]
         if any(_overlaps(s, t) for s in new for t in taken):
             continue
         for span in new:
             planned[span] = None
             taken.append(span[:2])
-        applied[code] = applied.get(code, 0) + 1
-    for start, end, content in sorted(planned, key=lambda s: (s[0], s[1]), reverse=True):
+        chosen.append(item)
+    return sorted(planned, key=lambda s: (s[0], s[1])), chosen
+
+
+def _replace(text: str, spans: list[Span]) -> str:
+    for start, end, content in reversed(spans):
         text = text[:start] + content + text[end:]
-    return text, applied
+    return text
+
+
+def _counts(taken: Iterable[tuple[str, Fix, object]]) -> dict[str, int]:
+    applied: dict[str, int] = {}
+    for code, _fix, _key in taken:
+        applied[code] = applied.get(code, 0) + 1
+    return applied
 
 
 def _overlaps(a: tuple, b: tuple[int, int]) -> bool:
@@ -76,28 +150,44 @@ def fix_all(
     *,
     unsafe: bool = False,
     codes: set[str] | None = None,
+    accept: Callable[[FixKey], bool] | None = None,
 ) -> FixOutcome:
     """Apply fixes until none is left (or MAX_PASSES); never keep a result that does not
-    parse: a pass that breaks parsing is retried one fix at a time."""
+    parse: a pass that breaks parsing is retried one fix at a time. ``accept``: apply only
+    the fixes whose :class:`FixKey` it accepts (all are recorded in ``found``)."""
     outcome = FixOutcome(text)
+    origins = Origins()
     for _ in range(MAX_PASSES):
-        fixes = [
-            (d.code, d.fix)
-            for d in lint(outcome.text)
-            if wanted(d.fix, unsafe) and (codes is None or d.code in codes)
-        ]
+        current = outcome.text
+        index = LineIndex(current)
+        fixes: list[tuple[str, Fix, object]] = []
+        for d in lint(current):
+            if not wanted(d.fix, unsafe) or (codes is not None and d.code not in codes):
+                continue
+            key = FixKey(
+                d.code,
+                origins.back(index.offset(d.range.start)),
+                origins.back(index.offset(d.range.end), right=True),
+            )
+            outcome.found.setdefault(key, d.fix.title)
+            if accept is None or accept(key):
+                fixes.append((d.code, d.fix, key))
         if not fixes:
             break
-        candidate, applied = apply_edits_once(outcome.text, fixes)
-        if candidate == outcome.text:
+        spans, taken = _plan(current, fixes)
+        candidate = _replace(current, spans)
+        if candidate == current:
             break
         if not parses(candidate):
-            candidate, applied = _one_at_a_time(outcome, fixes)
-            if not applied:
+            spans, taken = _one_at_a_time(outcome, fixes)
+            if not taken:
                 break
+            candidate = _replace(current, spans)
+        origins.add(spans)
         outcome.text = candidate
-        for code, count in applied.items():
+        for code, count in _counts(taken).items():
             outcome.applied[code] = outcome.applied.get(code, 0) + count
+        outcome.keys.extend(key for _code, _fix, key in taken)
     if outcome.count:
         outcome.text = without_stale_imports(text, outcome.text)
     return outcome
@@ -117,21 +207,22 @@ def apply_fix(text: str, fix: Fix) -> str | None:
     return without_stale_imports(text, candidate)
 
 
-def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix]]):
-    """Keep the fixes that parse on their own; combine them if that still parses."""
+def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix, object]]):
+    """Keep the fixes that parse on their own; combine them if that still parses.
+    Returns (replacements, fixes taken) on ``outcome.text``."""
     good = []
-    for code, fix in fixes:
-        alone, done = apply_edits_once(outcome.text, [(code, fix)])
-        if done and parses(alone):
-            good.append((code, fix))
+    for item in fixes:
+        spans, taken = _plan(outcome.text, [item])
+        if taken and parses(_replace(outcome.text, spans)):
+            good.append(item)
         else:
-            outcome.rejected.append(f"{code}: {fix.title}")
+            outcome.rejected.append(f"{item[0]}: {item[1].title}")
     if not good:
-        return outcome.text, {}
-    combined, applied = apply_edits_once(outcome.text, good)
-    if parses(combined):
-        return combined, applied
-    return apply_edits_once(outcome.text, good[:1])
+        return [], []
+    spans, taken = _plan(outcome.text, good)
+    if parses(_replace(outcome.text, spans)):
+        return spans, taken
+    return _plan(outcome.text, good[:1])
 
 
 def edits_of(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> list[Edit]:

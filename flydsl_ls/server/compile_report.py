@@ -171,7 +171,7 @@ def verify_message(
     assert comparison is not None
     if comparison.identical:
         return (
-            f"verify {what}: identical IR for {before.example} ({before.arch}): MLIR (locations stripped) "
+            f"verify {what}: identical IR for {before.example} ({before.arch}): MLIR (locations stripped), LLVM IR "
             "and ISA are the same before and after the fix."
         )
     isa_same = not any(key.endswith(": isa differs") for key in comparison.differences)
