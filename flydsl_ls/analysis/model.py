@@ -134,6 +134,22 @@ class SemanticModel:
     def function_scope(self, node: ast.AST) -> Scope | None:
         return self._scope_of_def.get(id(node))
 
+    def calls_to(self, function: ast.FunctionDef) -> list[ast.Call]:
+        """The calls in this file that call ``function`` by its name."""
+        return [
+            call
+            for call in self._calls_by_name.get(function.name, ())
+            if (callee := self.binding_of(call.func)) is not None and callee.node is function
+        ]
+
+    def parents_around(self, name: ast.Name) -> dict[int, ast.AST]:
+        """The parent map of the function a read of ``name`` stands in (of the module at
+        module level)."""
+        scope = self._scope_of_node.get(id(name))
+        while scope is not None and scope.kind not in ("function", "module"):
+            scope = scope.parent
+        return self.parent_map(scope.node if scope is not None else self.tree)
+
     # --- what an expression refers to -------------------------------------------
     def resolve(self, expr: ast.AST) -> str | None:
         """Canonical FlyDSL symbol of a name or attribute chain (``fx.arith.addf``)."""
@@ -297,6 +313,24 @@ class SemanticModel:
                 return FxType(T.PY_INT, "range over Python ints", line)
         return T.UNKNOWN_TYPE
 
+    def _returned_type(self, func: ast.Name) -> FxType:
+        """What a helper of this file returns, when all its returns agree."""
+        binding = self.binding_of(func)
+        function = binding.node if binding is not None and binding.kind == "def" else None
+        if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+            return T.UNKNOWN_TYPE
+        key = id(function)
+        returned = self.__dict__.setdefault("_returned_types", {})
+        if key not in returned:
+            returned[key] = T.UNKNOWN_TYPE  # recursion guard
+            values = [node.value for node in _own_returns(function)]
+            if values and all(v is not None for v in values):
+                kind = join([self.type_of(v) for v in values])
+                if kind.known:
+                    kind = FxType(kind.name, f"returned by {function.name}()", kind.line)
+                returned[key] = kind
+        return returned[key]
+
     def _name_type_before(self, binding: Binding) -> FxType:
         target = binding.node
         scope = binding.scope
@@ -342,6 +376,8 @@ class SemanticModel:
             if symbol in _RESULT_KIND_OF:
                 return FxType(_RESULT_KIND_OF[symbol], f"{symbol}(...)", line)
             return T.UNKNOWN_TYPE
+        if isinstance(func, ast.Name):
+            return self._returned_type(func)
         if isinstance(func, ast.Attribute):
             if func.attr == "ir_value" and not call.args:
                 return FxType(T.RAW, ".ir_value()", line)
@@ -387,6 +423,17 @@ def is_unwrap_idiom(function: ast.AST) -> bool:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.For, ast.While, ast.With, ast.Raise)):
             return False
     return returned == {"same", "unwrapped"}
+
+
+def _own_returns(function: ast.FunctionDef):
+    """The return statements of ``function`` itself, not of functions nested in it."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _dunder_all(tree: ast.Module) -> list[str]:

@@ -85,6 +85,12 @@ class TrackedModel(SemanticModel):
         self._tracker.all_uses = True
         return SemanticModel.use_counts.func(self)
 
+    def calls_to(self, function):
+        scope = self.function_scope(function)
+        if scope is not None and scope.parent is self.module_scope:
+            self._tracker.asked.add(function.name)  # its callers are in other chunks
+        return super().calls_to(function)
+
     def _param_module(self, binding):
         function = binding.scope.node
         if binding.scope.parent is self.module_scope and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -15,6 +15,7 @@ from flydsl_ls.analysis.apis import missing_in
 from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.text import Range
+from flydsl_ls.analysis.valueflow import Use, value_uses
 
 if TYPE_CHECKING:
     from flydsl_ls.analysis.context import RuleContext
@@ -119,6 +120,11 @@ class Rule:
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
             edits=(Edit(self.ctx.range(node), content), *extra),
         )
+
+    def value_uses(self, node: ast.expr, *, through_operators: bool = False) -> list[Use]:
+        """Where the value of ``node`` (in the statement being visited) goes."""
+        root = self.ctx.enclosing_function() or self.model.tree
+        return value_uses(self.model, node, self.model.parent_map(root), through_operators=through_operators)
 
     def edit(self, rng: Range, content: str) -> Edit:
         return Edit(rng, content)

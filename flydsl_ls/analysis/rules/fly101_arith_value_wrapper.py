@@ -4,6 +4,7 @@ from flydsl_ls.analysis.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.rawtypes import raw_result_type
 from flydsl_ls.analysis.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import Sink, kind_change_blocker, value_uses
 
 ARITH_VALUE = "fx.arith.ArithValue"
 
@@ -40,8 +41,10 @@ class ArithValueWrapper(Rule):
         inner = node.args[0]
         kind = self.model.type_of(inner)
         text = replacement_text(self.model, inner, node, self.ctx.parent)
+        if kind.is_fx_scalar and self._reports_raw_consumer(node, inner, kind):
+            return
         if kind.is_typed:
-            hazard = self._operator_hazard(node, kind)
+            hazard = self._operator_hazard(node, kind) or self._passed_on(node, kind)
             self.report(
                 node,
                 f"`ArithValue(...)` around a value that is already `{kind.name}`: drop the wrapper"
@@ -60,11 +63,48 @@ class ArithValueWrapper(Rule):
         elif kind.known:
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
         else:
+            # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
+            blocker = kind_change_blocker(self.value_uses(node, through_operators=True), "fx")
+            message = "`ArithValue(...)` is deprecated: fx values already support operators"
+            if blocker is not None:
+                self.report(
+                    node,
+                    f"{message} (no fix: if `{self.text(inner)}` is an fx value, "
+                    f"{blocker.describe()} cannot take it without the wrapper)",
+                )
+                return
+            self.report(node, message, fix=self.replace(node, text, self.fix_title, safe=False))
+
+    def _passed_on(self, node: ast.Call, kind) -> str | None:
+        """The wrapped value is raw, the unwrapped one fx: code we cannot follow may need raw."""
+        if not kind.is_fx_scalar:
+            return None
+        uses = self.value_uses(node, through_operators=True)
+        passed = next((u for u in uses if u.sink is Sink.PASSED_ON), None)
+        return f"the value is passed on to {passed.describe()}, which may need the raw value" if passed else None
+
+    def _reports_raw_consumer(self, node: ast.Call, inner: ast.expr, kind) -> bool:
+        """An fx scalar wrapped for a raw consumer: `ArithValue(v)` is `v.ir_value()` where
+        every use takes a raw value, and dropping it would hand the consumer an fx value."""
+        uses = self.value_uses(node, through_operators=True)
+        blocker = kind_change_blocker(uses, "fx")
+        if blocker is None:
+            return False
+        message = f"`ArithValue(...)` around a value that is already `{kind.name}`"
+        if all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
+            receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
             self.report(
                 node,
-                "`ArithValue(...)` is deprecated: fx values already support operators",
-                fix=self.replace(node, text, self.fix_title, safe=False),
+                f"{message}, for {blocker.describe()}: write `{receiver}.ir_value()`",
+                fix=self.replace(node, f"{receiver}.ir_value()", "Replace with .ir_value()"),
             )
+        else:
+            self.report(
+                node,
+                f"{message} (no fix: {blocker.describe()} needs the raw value, which other uses "
+                "compute with ArithValue's operators)",
+            )
+        return True
 
     def _operator_hazard(self, node: ast.Call, kind) -> str | None:
         """Why dropping the wrapper could change the IR, or None.
@@ -81,44 +121,10 @@ class ArithValueWrapper(Rule):
             return None
         if name.startswith("fx.Uint") or name == "fx.Index":
             return f"`{name}` operators differ from ArithValue's"
-        root = self.ctx.enclosing_function() or self.model.tree
-        return self._reaches_shift_or_div(node, self.model.parent_map(root), 0)
-
-    def _reaches_shift_or_div(self, expr: ast.expr, parents: dict, depth: int) -> str | None:
-        """Why the integer may meet a `>>` or `/`, following it through operators and the
-        names it is assigned to; a value that leaves for code we cannot see may too."""
-        child, parent = expr, parents.get(id(expr))
-        while isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign)):
-            if isinstance(getattr(parent, "op", None), (ast.RShift, ast.Div)):
-                return "ArithValue's `>>` and `/` are unsigned, fx integers' signed"
-            if isinstance(parent, ast.AugAssign):
-                return None if child is parent.value else "the value is updated in place"
-            if isinstance(parent, ast.Compare):
-                return None  # a boolean from here on: signedness of the integer is spent
-            child, parent = parent, parents.get(id(parent))
-        if isinstance(parent, ast.Expr):
-            return None
-        if isinstance(parent, ast.Assign) and child is parent.value and len(parent.targets) == 1:
-            target = parent.targets[0]
-            if isinstance(target, ast.Name) and depth < 4:
-                binding = self._binding_of_target(target, parents)
-                if binding is None:
-                    return "its uses cannot be followed"
-                for use in self.model.uses_of(binding):
-                    why = self._reaches_shift_or_div(use, parents, depth + 1)
-                    if why:
-                        return why
-                return None
-        return "the value is passed on (returned, stored or given to a call), where `>>` or `/` may meet it"
-
-    def _binding_of_target(self, target: ast.Name, parents: dict):
-        scope_node = parents.get(id(target))
-        while scope_node is not None and not isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope_node = parents.get(id(scope_node))
-        scope = self.model.function_scope(scope_node) if scope_node is not None else self.model.module_scope
-        if scope is None:
-            return None
-        return next((b for b in scope.bindings.get(target.id, ()) if b.node is target), None)
+        for use in self.value_uses(node, through_operators=True):
+            if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/"):
+                return f"ArithValue's `>>` and `/` are unsigned, fx integers' signed ({use.describe()})"
+        return None
 
     def _wrap_at_source(self, inner: ast.expr):
         """"Wrap once at source": type the raw definition, unwrap every ArithValue use.
@@ -145,6 +151,9 @@ class ArithValueWrapper(Rule):
         for use in self.model.uses_of(binding):
             parent = parents.get(id(use))
             if isinstance(parent, ast.Call) and self.model.resolve(parent.func) == ARITH_VALUE:
+                blocker = kind_change_blocker(value_uses(self.model, parent, parents, through_operators=True), "fx")
+                if blocker is not None:
+                    return None, f" (no fix: typed, `{use.id}` could not reach {blocker.describe()})"
                 unwraps.append(self.edit(self.ctx.range(parent), use.id))
             elif not isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.AugAssign)):
                 return None, f" (no fix: `{use.id}` is also used as a raw value on line {use.lineno})"
@@ -166,12 +175,46 @@ class ArithValueWrapper(Rule):
     INVALID = [
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(val: fx.Float32, peer, ptr):\n    fx.ptr_store(ArithValue(val) + peer, ptr)\n",
+            expected="import flydsl.expr as fx\n"
+                     "def f(val: fx.Float32, peer, ptr):\n"
+                     "    fx.ptr_store(val + peer, ptr)\n",
+            line=4,
+            column=18,
+        ),
+        # Returned from a helper the file never calls: its callers may need the raw value.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "def f(val: fx.Float32, peer):\n    return ArithValue(val) + peer\n",
             expected="import flydsl.expr as fx\n"
                      "def f(val: fx.Float32, peer):\n"
                      "    return val + peer\n",
-            line=4,
-            column=12,
+            message="passed on to `return` on line 4",
+            unsafe=True,
+        ),
+        # A raw builder takes `.ir_value()` (what ArithValue calls on an fx value).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a: fx.Int32, b):\n    return fx.Int32(std_arith.maxsi(ArithValue(a), b))\n",
+            expected="import flydsl.expr as fx\n"
+                     "from flydsl._mlir.dialects import arith as std_arith\n"
+                     "def f(a: fx.Int32, b):\n    return fx.Int32(std_arith.maxsi(a.ir_value(), b))\n",
+            message="for `std_arith.maxsi` on line 5",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def f(n: fx.Int32):\n    hi = ArithValue(n) + 1\n    scf.for_(0, hi, 1)\n    return hi * 2\n",
+            expected=None,
+            message="no fix: `scf.for_` on line 6 needs the raw value",
+        ),
+        # `n` may be an fx.Int32, which has no `index_cast`.
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(n):\n    return ArithValue(n).index_cast(T.index)\n",
+            expected=None,
+            message="no fix: if `n` is an fx value, `index_cast` on line 4",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import ArithValue as _AV\n"
@@ -243,5 +286,6 @@ class ArithValueWrapper(Rule):
         Invalid(
             "import flydsl.expr as fx\ndef f(a: fx.Float32):\n    return fx.arith.ArithValue(a)\n",
             expected="import flydsl.expr as fx\ndef f(a: fx.Float32):\n    return a\n",
+            unsafe=True,
         ),
     ]

@@ -22,8 +22,10 @@ class RawUnwrap(Rule):
 
     The fix is safe when `v` is an fx value (`_to_raw(v)` is then exactly
     `v.ir_value()`), and when `v` is already raw (the call is the identity). It is not
-    offered for Python scalars (which `unwrap` materialises as constants) or when
-    `unwrap` is given `type=`/`index=`.
+    offered for Python scalars (which `unwrap` materialises as constants), when
+    `unwrap` is given `type=`/`index=`, or when the kind of `v` is unknown: `.ir_value()`
+    on a raw value (a `vector.extract` result, say) fails when traced, and dropping the
+    call would hand an fx value to a raw builder.
     """
 
     code = "FLY102"
@@ -61,11 +63,11 @@ class RawUnwrap(Rule):
         elif kind.is_python:
             self.report(node, f"{message} (a Python {kind.name} needs an fx type first)")
         else:
-            receiver = self._receiver(inner)
+            # A raw ir.Value has no `.ir_value()`, an fx value must not lose the call.
             self.report(
                 node,
-                message,
-                fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title, safe=False),
+                f"{message} (no fix: `{self.text(inner)}` may be an fx value or already a raw "
+                "ir.Value, which has no `.ir_value()`)",
             )
 
     def _receiver(self, inner: ast.expr) -> str:
@@ -109,9 +111,8 @@ class RawUnwrap(Rule):
         Invalid(
             "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
             "def f(v):\n    return as_mlir_value(v)\n",
-            expected="def f(v):\n"
-                     "    return v.ir_value()\n",
-            unsafe=True,
+            expected=None,
+            message="no fix: `v` may be an fx value or already a raw ir.Value",
         ),
         Invalid(
             "from flydsl.expr import arith\n_raw = arith._to_raw\n"

@@ -2,6 +2,7 @@ import ast
 
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import kind_change_blocker, kind_change_hazard
 
 INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
 INDEX_CONSTANTS = {"fx.arith.index"}
@@ -49,12 +50,30 @@ class IndexCast(Rule):
         # instead (the first MLIR differs; tests/semantics/ compiles both).
         if isinstance(value, ast.Starred):
             return
+        message = (
+            f"{spelled} builds an index value by hand: use `fx.Index(...)` "
+            "(or an explicit-width `fx.Int64`/`fx.Int32` for plain counters)"
+        )
+        # The helper returns a raw ir.Value, fx.Index(...) an fx value: raw builders and
+        # ArithValue methods cannot take the latter, and its operators are unsigned.
+        uses = self.value_uses(node)
+        blocker = kind_change_blocker(uses, "fx")
+        if blocker is not None:
+            self.report(
+                node,
+                f"{message} (no fix: the result goes to {blocker.describe()}, which needs the "
+                "raw ir.Value; migrate that consumer first)",
+            )
+            return
+        hazard = kind_change_hazard(uses)
+        if hazard is not None and safe:
+            safe = False
+            message += f" (unsafe: fx.Index's operators and kind differ from the raw value's at {hazard.describe()})"
         fx, imports = fx_alias(self.model)
         replacement = f"{fx}.Index({self.text(value)})"
         self.report(
             node,
-            f"{spelled} builds an index value by hand: use `fx.Index(...)` "
-            "(or an explicit-width `fx.Int64`/`fx.Int32` for plain counters)",
+            message,
             fix=self.replace(node, replacement, f"Replace with {fx}.Index(...)", extra=imports, safe=safe),
         )
 
@@ -81,11 +100,55 @@ class IndexCast(Rule):
     INVALID = [
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-            "off = arith.index_cast(T.index, x)\n",
+            "def tile(x: fx.Int32):\n"
+            "    off = arith.index_cast(T.index, x)\n"
+            "    return fx.make_layout(off, 1)\n",
             expected="import flydsl.expr as fx\n"
-                     "off = fx.Index(x)\n",
-            line=4,
-            column=7,
+                     "def tile(x: fx.Int32):\n"
+                     "    off = fx.Index(x)\n"
+                     "    return fx.make_layout(off, 1)\n",
+            line=5,
+            column=11,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "off = arith.index_cast(T.index, x)\nlast = off - 1\n",
+            expected="import flydsl.expr as fx\n"
+                     "off = fx.Index(x)\nlast = off - 1\n",
+            message="unsafe: fx.Index's operators and kind differ from the raw value's at `-` on line 5",
+            unsafe=True,
+        ),
+        # Compared: ArithValue compares signed (slt), fx.Index unsigned (ult).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x: fx.Int32, n):\n"
+            "    i = arith.index_cast(T.index, x)\n"
+            "    return fx.make_layout(i, 1) if n else i < n\n",
+            expected="import flydsl.expr as fx\n"
+                     "def f(x: fx.Int32, n):\n"
+                     "    i = fx.Index(x)\n"
+                     "    return fx.make_layout(i, 1) if n else i < n\n",
+            message="`comparison` on line 6",
+            unsafe=True,
+        ),
+        # A raw builder needs an ir.Value, also through a helper of the file.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def loop(lo, hi):\n"
+            "    return scf.for_(lo, hi, 1)\n"
+            "def k(n):\n"
+            "    hi = arith.index_cast(T.index, n)\n"
+            "    loop(0, hi)\n",
+            expected=None,
+            message="no fix: the result goes to `scf.for_` on line 5",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def k(n):\n"
+            "    return arith.index_cast(T.index, n).index_cast(T.i32)\n",
+            expected=None,
+            message="no fix: the result goes to `index_cast` on line 4",
         ),
         Invalid(
             "import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"
@@ -97,10 +160,10 @@ class IndexCast(Rule):
             unsafe=True,
         ),
         Invalid(
-            "from flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
-            "off = arith.index_cast(ir.IndexType.get(), x)\n",
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
+            "def f(x):\n    return fx.make_layout(arith.index_cast(ir.IndexType.get(), x), 1)\n",
             expected="import flydsl.expr as fx\n"
-                     "off = fx.Index(x)\n",
+                     "def f(x):\n    return fx.make_layout(fx.Index(x), 1)\n",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nv = fx.index_cast(T.i64, x)\n",

@@ -3,6 +3,7 @@ import ast
 from flydsl_ls.analysis.model import RAW_ID_CALLS
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import kind_change_blocker
 
 
 class RawThreadId(Rule):
@@ -57,10 +58,20 @@ class RawThreadId(Rule):
         self._reported.add(id(call))
         fx, imports = fx_alias(self.model)
         spelled = ast.unparse(call.func)
+        message = (
+            f"`{spelled}(...)` returns a raw index value used in arithmetic: "
+            f"wrap it once, `{fx}.Int32(...)`, or use `{fx}.thread_idx`/`{fx}.block_idx`"
+        )
+        # Typed, the value can no longer reach raw builders, and `/` on an fx.Int32 is a
+        # float division where the raw index divided as an integer.
+        blocker = kind_change_blocker(self.value_uses(call, through_operators=True), "fx", operators=("/",))
+        if blocker is not None:
+            why = "would divide as floats" if blocker.what.rstrip("=") == "/" else "needs the raw value"
+            self.report(call, f"{message} (no fix: typed, {blocker.describe()} {why})")
+            return
         self.report(
             call,
-            f"`{spelled}(...)` returns a raw index value used in arithmetic: "
-            f"wrap it once, `{fx}.Int32(...)`, or use `{fx}.thread_idx`/`{fx}.block_idx`",
+            message,
             fix=self.replace(call, f"{fx}.Int32({self.text(call)})", self.fix_title, safe=False, extra=imports),
         )
 
@@ -71,6 +82,18 @@ class RawThreadId(Rule):
         Valid("from flydsl.expr import gpu\nlane = gpu.thread_idx.x % 64\n"),
     ]
     INVALID = [
+        Invalid(
+            "from flydsl.expr import gpu\n"
+            "def k():\n    tid = gpu.thread_id('x')\n    warp = tid / 64\n    lane = tid % 64\n",
+            expected=None,
+            message="no fix: typed, `/` on line 4 would divide as floats",
+        ),
+        Invalid(
+            "from flydsl.expr import gpu\nfrom flydsl._mlir.dialects import memref\n"
+            "def k(buf):\n    tid = gpu.thread_id('x')\n    memref.store(buf, [tid * 4])\n",
+            expected=None,
+            message="no fix: typed, `memref.store` on line 5 needs the raw value",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = gpu.thread_id('x') % 64\n",
             expected="import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = fx.Int32(gpu.thread_id('x')) % 64\n",
