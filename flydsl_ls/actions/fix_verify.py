@@ -210,6 +210,7 @@ def verify_fixes(
     outcome.status = VERIFIED
 
     verdicts: dict[str, str | None] = {source: None}
+    order_of_targets = list(before)
     applied_by_set: dict[frozenset[FixKey], FixOutcome] = {}
 
     def apply(keys: frozenset[FixKey]) -> FixOutcome:
@@ -222,14 +223,19 @@ def verify_fixes(
         text = apply(frozenset(keys)).text
         if text not in verdicts:
             verdict = None
-            for (example, arch), old in before.items():
+            for target in list(order_of_targets):
+                example, arch = target
                 new = run(text, example, arch)
-                if not new.ok:
+                if new.ok:
+                    comparison = compare_results(before[target], new)
+                    if not comparison.identical:
+                        verdict = comparison.first_difference(f"{example}, {arch}")
+                else:
                     verdict = f"does not compile ({example}, {arch}): {_failure(new)}"
-                    break
-                comparison = compare_results(old, new)
-                if not comparison.identical:
-                    verdict = comparison.first_difference(f"{example}, {arch}")
+                if verdict is not None:
+                    # the example that failed is likely to fail the next test too: first
+                    order_of_targets.remove(target)
+                    order_of_targets.insert(0, target)
                     break
             verdicts[text] = verdict
         return verdicts[text]

@@ -14,12 +14,20 @@ are computed only when they are wanted, and once per version:
 - a client with neither gets the quick fixes' edits in the answer, and fix-all only when it
   asks for it by name (a fix-all edit of a long file re-lints it several times: seconds,
   too slow to compute for every cursor move).
+
+In a file with ``# flydsl: example`` functions, a client that can apply server edits also
+gets the source action "Fix all safe flydsl-ls problems, verified by compiling" (kind
+``source.verifiedFixAll.flydsl-ls``, outside ``source.fixAll`` so that saving never runs it):
+it runs ``flydsl-ls.fixAll``, which compiles the examples before and after and keeps only the
+fixes with identical IR (server/commands.py). The plain fix-all (the resolved action, the edit
+on save) never compiles.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FIX_ALL_TITLE = "Fix all safe flydsl-ls problems"
+VERIFIED_FIX_ALL_TITLE = "Fix all safe flydsl-ls problems, verified by compiling the examples"
+EXAMPLE_MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before find_examples
 APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 
@@ -53,6 +63,8 @@ class ActionKind(str, Enum):
 
     QUICKFIX = types.CodeActionKind.QuickFix.value
     FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.flydsl-ls"
+    # Not under source.fixAll: a client asking for source.fixAll on save never gets it.
+    VERIFIED_FIX_ALL = f"{types.CodeActionKind.Source.value}.verifiedFixAll.flydsl-ls"
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -106,6 +118,22 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
             action = None  # asked for nothing in particular: not worth seconds of work
         if action is not None and (action.edit is not None or action.data or action.command):
             actions.append(action)
+    if (
+        _wanted(ActionKind.VERIFIED_FIX_ALL, only)
+        and features.apply_edit
+        and analysis is not None
+        and EXAMPLE_MARKER.search(analysis.text)
+        and _has_safe_fix(analysis)
+    ):
+        actions.append(
+            types.CodeAction(
+                title=VERIFIED_FIX_ALL_TITLE,
+                kind=ActionKind.VERIFIED_FIX_ALL.value,
+                command=types.Command(
+                    title=VERIFIED_FIX_ALL_TITLE, command=FIX_ALL_COMMAND, arguments=[doc.uri, analysis.version]
+                ),
+            )
+        )
     return actions
 
 
@@ -297,7 +325,12 @@ def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> 
     outcome = fix_all(text, lambda source: check_source(source, doc.path, settings, project, keep_model=False).diagnostics)
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
-    edits = minimal_edits(text, outcome.text)
+    return text_edit(server, doc, text, outcome.text, version)
+
+
+def text_edit(server: FlyServer, doc: Document, text: str, new: str, version: int) -> types.WorkspaceEdit | None:
+    """``text`` (version ``version`` of ``doc``) -> ``new`` as a few minimal edits; None if equal."""
+    edits = minimal_edits(text, new)
     if not edits:
         return None
     encoding = server.session.encoding
@@ -371,7 +404,8 @@ async def apply_fix_command(server: FlyServer, arguments: list) -> dict:
 
 
 async def fix_all_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit."""
+    """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit
+    (unverified: commands.fix_all_command verifies it first when the file has examples)."""
     if len(arguments) != 2:
         raise JsonRpcInvalidParams("expected [uri, version]")
     doc, analysis = await _analysis_of(server, arguments[0], arguments[1])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from enum import Enum
@@ -33,9 +34,11 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from flydsl_ls.actions.fix_verify import VerifyAborted, VerifyOutcome, verify_fixes
 from flydsl_ls.actions.fixes import apply_fix
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.text import LineIndex, Range
+from flydsl_ls.checker import check_source
 from flydsl_ls.compile import (
     DEFAULT_ARCH,
     CompileResult,
@@ -445,11 +448,123 @@ async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
     return data
 
 
+# --- fix-all, verified by compiling ----------------------------------------------------------
+FIX_ALL_VERIFY_LIMIT = 600.0  # seconds for a whole verified fix-all (each compile: compileTimeout)
+
+
+def _has_examples(text: str) -> bool:
+    return bool(code_actions.EXAMPLE_MARKER.search(text)) and bool(find_examples(text))
+
+
+async def fix_all_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit.
+
+    In a file with ``# flydsl: example`` functions, the examples are compiled before and
+    after (actions/fix_verify.py, in the session's compile worker, off the event loop,
+    cancellable, each compile within ``compileTimeout`` and the whole within
+    FIX_ALL_VERIFY_LIMIT) and only the fixes that keep the IR identical are applied; the
+    dropped ones are shown with window/showMessage and returned. When that cannot run (no
+    compiler, no example compiles, time limit), the fix-all is applied unverified, as
+    without examples, and the message says so. A file without examples: as before."""
+    if len(arguments) != 2:
+        raise JsonRpcInvalidParams("expected [uri, version]")
+    doc, analysis = await code_actions._analysis_of(server, arguments[0], arguments[1])
+    if not _has_examples(analysis.text):
+        return await code_actions.fix_all_command(server, arguments)
+    version, text = analysis.version, analysis.text
+    name = doc.path.name if doc.path is not None else doc.uri
+    cancel = threading.Event()
+    _cancel_with_request(server, cancel)
+    outcome, problem = await _verify_fix_all(server, doc, text, cancel)
+    if outcome is None and cancel.is_set() and problem == "cancelled":
+        message = f"fix-all of {name} cancelled: nothing changed"
+        _show(server, types.MessageType.Warning, message)
+        return {"applied": False, "verified": False, "status": "cancelled", "message": message}
+    if outcome is None or not outcome.verified:
+        why = problem or (outcome.summary(name) if outcome is not None else "")
+        result = await code_actions.fix_all_command(server, arguments)
+        message = f"fix-all of {name} not verified ({why}); the safe fixes were applied unverified"
+        if not result.get("applied"):
+            message = f"fix-all of {name} not verified ({why}); nothing was changed"
+        _show(server, types.MessageType.Warning, message)
+        return {**result, "verified": False, "status": "not verified", "message": message}
+    edit = code_actions.text_edit(server, doc, text, outcome.text, version)
+    result = await code_actions._apply(server, doc, version, edit, code_actions.FIX_ALL_TITLE)
+    lines = [outcome.summary(name)]
+    lines += [f"{d.fix.code} (line {d.fix.line}) not applied: it {d.reason}" for d in outcome.dropped]
+    lines += [f"example {note}; verified with the others" for note in outcome.notes]
+    message = "fix-all of " + "\n".join(lines)
+    _show(server, types.MessageType.Warning if outcome.dropped else types.MessageType.Info, message)
+    return {
+        **result,
+        "verified": True,
+        "status": outcome.status,
+        "message": message,
+        "kept": [{"code": k.code, "line": k.line, "column": k.column, "title": k.title} for k in outcome.kept],
+        "dropped": [
+            {"code": d.fix.code, "line": d.fix.line, "column": d.fix.column, "title": d.fix.title, "reason": d.reason}
+            for d in outcome.dropped
+        ],
+        "targets": [{"example": example, "arch": arch} for example, arch in outcome.targets],
+        "compiles": outcome.compiles,
+        "seconds": round(outcome.seconds, 3),
+    }
+
+
+async def _verify_fix_all(
+    server: FlyServer, doc: Document, text: str, cancel: threading.Event
+) -> tuple[VerifyOutcome | None, str]:
+    """(the verified fix-all of ``text``, "") or (None, why it could not run)."""
+    compiler = service(server)
+    toolchain = await asyncio.to_thread(compiler.toolchain)
+    if not toolchain.ok:
+        return None, "the compiler is not installed: " + toolchain.problem().replace("\n", " ")
+    settings = server.session.settings_for(doc)
+    project = server.session.project
+    timeout = server.session.editor.timeout
+    deadline = time.monotonic() + FIX_ALL_VERIFY_LIMIT
+    path = doc.path
+    loop_worker = server.worker
+
+    def lint(source: str):
+        # on the server's analysis thread, like every other lint
+        job = loop_worker.submit(lambda: check_source(source, path, settings, project, keep_model=False))
+        return job.result().diagnostics
+
+    def stopped() -> bool:
+        return cancel.is_set() or time.monotonic() > deadline
+
+    async with WorkProgress(server, f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}", cancel) as progress:
+        count = 0
+
+        def compile_text(source: str, example: str, arch: str) -> CompileResult:
+            nonlocal count
+            count += 1
+            progress.report(f"compile {count}: {example} ({arch})")
+            return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped)
+
+        try:
+            outcome = await asyncio.to_thread(
+                verify_fixes, text, lint, compile_text, unsafe=False, default_arch=target_arch(server, doc), cancelled=stopped
+            )
+        except VerifyAborted as error:
+            if cancel.is_set():
+                return None, "cancelled"
+            if time.monotonic() > deadline:
+                return None, f"it took more than {FIX_ALL_VERIFY_LIMIT:g} s"
+            return None, str(error)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        progress.end(f"{outcome.count} kept, {len(outcome.dropped)} dropped")
+    return outcome, ""
+
+
 HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.COMPILE: compile_command,
     Command.LAUNCH: launch_command,
     Command.SHOW_ISA: show_isa_command,
     Command.VERIFY_FIX: verify_fix_command,
     Command.APPLY_FIX: code_actions.apply_fix_command,
-    Command.FIX_ALL: code_actions.fix_all_command,
+    Command.FIX_ALL: fix_all_command,
 }
