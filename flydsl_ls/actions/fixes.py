@@ -51,6 +51,8 @@ class Origins:
 
     @staticmethod
     def _back_one(spans: list[tuple[int, int, int]], offset: int, right: bool) -> int:
+        """``right``: ``offset`` ends a range (what is before it matters), else it starts
+        one (what is after it matters)."""
         shift = 0
         for start, end, length in spans:
             new_start = start + shift
@@ -58,7 +60,9 @@ class Origins:
                 break
             new_end = new_start + length
             if offset == new_start:
-                return start
+                # a range ending here ends before the new text; one starting here starts
+                # in it, or (nothing written) after the removed text
+                return start if right or length else end
             if offset < new_end:
                 return end if right else start
             if offset == new_end:
