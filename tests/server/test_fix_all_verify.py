@@ -10,6 +10,7 @@ whether they can run here.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 
 import pytest
@@ -97,3 +98,29 @@ async def test_fix_all_says_when_it_could_not_verify(session):
     assert "    twice = n * 2\n" in text
     shown = [m for m in client.messages[seen:] if "not verified" in m.message]
     assert shown and shown[-1].type == types.MessageType.Warning
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_without_the_compiler_applies_unverified_and_says_so(tmp_path):
+    """torch and flydsl made unimportable in the server (a sitecustomize on its PYTHONPATH):
+    the verified fix-all falls back to the plain one and names the install commands."""
+    blocker = tmp_path / "site"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['torch'] = None\nsys.modules['flydsl'] = None\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = root / "verify_kernel.py"
+    shutil.copy(FIXTURE, path)
+    env = {"PYTHONPATH": f"{blocker}{os.pathsep}{REPO}", "FLYDSL_LS_CACHE": str(tmp_path / "cache")}
+    async with lsp(CLIENTS[0], root, env=env) as client:
+        uri = open_doc(client, path)
+        await diagnostics(client, uri, 1)
+        (action,) = [a for a in await _actions(client, uri, ["source"]) if a.kind == VERIFIED_KIND]
+        result = await _execute(client, action.command)
+        assert result["applied"] is True and result["verified"] is False, result
+        assert result["message"].startswith("fix-all of verify_kernel.py not verified (the compiler is not installed: ")
+        assert "pip install flydsl" in result["message"]
+        assert "the safe fixes were applied unverified" in result["message"]
+        text = apply(path.read_text(), client.applied_edits[-1].edit, uri, encoding_of(client))
+        assert "    twice = n * 2\n" in text
+        assert not (tmp_path / "cache" / "runs").exists()  # nothing compiled
