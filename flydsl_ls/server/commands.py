@@ -534,7 +534,8 @@ async def _verify_fix_all(
     def stopped() -> bool:
         return cancel.is_set() or time.monotonic() > deadline
 
-    async with WorkProgress(server, f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}", cancel) as progress:
+    title = f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}"
+    async with WorkProgress(server, title, cancel) as progress:
         count = 0
 
         def compile_text(source: str, example: str, arch: str) -> CompileResult:
@@ -545,7 +546,13 @@ async def _verify_fix_all(
 
         try:
             outcome = await asyncio.to_thread(
-                verify_fixes, text, lint, compile_text, unsafe=False, default_arch=target_arch(server, doc), cancelled=stopped
+                verify_fixes,
+                text,
+                lint,
+                compile_text,
+                unsafe=False,
+                default_arch=target_arch(server, doc),
+                cancelled=stopped,
             )
         except VerifyAborted as error:
             if cancel.is_set():

@@ -25,7 +25,10 @@ from tests.compile.conftest import ROOT
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "verify_kernel.py"
 UNSAFE_FIXES = ROOT / "tests" / "semantics" / "fixtures" / "unsafe_fixes.py"
-DROPPED_FLY101 = "verify_kernel.py:18:12: FLY101 fix not applied: it changed the MLIR of verify_kernel_0 (example, gfx942): first differing line `"
+DROPPED_FLY101 = (
+    "verify_kernel.py:18:12: FLY101 fix not applied: it changed the MLIR of verify_kernel_0 "
+    "(example, gfx942): first differing line `"
+)
 
 
 def _run(*args: str, cwd: Path, cache: Path, env: dict | None = None) -> subprocess.CompletedProcess:
