@@ -48,7 +48,7 @@ def from_startup(error: dict, toolchain: Toolchain) -> CompileError:
 
     ``toolchain`` is a fresh check of the worker's interpreter. A module missing at import
     time (``ModuleNotFoundError``, e.g. a dependency flydsl imports that the check does not
-    know of) is added to it, so the message always ends with a ``pip install`` command.
+    know of) is added to it, so it always comes with its ``pip install`` command.
     """
     module = error.get("module")
     if module and module.split(".")[0] not in toolchain.missing:
