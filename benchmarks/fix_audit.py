@@ -237,7 +237,8 @@ def case_imports(cases_module, fn, graph: ImportGraph) -> set[str]:
     except (OSError, TypeError, SyntaxError):
         return set()
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    start = getattr(fn, "__name__", None)
+    # a case made by a factory (``def gemm(dtype): def case(device): ...``) is walked from the factory
+    start = getattr(fn, "__qualname__", getattr(fn, "__name__", "")).split(".")[0]
     modules: set[str] = set()
     seen: set[str] = set()
     todo = [start] if start in functions else []
@@ -347,6 +348,19 @@ def read(path: str | None, normalise) -> str | None:
     return normalise(text)
 
 
+_SSA = re.compile(r"%[\w.$-]+")
+
+
+def canonical_names(text: str) -> str:
+    """SSA/LLVM value names renamed %v0, %v1, ... in order of first appearance, per function."""
+    out, names = [], {}
+    for line in text.splitlines():
+        if re.match(r"\s*(func\.func|gpu\.func|llvm\.func|define)\b", line):
+            names = {}
+        out.append(_SSA.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), line))
+    return "\n".join(out) + "\n"
+
+
 def compare(before: dict, after: dict) -> tuple[str, str, str]:
     """(verdict, one-line detail, full diff) for one case: identical / differs / fails."""
     mlir_only = bool(before.get("mlir_only"))
@@ -357,7 +371,11 @@ def compare(before: dict, after: dict) -> tuple[str, str, str]:
     names_a = [_KERNEL_SUFFIX.sub("", k["name"]) for k in ka]
     if names_b != names_a:
         return "differs", f"kernels {names_b} became {names_a}", ""
-    for old, new in zip(kb, ka):
+    first = None  # (detail, diff) of the first difference
+    differing: list[str] = []  # every "kernel: artifact" that differs
+    unstable: set[str] = set()  # artifacts that differ between as-is compiles of the same source
+    controls = [c for c in before.get("controls", []) if c.get("kernels") and len(c["kernels"]) == len(kb)]
+    for index, (old, new) in enumerate(zip(kb, ka)):
         for emit, normalise in ARTIFACTS:
             if mlir_only and not emit.startswith("mlir"):
                 continue
@@ -366,12 +384,38 @@ def compare(before: dict, after: dict) -> tuple[str, str, str]:
                 continue
             # the same kernel may get another process-wide counter suffix
             a, b = a.replace(old["name"], "@KERNEL@"), b.replace(new["name"], "@KERNEL@")
-            if a != b:
+            if a == b:
+                continue
+            seen = {a}
+            for control in controls:
+                ck = control["kernels"][index]
+                text = read(ck["files"][emit], normalise)
+                if text is not None:
+                    seen.add(text.replace(ck["name"], "@KERNEL@"))
+            if len(seen) > 1:
+                unstable.add(emit)
+            if b in seen:
+                continue  # the fixed compile matches one of the as-is compiles
+            differing.append(f"{old['name']}:{emit}")
+            if first is None:
+                # MLIR numbers SSA values per function, so one extra op shifts every later name:
+                # report the first difference (and the diff) with names canonicalised
+                if emit.startswith("mlir") or emit == "llvm":
+                    a, b = canonical_names(a), canonical_names(b)
                 la, lb = a.splitlines(), b.splitlines()
                 i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-                first = f"line {i + 1}: -{(la[i] if i < len(la) else '<end>').strip()[:160]} | +{(lb[i] if i < len(lb) else '<end>').strip()[:160]}"
+                line = f"line {i + 1}: -{(la[i] if i < len(la) else '<end>').strip()[:160]} | +{(lb[i] if i < len(lb) else '<end>').strip()[:160]}"
                 diff = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"asis/{emit}", f"fixed/{emit}", n=3))
-                return "differs", f"{old['name']} {emit} {first}", diff
+                first = (f"{old['name']} {emit} {line}", diff)
+    note = ""
+    if unstable:
+        note = f"  (as-is compiles of the same source differ in {', '.join(sorted(unstable))}: nondeterministic)"
+    if first is not None:
+        kinds = sorted({d.split(":")[-1] for d in differing}, key=[e for e, _ in ARTIFACTS].index)
+        same = [e for e, _ in ARTIFACTS if e not in kinds and not (mlir_only and not e.startswith("mlir"))]
+        return "differs", f"{first[0]}  [differs: {', '.join(kinds)}; same: {', '.join(same) or '-'}]{note}", first[1]
+    if unstable:
+        return "identical", note.strip(), ""
     return "identical", "", ""
 
 
@@ -390,6 +434,15 @@ def main(argv: list[str] | None = None) -> int:
         "--linter", type=Path,
         help="folder holding the flydsl_ls package whose fixes are measured (default: a snapshot of this checkout's, in --keep)",
     )
+    parser.add_argument(
+        "--bisect", action="store_true",
+        help="for each differing/failing case, redo the fixes one rule at a time and compile it again",
+    )
+    parser.add_argument(
+        "--controls", type=int, default=2,
+        help="recompile each differing case as is this many times (fresh workers) to tell compiler nondeterminism apart",
+    )
+    parser.add_argument("--report-only", action="store_true", help="print the report again from --keep's results.json")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per compile")
     parser.add_argument("--diff-lines", type=int, default=0, help="print this many lines of each differing case's diff")
     args = parser.parse_args(argv)
@@ -408,10 +461,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.fix_select:
         print(f"fix run restricted to --select {args.fix_select}")
 
-    linter = args.linter.resolve() if args.linter else snapshot_linter(keep / "linter")
-    print(f"fixes by: {linter / 'flydsl_ls'}")
+    if args.report_only:
+        linter = None
+    else:
+        linter = args.linter.resolve() if args.linter else snapshot_linter(keep / "linter")
+        print(f"fixes by: {linter / 'flydsl_ls'}")
     trees = keep / "trees"
     asis = trees / "asis"
+    if args.report_only:
+        # recompute the verdicts and the report from a previous run's results.json and dumps
+        all_results = json.loads((keep / "results.json").read_text())
+        print(f"flydsl-ls of that run: {all_results.get('linter', '?')}")
+        graph = ImportGraph(asis)
+        imports = {key: case_imports(cases_module, fn, graph) for key, (fn, _) in cases.items()}
+        for section in all_results["arches"].values():
+            for variant in variants:
+                for key, before in section["results"]["asis"].items():
+                    if before["status"] != "ok" and not before.get("mlir_only"):
+                        section["verdicts"][variant][key] = ("baseline fails", before.get("error", ""), "")
+                    elif key in section["results"][variant]:
+                        section["verdicts"][variant][key] = compare(before, section["results"][variant][key])
+        report(all_results, cases, imports, variants, keep, args.diff_lines)
+        return 0
     extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), asis)
     graph = ImportGraph(asis)
     imports = {key: case_imports(cases_module, fn, graph) for key, (fn, _) in cases.items()}
@@ -458,10 +529,58 @@ def main(argv: list[str] | None = None) -> int:
                     section["verdicts"][variant][key] = ("baseline fails", before.get("error", ""), "")
                     continue
                 section["verdicts"][variant][key] = compare(before, section["results"][variant][key])
+        suspicious = {k for v in variants for k, verdict in section["verdicts"][v].items() if verdict[0] == "differs"}
+        if suspicious and args.controls:
+            # compile those cases as is again, each time in a fresh worker: a difference the
+            # as-is source also shows against itself is the compiler's, not the fix's
+            for round_ in range(args.controls):
+                with CompileService(
+                    python=args.python, cache=keep / "runs" / f"{arch}-asis-control{round_}", keep_runs=10**6,
+                    default_timeout=args.timeout,
+                ) as service:
+                    again = compile_tree(
+                        service, write_driver(asis, cases_path, slugs), {k: slugs[k] for k in sorted(suspicious)}, arch,
+                        args.timeout, f"{arch} as-is control {round_ + 1}",
+                    )
+                for key, entry in again.items():
+                    section["results"]["asis"][key].setdefault("controls", []).append(entry)
+            for variant in variants:
+                for key in suspicious:
+                    section["verdicts"][variant][key] = compare(section["results"]["asis"][key], section["results"][variant][key])
+        if args.bisect:
+            section["bisect"] = bisect(args, section, variants, slugs, imports, arch, mirror, cases_module, cases_path, trees, keep, linter)
         (keep / "results.json").write_text(json.dumps(all_results, indent=1, default=str))
 
     report(all_results, cases, imports, variants, keep, args.diff_lines)
     return 0
+
+
+def bisect(args, section, variants, slugs, imports, arch, mirror, cases_module, cases_path, trees, keep, linter) -> dict:
+    """For every differing or failing case, re-run the fixes one rule at a time (``--select CODE``,
+    on the whole tree, same safe/unsafe setting) for each rule that edited a file the case imports,
+    and compile the case again: {variant: {case: {code: verdict + detail}}}."""
+    out: dict = {}
+    for variant in variants:
+        todo: dict[str, list[str]] = defaultdict(list)  # rule -> cases
+        for key, (verdict, _, _) in section["verdicts"][variant].items():
+            if verdict in ("differs", "fails"):
+                for code in rules_for(imports.get(key, set()), section["fixes"].get(variant, {})):
+                    todo[code].append(key)
+        out[variant] = defaultdict(dict)
+        for code, keys in sorted(todo.items()):
+            root = trees / f"{arch}-{variant}-{code}"
+            extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), root)
+            run_fix(root, list(cases_module.FIX_ROOTS), arch, variant == "unsafe", code, keep / f"fix-{arch}-{variant}-{code}.log", linter)
+            driver = write_driver(root, cases_path, {k: slugs[k] for k in keys})
+            log(f"[{arch} {variant} bisect {code}] compiling {len(keys)} cases")
+            with CompileService(
+                python=args.python, cache=keep / "runs" / f"{arch}-{variant}-{code}", keep_runs=10**6, default_timeout=args.timeout
+            ) as service:
+                results = compile_tree(service, driver, {k: slugs[k] for k in keys}, arch, args.timeout, f"{arch} {variant} {code}")
+            for key in keys:
+                verdict, detail, _ = compare(section["results"]["asis"][key], results[key])
+                out[variant][key][code] = f"{verdict}: {detail}" if detail else verdict
+    return out
 
 
 def rules_for(files: set[str], fixes: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -513,6 +632,8 @@ def report(all_results: dict, cases: dict, imports: dict, variants: list[str], k
                 else:
                     line += f"  [{edited}]  {detail}"
                 print(line)
+                for code, outcome in section.get("bisect", {}).get(variant, {}).get(key, {}).items():
+                    print(f"      {code} alone: {outcome[:400]}")
                 if diff:
                     name = re.sub(r"\W+", "_", key)
                     (diffs_dir / f"{arch}-{variant}-{name}.diff").write_text(diff)
@@ -531,6 +652,21 @@ def report(all_results: dict, cases: dict, imports: dict, variants: list[str], k
                 for code in sorted(rule_tally):
                     t = rule_tally[code]
                     print(f"  {code}: {t['identical']} identical, {t['differs']} differ, {t['fails']} fail")
+            bisected = section.get("bisect", {}).get(variant, {})
+            if bisected:
+                alone: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+                combined = []
+                for key, outcomes in bisected.items():
+                    for code, outcome in outcomes.items():
+                        alone[code][outcome.split(":")[0]] += 1
+                    if outcomes and all(o.startswith("identical") for o in outcomes.values()):
+                        combined.append(key)
+                print(f"per rule ({variant}, bisected: each rule's fixes alone, on the {len(bisected)} differing/failing cases):")
+                for code in sorted(alone):
+                    t = alone[code]
+                    print(f"  {code} alone: {t['identical']} identical, {t['differs']} differ, {t['fails']} fail")
+                if combined:
+                    print(f"  only in combination (every rule alone is identical): {', '.join(combined)}")
     print(f"\nraw results: {keep / 'results.json'}; diffs: {diffs_dir}")
 
 
