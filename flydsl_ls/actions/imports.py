@@ -1,7 +1,9 @@
 """Imports a fix made unused are removed; the statement's other names and layout are kept.
 
 The removal is computed with libcst on the import statement alone (never the module),
-so parenthesised multi-line imports keep their formatting and comments.
+so parenthesised multi-line imports keep their formatting and comments. ``cleanup_edits``
+first deletes the locals the fixes left unused (``unused_locals``), which may leave more
+imports unused.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ import ast
 
 import libcst as cst
 
+from flydsl_ls.actions.statements import delete_statement
+from flydsl_ls.actions.textdiff import minimal_edits
+from flydsl_ls.actions.unused_locals import stale_local_edits
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.scopes import Binding
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.text import apply_edits
 
 ImportKey = tuple[str, str, str]  # (bound name, dotted target, enclosing def name or "")
 
@@ -41,27 +46,57 @@ def _used(model: SemanticModel, bindings: list[Binding]) -> bool:
     return any(model.use_counts.get(id(b), 0) for b in bindings)
 
 
+# Rounds of local deletions: each may leave the locals its values read unused.
+MAX_LOCAL_ROUNDS = 20
+
+
 def cleanup_edits(before: str, after: str) -> list[Edit]:
-    """Edits on ``after`` removing imports used in ``before`` but no longer in ``after``."""
-    old, new = _model(before), _model(after)
+    """Edits on ``after`` removing the locals and imports used in ``before`` but no longer
+    in ``after`` (locals first, to a fixpoint: deleting one may leave an import unused)."""
+    old = _model(before)
+    new = None
     try:
-        if old is None or new is None:
+        if old is None:
             return []
-        old_imports = _imports(old)
-        stale: dict[int, tuple[ast.stmt, set[str]]] = {}
-        statements = _import_statements(new.tree)
-        for key, bindings in _imports(new).items():
-            if key in old_imports and _used(old, old_imports[key]) and not _used(new, bindings):
-                for binding in bindings:
-                    stmt = statements.get(id(binding.node))
-                    if stmt is not None:
-                        stale.setdefault(id(stmt), (stmt, set()))[1].add(_alias_text(binding.node))
-        return [edit for stmt, names in stale.values() if (edit := _removal(new, stmt, names))]
+        text, new = _without_stale_locals(old, after)
+        if new is None:
+            return []
+        edits = _import_edits(old, new)
+        return edits if text == after else minimal_edits(after, apply_edits(text, edits))
     finally:
-        # Two whole-file models per fix: freed now, not left to the cyclic collector.
+        # Whole-file models per fix: freed now, not left to the cyclic collector.
         for model in (old, new):
             if model is not None:
                 model.dispose()
+
+
+def _without_stale_locals(old: SemanticModel, text: str) -> tuple[str, SemanticModel | None]:
+    """``text`` without the locals ``old`` read and it leaves unused, and its model."""
+    new = _model(text)
+    for _ in range(MAX_LOCAL_ROUNDS):
+        if new is None:
+            break
+        edits = stale_local_edits(old, new)
+        candidate = apply_edits(text, edits) if edits else text
+        model = _model(candidate) if candidate != text else None
+        if model is None:  # nothing deleted, or the deletions would not parse
+            break
+        new.dispose()
+        text, new = candidate, model
+    return text, new
+
+
+def _import_edits(old: SemanticModel, new: SemanticModel) -> list[Edit]:
+    old_imports = _imports(old)
+    stale: dict[int, tuple[ast.stmt, set[str]]] = {}
+    statements = _import_statements(new.tree)
+    for key, bindings in _imports(new).items():
+        if key in old_imports and _used(old, old_imports[key]) and not _used(new, bindings):
+            for binding in bindings:
+                stmt = statements.get(id(binding.node))
+                if stmt is not None:
+                    stale.setdefault(id(stmt), (stmt, set()))[1].add(_alias_text(binding.node))
+    return [edit for stmt, names in stale.values() if (edit := _removal(new, stmt, names))]
 
 
 def _import_statements(tree: ast.Module) -> dict[int, ast.stmt]:
@@ -81,7 +116,7 @@ def _removal(model: SemanticModel, stmt: ast.stmt, names: set[str]) -> Edit | No
     index = model.index
     remaining = [a for a in stmt.names if _alias_text(a) not in names]
     if not remaining:
-        return _delete_statement(model, stmt)
+        return delete_statement(model, stmt)
     rng = index.node_range(stmt)
     source = index.slice(rng)
     try:
@@ -90,28 +125,6 @@ def _removal(model: SemanticModel, stmt: ast.stmt, names: set[str]) -> Edit | No
         return None
     new_source = module.visit(_DropAliases(names)).code
     return Edit(rng, new_source) if new_source != source else None
-
-
-def _delete_statement(model: SemanticModel, stmt: ast.stmt) -> Edit | None:
-    """Delete whole lines when the statement owns them; else leave a harmless `pass`."""
-    index = model.index
-    rng = index.node_range(stmt)
-    first, last = rng.start.line, rng.end.line
-    before = index.line_text(first)[: rng.start.column].strip()
-    after = index.line_text(last)[rng.end.column :].strip()
-    shares_lines = bool(before) or (bool(after) and not after.startswith("#"))
-    if shares_lines or _only_statement_in_block(model.tree, stmt):
-        return Edit(rng, "pass")
-    return Edit(Range(Position(first, 0), Position(last + 1, 0)), "")
-
-
-def _only_statement_in_block(tree: ast.Module, stmt: ast.stmt) -> bool:
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and stmt in block:
-                return len(block) == 1 and not isinstance(node, ast.Module)
-    return False
 
 
 class _DropAliases(cst.CSTTransformer):

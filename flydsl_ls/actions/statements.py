@@ -1,0 +1,43 @@
+"""Deleting a whole statement for the fix clean-up (stale imports, stale locals)."""
+
+from __future__ import annotations
+
+import ast
+
+from flydsl_ls.analysis.diagnostic import Edit
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.text import Position, Range
+
+
+def shares_lines(model: SemanticModel, stmt: ast.stmt) -> bool:
+    """Whether code other than a trailing comment sits on the statement's lines (``a; b``)."""
+    index = model.index
+    rng = index.node_range(stmt)
+    before = index.line_text(rng.start.line)[: rng.start.column].strip()
+    after = index.line_text(rng.end.line)[rng.end.column :].strip()
+    return bool(before) or (bool(after) and not after.startswith("#"))
+
+
+def delete_statement(model: SemanticModel, stmt: ast.stmt) -> Edit:
+    """Delete whole lines when the statement owns them (a trailing comment goes with it);
+    else, or when it is alone in its block, leave a harmless `pass`."""
+    index = model.index
+    rng = index.node_range(stmt)
+    if shares_lines(model, stmt) or only_statement_in_block(model.tree, stmt):
+        return Edit(rng, "pass")
+    return Edit(Range(Position(rng.start.line, 0), Position(rng.end.line + 1, 0)), "")
+
+
+def block_of(tree: ast.Module, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt]] | None:
+    """(owner, statement list) holding ``stmt``."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and stmt in block:
+                return node, block
+    return None
+
+
+def only_statement_in_block(tree: ast.Module, stmt: ast.stmt) -> bool:
+    found = block_of(tree, stmt)
+    return found is not None and len(found[1]) == 1 and not isinstance(found[0], ast.Module)
