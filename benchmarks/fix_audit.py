@@ -410,6 +410,9 @@ def compare(before: dict, after: dict) -> tuple[str, str, str]:
     note = ""
     if unstable:
         note = f"  (as-is compiles of the same source differ in {', '.join(sorted(unstable))}: nondeterministic)"
+    if first is not None and {d.split(":")[-1] for d in differing} <= unstable:
+        # only artifacts the as-is source does not reproduce itself differ: not the fix's doing
+        return "identical", f"{', '.join(sorted(unstable))} varies between as-is compiles (nondeterministic); the rest is identical", ""
     if first is not None:
         kinds = sorted({d.split(":")[-1] for d in differing}, key=[e for e, _ in ARTIFACTS].index)
         same = [e for e, _ in ARTIFACTS if e not in kinds and not (mlir_only and not e.startswith("mlir"))]
@@ -474,7 +477,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"flydsl-ls of that run: {all_results.get('linter', '?')}")
         graph = ImportGraph(asis)
         imports = {key: case_imports(cases_module, fn, graph) for key, (fn, _) in cases.items()}
-        for section in all_results["arches"].values():
+        for arch_name, section in all_results["arches"].items():
+            rebisect(section, keep, arch_name, slugs_all)
             for variant in variants:
                 for key, before in section["results"]["asis"].items():
                     if before["status"] != "ok" and not before.get("mlir_only"):
@@ -578,9 +582,42 @@ def bisect(args, section, variants, slugs, imports, arch, mirror, cases_module, 
             ) as service:
                 results = compile_tree(service, driver, {k: slugs[k] for k in keys}, arch, args.timeout, f"{arch} {variant} {code}")
             for key in keys:
+                section.setdefault("bisect_results", {}).setdefault(variant, {}).setdefault(code, {})[key] = results[key]
                 verdict, detail, _ = compare(section["results"]["asis"][key], results[key])
                 out[variant][key][code] = f"{verdict}: {detail}" if detail else verdict
     return out
+
+
+def rebisect(section: dict, keep: Path, arch: str, slugs: dict[str, str]) -> None:
+    """Recompute the bisect verdicts of a stored run (results kept, or found again in its run folders)."""
+    stored = section.setdefault("bisect_results", {})
+    for variant, per_case in section.get("bisect", {}).items():
+        for key, outcomes in per_case.items():
+            for code in outcomes:
+                entry = stored.get(variant, {}).get(code, {}).get(key)
+                if entry is None:
+                    if outcomes[code].startswith("fails"):
+                        continue  # the stored error says it all
+                    entry = _entry_from_disk(keep / "runs" / f"{arch}-{variant}-{code}" / "runs", slugs.get(key, "?"))
+                if entry is None or not entry.get("kernels"):
+                    continue
+                verdict, detail, _ = compare(section["results"]["asis"][key], entry)
+                outcomes[code] = f"{verdict}: {detail}" if detail else verdict
+
+
+def _entry_from_disk(runs: Path, slug: str) -> dict | None:
+    found = sorted(runs.glob(f"*-{slug}-gfx*")) if runs.is_dir() else []
+    if not found:
+        return None
+    kernels = []
+    for kdir in sorted((found[-1] / "ir").iterdir()):
+        files = {p.name for p in kdir.iterdir()}
+        pick = lambda suffix, first=True: next((str(kdir / f) for f in sorted(files, reverse=not first) if f.endswith(suffix) and "to_binary" not in f), None)  # noqa: E731
+        isa = pick(".s")
+        name = kdir.name
+        kernels.append({"name": name, "files": {"mlir-first": pick(".mlir"), "mlir-final": pick(".mlir", False), "llvm": pick(".ll"), "isa": isa}})
+    ok = any(k["files"]["isa"] for k in kernels)
+    return {"status": "ok" if ok else "error", "kernels": kernels, "mlir_only": not ok, "error": "(from disk)"}
 
 
 def rules_for(files: set[str], fixes: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -626,13 +663,13 @@ def report(all_results: dict, cases: dict, imports: dict, variants: list[str], k
                     verdict_shown = verdict
                 line = f"{key:<{width}}  {verdict_shown:<14}"
                 if verdict == "identical":
-                    line += f"  [{edited}]"
+                    line += f"  [{edited}]" + (f"  ({detail})" if detail else "")
                 elif verdict == "baseline fails":
                     line += f"  {detail}"
                 else:
                     line += f"  [{edited}]  {detail}"
                 print(line)
-                for code, outcome in section.get("bisect", {}).get(variant, {}).get(key, {}).items():
+                for code, outcome in (section.get("bisect", {}).get(variant, {}).get(key, {}) if verdict in ("differs", "fails") else {}).items():
                     print(f"      {code} alone: {outcome[:400]}")
                 if diff:
                     name = re.sub(r"\W+", "_", key)
@@ -652,7 +689,11 @@ def report(all_results: dict, cases: dict, imports: dict, variants: list[str], k
                 for code in sorted(rule_tally):
                     t = rule_tally[code]
                     print(f"  {code}: {t['identical']} identical, {t['differs']} differ, {t['fails']} fail")
-            bisected = section.get("bisect", {}).get(variant, {})
+            bisected = {
+                key: outcomes
+                for key, outcomes in section.get("bisect", {}).get(variant, {}).items()
+                if section["verdicts"][variant].get(key, ("",))[0] in ("differs", "fails")
+            }
             if bisected:
                 alone: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
                 combined = []
