@@ -10,6 +10,7 @@ value, or its `yield`, runs as plain Python.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.model import SemanticModel
@@ -69,3 +70,111 @@ def function_range(model: SemanticModel, function: ast.AST) -> Range:
     first = function.decorator_list[0] if function.decorator_list else function
     end = model.index.from_ast(function.end_lineno, function.end_col_offset)
     return Range(Position(first.lineno - 1, 0), end)
+
+
+# --- the state FlyDSL's rewriter carries through control flow ------------------------------
+# For each dynamic `if`, `while` and `for ... in range(...)` (no `init=`) of a rewritten
+# function, the rewriter carries every name its region assigns *or calls a method on*
+# (`x.ir_value()`, `x.select(...)`: it assumes the call may mutate `x`). A fix that makes the
+# region call a method on a name it did not touch adds an scf.if result or a loop-carried
+# value (the MLIR differs), and when the name is a variable of an enclosing function the
+# trace fails ("initialized as None before a dynamic if/else").
+
+
+@dataclass(frozen=True)
+class CarriedState:
+    statement: ast.stmt  # the control-flow statement whose carried state would change
+    name: str
+    closure: bool  # the name belongs to an enclosing function: tracing then fails
+
+    def describe(self) -> str:
+        kind = type(self.statement).__name__.lower()
+        if self.closure:
+            return (
+                f"inside the `{kind}` on line {self.statement.lineno}, a method call on `{self.name}` "
+                "would make FlyDSL's rewriter carry it, and it belongs to an enclosing function: "
+                "the trace would fail"
+            )
+        return (
+            f"inside the `{kind}` on line {self.statement.lineno}, a method call on `{self.name}` "
+            "makes FlyDSL's rewriter carry it through the region (the MLIR changes)"
+        )
+
+
+def method_call_state(
+    model: SemanticModel, parents: list[ast.AST], site: ast.AST, receiver: ast.expr
+) -> CarriedState | None:
+    """What calling a method on ``receiver`` at ``site`` (under ``parents``) would add to the
+    state the rewriter carries, or None when nothing changes."""
+    root = _call_base(receiver)
+    if root is None or root.id == "self" or not rewritten(model, parents):
+        return None
+    parents = [*parents, site]
+    binding = model.binding_of(root)
+    if binding is None or binding.scope.kind != "function":
+        return None
+    for index, node in enumerate(parents):
+        child = parents[index + 1] if index + 1 < len(parents) else None
+        if not _carries_state(model, node, child) or root.id in _region_names(model, node):
+            continue
+        around = innermost_function(parents[:index])
+        return CarriedState(node, root.id, closure=binding.scope.node is not around)
+    return None
+
+
+def _call_base(expr: ast.expr) -> ast.Name | None:
+    """The name the rewriter sees as the base of ``expr.method(...)``."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, ast.Name) else None
+
+
+def _carries_state(model: SemanticModel, node: ast.AST, child: ast.AST | None) -> bool:
+    if isinstance(node, ast.While):
+        return True
+    if not isinstance(node, (ast.If, ast.For)):
+        return False
+    in_region = child is not None and (child in node.body or child in node.orelse)
+    if isinstance(node, ast.If):
+        return in_region and not _called(node.test, "const_expr")
+    if isinstance(node, ast.For):
+        iterated = node.iter
+        return (
+            in_region
+            and _called(iterated, "range")
+            and not any(k.arg == "init" for k in iterated.keywords)
+        )
+    return False
+
+
+def _called(expr: ast.expr, name: str) -> bool:
+    """The rewriter's own test: a call whose callee is named ``name`` (any module)."""
+    if not isinstance(expr, ast.Call):
+        return False
+    target = expr.func
+    return (getattr(target, "id", None) or getattr(target, "attr", None)) == name
+
+
+def _region_names(model: SemanticModel, statement: ast.stmt) -> set[str]:
+    """Names the region of ``statement`` assigns or calls a method on (the rewriter's view)."""
+    cache = model.__dict__.setdefault("_rewriter_regions", {})  # per model, like parent_map
+    if id(statement) not in cache:
+        names: set[str] = set()
+        roots = [*statement.body, *statement.orelse]
+        if isinstance(statement, ast.While):
+            roots.append(statement.test)
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+                elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+                    base = node.value
+                    while isinstance(base, (ast.Attribute, ast.Subscript)):
+                        base = base.value
+                    if isinstance(base, ast.Name):
+                        names.add(base.id)  # `x.a = ...`, `x[i] = ...` store into x
+                elif isinstance(node, ast.Call) and (base := _call_base(node.func)) is not None:
+                    if base is not node.func:
+                        names.add(base.id)
+        cache[id(statement)] = names
+    return cache[id(statement)]

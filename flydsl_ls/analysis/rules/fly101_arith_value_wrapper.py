@@ -3,6 +3,7 @@ import ast
 from flydsl_ls.analysis.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.rawtypes import raw_result_type
 from flydsl_ls.analysis.rewrite import fx_alias, replacement_text
+from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 from flydsl_ls.analysis.valueflow import Sink, kind_change_blocker, value_uses
 
@@ -43,8 +44,16 @@ class ArithValueWrapper(Rule):
         text = replacement_text(self.model, inner, node, self.ctx.parent)
         if kind.is_fx_scalar and self._reports_raw_consumer(node, inner, kind):
             return
+        state = self._method_state(node, inner)
+        if state is not None and state.closure and (kind.is_typed or not kind.known):
+            self.report(node, f"`ArithValue(...)` is deprecated (no fix: unwrapped, {state.describe()})")
+            return
         if kind.is_typed:
-            hazard = self._operator_hazard(node, kind) or self._passed_on(node, kind)
+            hazard = (
+                self._operator_hazard(node, kind)
+                or self._passed_on(node, kind)
+                or (state.describe() if state else None)
+            )
             self.report(
                 node,
                 f"`ArithValue(...)` around a value that is already `{kind.name}`: drop the wrapper"
@@ -73,7 +82,19 @@ class ArithValueWrapper(Rule):
                     f"{blocker.describe()} cannot take it without the wrapper)",
                 )
                 return
+            if state is not None:
+                message += f" (unsafe: {state.describe()})"
             self.report(node, message, fix=self.replace(node, text, self.fix_title, safe=False))
+
+    def _method_state(self, node: ast.Call, inner: ast.expr):
+        """What unwrapping `ArithValue(x).method(...)` into `x.method(...)` adds to the state
+        FlyDSL's rewriter carries through the control flow around it."""
+        parents = self.ctx.parents
+        if len(parents) < 2 or not isinstance(parents[-1], ast.Attribute):
+            return None
+        if not (isinstance(parents[-2], ast.Call) and parents[-2].func is parents[-1]):
+            return None
+        return method_call_state(self.model, parents, node, inner)
 
     def _passed_on(self, node: ast.Call, kind) -> str | None:
         """The wrapped value is raw, the unwrapped one fx: code we cannot follow may need raw."""
@@ -91,12 +112,16 @@ class ArithValueWrapper(Rule):
         if blocker is None:
             return False
         message = f"`ArithValue(...)` around a value that is already `{kind.name}`"
-        if all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
+        state = method_call_state(self.model, self.ctx.parents, node, inner)
+        if state is not None and state.closure:
+            self.report(node, f"{message}, for {blocker.describe()} (no fix: {state.describe()})")
+        elif all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
             receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
             self.report(
                 node,
-                f"{message}, for {blocker.describe()}: write `{receiver}.ir_value()`",
-                fix=self.replace(node, f"{receiver}.ir_value()", "Replace with .ir_value()"),
+                f"{message}, for {blocker.describe()}: write `{receiver}.ir_value()`"
+                + (f" (unsafe: {state.describe()})" if state else ""),
+                fix=self.replace(node, f"{receiver}.ir_value()", "Replace with .ir_value()", safe=state is None),
             )
         else:
             self.report(

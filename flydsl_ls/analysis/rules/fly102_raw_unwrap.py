@@ -1,6 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.rewrite import replacement_text
+from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 UNWRAPPERS = {"fx.arith.unwrap", "fx.arith._to_raw", "shim.tensor_shim._to_raw"}
@@ -50,8 +51,14 @@ class RawUnwrap(Rule):
         message = f"`{spelled}(v)` is legacy: use `v.ir_value()` where a raw value is needed"
         if kind.is_fx_scalar or kind.name == "fx.Vector":
             receiver = self._receiver(inner)
+            state = method_call_state(self.model, self.ctx.parents, node, inner)
+            if state is not None and state.closure:
+                self.report(node, f"{message} (no fix: {state.describe()})")
+                return
             self.report(
-                node, message, fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title)
+                node,
+                f"{message} (unsafe: {state.describe()})" if state else message,
+                fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title, safe=state is None),
             )
         elif kind.is_raw or kind.name == "ArithValue":
             text = replacement_text(self.model, inner, node, self.ctx.parent)
@@ -144,5 +151,63 @@ class RawUnwrap(Rule):
         Invalid(
             "from flydsl.expr import arith\nc = arith.unwrap(4, index=True)\n",
             expected=None,
+        ),
+        # FlyDSL's rewriter carries every name a dynamic region calls a method on: the
+        # scf.if gains a result (compiled in tests/semantics/).
+        Invalid(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "from flydsl.expr.arith import _to_raw as _raw\n"
+            "@flyc.kernel\n"
+            "def k(n: fx.Int32):\n"
+            "    zero = fx.Int32(0)\n"
+            "    if n > 0:\n"
+            "        fx.printf(_raw(zero))\n",
+            expected=(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "@flyc.kernel\n"
+            "def k(n: fx.Int32):\n"
+            "    zero = fx.Int32(0)\n"
+            "    if n > 0:\n"
+            "        fx.printf(zero.ir_value())\n"),
+            unsafe=True,
+            message="inside the `if` on line 7, a method call on `zero` makes FlyDSL's rewriter carry it",
+        ),
+        # ... and a variable of an enclosing function cannot be carried: the trace fails.
+        Invalid(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "from flydsl.expr.arith import _to_raw as _raw\n"
+            "@flyc.kernel\n"
+            "def k(n: fx.Int32):\n"
+            "    zero = fx.Int32(0)\n"
+            "    def body():\n"
+            "        for i in range(n):\n"
+            "            fx.printf(_raw(zero))\n"
+            "    body()\n",
+            expected=None,
+            message="no fix: inside the `for` on line 8, a method call on `zero` would make",
+        ),
+        # A compile-time branch, or a region that already calls a method on it: unchanged.
+        Invalid(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "from flydsl.expr.arith import _to_raw as _raw\n"
+            "@flyc.kernel\n"
+            "def k(n: fx.Int32):\n"
+            "    zero = fx.Int32(0)\n"
+            "    if fx.const_expr(n):\n"
+            "        fx.printf(_raw(zero))\n"
+            "    while n > 0:\n"
+            "        n = zero.to(fx.Int32)\n"
+            "        fx.printf(_raw(zero))\n",
+            expected=(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "@flyc.kernel\n"
+            "def k(n: fx.Int32):\n"
+            "    zero = fx.Int32(0)\n"
+            "    if fx.const_expr(n):\n"
+            "        fx.printf(zero.ir_value())\n"
+            "    while n > 0:\n"
+            "        n = zero.to(fx.Int32)\n"
+            "        fx.printf(zero.ir_value())\n"),
+            count=2,
         ),
     ]
