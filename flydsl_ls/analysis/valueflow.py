@@ -51,8 +51,7 @@ _ROCDL_WRAPPERS = {
 }
 # Methods both an fx scalar and an ArithValue have (fx numerics proxy these).
 _SHARED_METHODS = {
-    "select", "maximumf", "minimumf", "exp2", "shuffle_xor", "shrui", "addf", "with_signedness",
-    "type",
+    "select", "maximumf", "minimumf", "exp2", "shuffle_xor", "shrui", "addf",
 }
 _OPERATORS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -173,7 +172,7 @@ class _Follower:
         symbol = self.model.resolve(call.func)
         spelled = ast.unparse(call.func)
         if symbol is not None:
-            if _is_raw_builder(symbol):
+            if is_raw_builder(symbol):
                 return [Use(Sink.RAW_BUILDER, arg, spelled)]
             if symbol.startswith(("fx", "flyc")):
                 return [Use(Sink.ANY_VALUE, arg, spelled)]
@@ -235,7 +234,8 @@ class _Follower:
         return binding.node
 
 
-def _is_raw_builder(symbol: str) -> bool:
+def is_raw_builder(symbol: str) -> bool:
+    """A call into the raw MLIR bindings: its operands must be ir.Values."""
     module, _, name = symbol.rpartition(".")
     if module.startswith("mlir."):
         return True

@@ -3,7 +3,9 @@ import ast
 from flydsl_ls.analysis.diagnostic import Severity
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import is_raw_builder, kind_change_blocker, value_kind
 from flydsl_ls.analysis.versions import at_least
 
 # op -> (Python operator, operand kind). "sint": signed integer operands only, because
@@ -472,10 +474,25 @@ class RawArith(Rule):
             expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Index(v)\n",
             unsafe=True,
         ),
+        # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
+        # which a raw builder cannot take ("must be a Value").
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, a, b, ptr):\n    v = arith.select(c, a, b)\n    llvm.StoreOp(v, ptr)\n",
+            expected=None,
+            message="no fix: `llvm.StoreOp` on line 5 needs the raw ir.Value",
+        ),
+        # fx.Float32 has no `.type` (an ArithValue has).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    return arith.maximumf(a, b).type\n",
+            expected=None,
+            message="no fix: `type` on line 4 needs the raw ir.Value",
+        ),
         # A multi-line call becomes a one-line call, with no stray parentheses.
         Invalid(
-            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.maxsi(\n        a,\n        b,\n    ).bit_length\n",
-            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).bit_length\n",
+            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.maxsi(\n        a,\n        b,\n    ).select(a, b)\n",
+            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).select(a, b)\n",
             unsafe=True,
         ),
         # Through fx.arith and its raw `arith` attribute; an op object without .result.
@@ -521,6 +538,10 @@ class Handler:
                title: str | None = None, imports: tuple = (), info: bool = False) -> None:
         fix = None
         kept = [a for a in self.args if isinstance(a, ast.expr)]
+        blocker = self._raw_consumer() if text is not None else None
+        if blocker is not None:
+            message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
+            text = None
         if text is not None and not S.comments_dropped(self.rule, self.replaced, kept):
             text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
             fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=imports)
@@ -530,6 +551,20 @@ class Handler:
             fix=fix,
             severity=Severity.INFORMATION if info else None,
         )
+
+    def _raw_consumer(self):
+        """A consumer that needs a raw value, when the operator form may give an fx one: an
+        operand is an fx value, or may be one because the op unwraps fx operands itself (a raw
+        builder's operands are raw, or it would not trace). Types and enums are not operands."""
+        operands = [a for a in self.args if isinstance(a, ast.expr) and self.model.resolve(a) is None]
+        kinds = {value_kind(self.model.type_of(a)) for a in operands}
+        if "fx" not in kinds and ("unknown" not in kinds or is_raw_builder(self.model.resolve(self.node.func) or "")):
+            return None
+        return kind_change_blocker(self.rule.value_uses(self.replaced), "fx")
+
+    def _carried(self, receiver: ast.expr):
+        """The state FlyDSL's rewriter would carry for `receiver.method(...)` written here."""
+        return method_call_state(self.model, self.rule.ctx.parents, self.node, receiver)
 
     def fx(self) -> tuple[str, tuple]:
         return fx_alias(self.model)
@@ -665,6 +700,9 @@ class Handler:
         if not self.clean or len(self.args) != 3:
             return self.report("use `cond.select(t, f)`")
         cond, true, false = self.args
+        state = self._carried(cond)
+        if state is not None and state.closure:
+            return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
         text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
         self.report(
             "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands)",
@@ -744,6 +782,9 @@ class Handler:
         fx, imports = self.fx()
         name = dtype.removeprefix("fx.")
         if kind.is_fx_scalar or kind.name == "fx.Vector":
+            state = self._carried(value)
+            if state is not None and state.closure:
+                return self.report(f"use `v.to(fx.{name})` (no fix: {state.describe()})")
             text = f"{S.receiver(self.rule, value)}.to({fx}.{name})"
         else:
             text = f"{fx}.{name}({self.rule.text(value)})"
