@@ -99,6 +99,7 @@ def test_constant_loop_is_unrolled(pair, control_flow):
     assert compare_results(before, after).differences == [
         "barrier_loop_kernel_0: mlir-first differs",
         "barrier_loop_kernel_0: mlir-final differs",
+        "barrier_loop_kernel_0: llvm differs",  # unrolled in LLVM IR too; the ISA is the same
     ]
 
 
