@@ -76,6 +76,8 @@ class Use:
     sink: Sink
     node: ast.AST  # the expression standing at the use
     what: str  # the callee, method or operator
+    symbol: str | None = None  # the callee's canonical symbol, when resolved
+    other: ast.expr | None = None  # an operator's other operand
 
     def describe(self) -> str:
         return f"`{self.what}` on line {self.node.lineno}"
@@ -144,7 +146,7 @@ class _Follower:
             child, parent = parent, parents.get(id(parent))  # packed: the container's consumer
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             what = "comparison" if isinstance(parent, ast.Compare) else _OPERATORS.get(type(parent.op), "operator")
-            use = Use(Sink.OPERATOR, child, what)
+            use = Use(Sink.OPERATOR, child, what, other=_other_operand(parent, child))
             if self.through_operators and not isinstance(getattr(parent, "op", None), ast.Not):
                 return [use, *self.uses(parent, parents, depth)]
             return [use]
@@ -173,9 +175,9 @@ class _Follower:
         spelled = ast.unparse(call.func)
         if symbol is not None:
             if is_raw_builder(symbol):
-                return [Use(Sink.RAW_BUILDER, arg, spelled)]
+                return [Use(Sink.RAW_BUILDER, arg, spelled, symbol)]
             if symbol.startswith(("fx", "flyc")):
-                return [Use(Sink.ANY_VALUE, arg, spelled)]
+                return [Use(Sink.ANY_VALUE, arg, spelled, symbol)]
         helper = self._local_function(call)
         if helper is not None and depth < _MAX_DEPTH:
             param = _parameter_for(helper, call, arg)
@@ -244,6 +246,14 @@ def is_raw_builder(symbol: str) -> bool:
     if module == "fx.rocdl":
         return name not in _ROCDL_WRAPPERS
     return False
+
+
+def _other_operand(operator: ast.AST, operand: ast.AST) -> ast.expr | None:
+    if isinstance(operator, ast.BinOp):
+        return operator.right if operand is operator.left else operator.left
+    if isinstance(operator, ast.Compare):
+        return next((e for e in (operator.left, *operator.comparators) if e is not operand), None)
+    return None
 
 
 def _parameter_for(function: ast.FunctionDef, call: ast.Call, arg: ast.expr) -> str | None:

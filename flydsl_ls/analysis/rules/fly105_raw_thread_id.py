@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model import RAW_ID_CALLS
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import kind_change_blocker
+from flydsl_ls.analysis.valueflow import Sink, kind_change_blocker, value_kind
 
 
 class RawThreadId(Rule):
@@ -64,16 +64,35 @@ class RawThreadId(Rule):
         )
         # Typed, the value can no longer reach raw builders, and `/` on an fx.Int32 is a
         # float division where the raw index divided as an integer.
-        blocker = kind_change_blocker(self.value_uses(call, through_operators=True), "fx", operators=("/",))
+        uses = self.value_uses(call, through_operators=True)
+        blocker = kind_change_blocker(uses, "fx", operators=("/",))
         if blocker is not None:
             why = "would divide as floats" if blocker.what.rstrip("=") == "/" else "needs the raw value"
             self.report(call, f"{message} (no fix: typed, {blocker.describe()} {why})")
+            return
+        mixed = self._index_partner(uses)
+        if mixed is not None:
+            self.report(call, f"{message} (no fix: typed i32, {mixed.describe()} would mix it with index values)")
             return
         self.report(
             call,
             message,
             fix=self.replace(call, f"{fx}.Int32({self.text(call)})", self.fix_title, safe=False, extra=imports),
         )
+
+    def _index_partner(self, uses):
+        """A use where the id, now i32, would meet index-typed values: a raw operand of an
+        operator, an `fx.arith` helper that takes raw operands (`arith.cmpi`), or code we
+        cannot follow."""
+        for use in uses:
+            if use.sink is Sink.PASSED_ON:
+                return use
+            if use.sink is Sink.ANY_VALUE and (use.symbol or "").startswith("fx.arith."):
+                return use
+            if use.sink is Sink.OPERATOR and use.other is not None:
+                if value_kind(self.model.type_of(use.other)) == "raw":
+                    return use
+        return None
 
     VALID = [
         Valid("import flydsl.expr as fx\nlane = fx.thread_idx.x % 64\n"),
@@ -93,6 +112,15 @@ class RawThreadId(Rule):
             "def k(buf):\n    tid = gpu.thread_id('x')\n    memref.store(buf, [tid * 4])\n",
             expected=None,
             message="no fix: typed, `memref.store` on line 5 needs the raw value",
+        ),
+        # i32 against an index constant: 'arith.cmpi' op requires the same type (aiter's
+        # mixed_moe_gemm_2stage_common.py)
+        Invalid(
+            "from flydsl.expr import arith, gpu\n"
+            "def k():\n    tx = gpu.thread_id('x')\n    row = tx // 4\n"
+            "    return arith.cmpi(arith.CmpIPredicate.ult, tx, arith.constant(64, index=True))\n",
+            expected=None,
+            message="no fix: typed i32, `arith.cmpi` on line 5 would mix it with index values",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import gpu\nlane = gpu.thread_id('x') % 64\n",

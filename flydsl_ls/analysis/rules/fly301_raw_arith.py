@@ -482,6 +482,15 @@ class RawArith(Rule):
             expected=None,
             message="no fix: `llvm.StoreOp` on line 5 needs the raw ir.Value",
         ),
+        # A typed constant is an fx value: llvm.AtomicRMWOp needs an ir.Value (aiter's
+        # moe_route_maps.py), also after arithmetic.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(ptr, v):\n    one = arith.constant(1, type=T.i32)\n"
+            "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, one + v, llvm.AtomicOrdering.monotonic)\n",
+            expected=None,
+            message="no fix: `llvm.AtomicRMWOp` on line 6 needs the raw ir.Value",
+        ),
         # fx.Float32 has no `.type` (an ArithValue has).
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
@@ -535,10 +544,11 @@ class Handler:
 
     # --- reporting ----------------------------------------------------------------
     def report(self, message: str, text: str | None = None, prec: int = S.ATOM, *, safe: bool = False,
-               title: str | None = None, imports: tuple = (), info: bool = False) -> None:
+               title: str | None = None, imports: tuple = (), info: bool = False, fx_result: bool = False) -> None:
+        """``fx_result``: the replacement makes an fx value whatever its operands are."""
         fix = None
         kept = [a for a in self.args if isinstance(a, ast.expr)]
-        blocker = self._raw_consumer() if text is not None else None
+        blocker = self._raw_consumer(fx_result) if text is not None else None
         if blocker is not None:
             message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
             text = None
@@ -552,15 +562,16 @@ class Handler:
             severity=Severity.INFORMATION if info else None,
         )
 
-    def _raw_consumer(self):
+    def _raw_consumer(self, fx_result: bool):
         """A consumer that needs a raw value, when the operator form may give an fx one: an
         operand is an fx value, or may be one because the op unwraps fx operands itself (a raw
         builder's operands are raw, or it would not trace). Types and enums are not operands."""
         operands = [a for a in self.args if isinstance(a, ast.expr) and self.model.resolve(a) is None]
         kinds = {value_kind(self.model.type_of(a)) for a in operands}
-        if "fx" not in kinds and ("unknown" not in kinds or is_raw_builder(self.model.resolve(self.node.func) or "")):
+        raw_operands = "unknown" not in kinds or is_raw_builder(self.model.resolve(self.node.func) or "")
+        if not fx_result and "fx" not in kinds and raw_operands:
             return None
-        return kind_change_blocker(self.rule.value_uses(self.replaced), "fx")
+        return kind_change_blocker(self.rule.value_uses(self.replaced, through_operators=True), "fx")
 
     def _carried(self, receiver: ast.expr):
         """The state FlyDSL's rewriter would carry for `receiver.method(...)` written here."""
@@ -633,6 +644,7 @@ class Handler:
             f"{fx}.{function}({a}, {b})",
             imports=imports,
             title=f"Replace with {fx}.{function}(...)",
+            fx_result=True,
             info=unsigned,
         )
 
@@ -721,6 +733,7 @@ class Handler:
             f"{fx}.{name}({self.rule.text(value)})",
             imports=imports,
             title=f"Replace with {fx}.{name}(...)",
+            fx_result=True,
         )
 
     def _constant_parts(self) -> tuple[ast.expr | None, str | None]:
@@ -766,6 +779,7 @@ class Handler:
             f"{fx}.{name}({self.rule.text(self.args[1])})",
             imports=imports,
             title=f"Replace with {fx}.{name}(v)",
+            fx_result=True,
         )
 
     def float_cast(self) -> None:
@@ -793,6 +807,7 @@ class Handler:
             text,
             imports=imports,
             title=f"Replace with a cast to {fx}.{name}",
+            fx_result=True,
         )
 
     def negf(self) -> None:

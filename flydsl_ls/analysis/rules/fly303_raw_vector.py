@@ -3,6 +3,7 @@ import ast
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import kind_change_blocker
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
 OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op"}
@@ -129,6 +130,10 @@ class RawVector(Rule):
             and S.result_uses_accept(self, replaced, S.accepts_typed_scalar)
         )
         why = "" if safe else self._why_unsafe(kind.name, S.non_negative_literal(position), "a typed scalar")
+        blocker = None if safe else kind_change_blocker(self.value_uses(replaced, through_operators=True), "fx")
+        if blocker is not None:
+            why = f" (no fix: the element would be an fx scalar, and {blocker.describe()} needs the raw value)"
+            return self._offer(node, replaced, spelled, f"{hint}{why}", None)
         self._offer(node, replaced, spelled, f"{hint}{why}", text, safe=safe, imports=imports,
                     title="Replace with fx.Vector indexing")
 
@@ -240,6 +245,15 @@ class RawVector(Rule):
         Valid("from aiter.ops.flydsl.kernels import vector\nv = vector.Vector(x)\nz = vector.full(4, 0.0)\n"),
     ]
     INVALID = [
+        # The element of an fx.Vector is an fx scalar, which has no `truncf` (aiter's
+        # splitk_hgemm.py) and which a raw builder cannot take.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(frags, k):\n    val = vector.extract(frags[k], static_position=[0], dynamic_position=[])\n"
+            "    return val.truncf(T.bf16)\n",
+            expected=None,
+            message="no fix: the element would be an fx scalar, and `truncf` on line 5 needs the raw value",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
             "def f(v):\n    return vector.extract(v, static_position=[0], dynamic_position=[])\n",
