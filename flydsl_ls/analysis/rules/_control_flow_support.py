@@ -159,22 +159,29 @@ def _region_names(model: SemanticModel, statement: ast.stmt) -> set[str]:
     """Names the region of ``statement`` assigns or calls a method on (the rewriter's view)."""
     cache = model.__dict__.setdefault("_rewriter_regions", {})  # per model, like parent_map
     if id(statement) not in cache:
-        names: set[str] = set()
         roots = [*statement.body, *statement.orelse]
         if isinstance(statement, ast.While):
             roots.append(statement.test)
-        for root in roots:
-            for node in ast.walk(root):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    names.add(node.id)
-                elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
-                    base = node.value
-                    while isinstance(base, (ast.Attribute, ast.Subscript)):
-                        base = base.value
-                    if isinstance(base, ast.Name):
-                        names.add(base.id)  # `x.a = ...`, `x[i] = ...` store into x
-                elif isinstance(node, ast.Call) and (base := _call_base(node.func)) is not None:
-                    if base is not node.func:
-                        names.add(base.id)
-        cache[id(statement)] = names
+        cache[id(statement)] = carried_names(roots)
     return cache[id(statement)]
+
+
+def carried_names(roots: list[ast.AST]) -> set[str]:
+    """The names FlyDSL's rewriter carries for a region made of ``roots``: those it assigns
+    (also `x.a = ...`, `x[i] = ...`) or calls a method on (`x.m(...)`)."""
+    names: set[str] = set()
+    for root in roots:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+                base = node.value
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    names.add(base.id)
+            elif isinstance(node, ast.Call) and (base := _call_base(node.func)) is not None:
+                if base is not node.func:
+                    names.add(base.id)
+    names.discard("self")
+    return names

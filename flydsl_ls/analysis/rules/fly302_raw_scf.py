@@ -202,6 +202,10 @@ class RawScf(Rule):
             return cond
 
     def _check_no_rebinding(self, with_stmt: ast.With, function) -> None:
+        """FlyDSL's rewriter carries every name the body assigns, stores into or calls a
+        method on out of a Python `if` as an `scf.if` result: rebinding a variable defined
+        before the body changes its meaning, and a variable of an enclosing function cannot
+        be carried at all (the trace fails: "initialized as None before a dynamic if/else")."""
         scope = self.model.function_scope(function)
         if scope is None:
             return
@@ -215,6 +219,15 @@ class RawScf(Rule):
                             f"the body rebinds `{sub.id}` (defined before it), which a Python `if` "
                             "would carry out as an `scf.if` result"
                         )
+        for name in sorted(cf.carried_names(with_stmt.body) - set(scope.bindings)):
+            outer = scope.parent
+            while outer is not None and outer.kind != "module":
+                if outer.kind == "function" and name in outer.bindings:
+                    raise _NoFix(
+                        f"the body stores into or calls a method on `{name}`, a variable of an "
+                        "enclosing function, which a Python `if` cannot carry (the trace would fail)"
+                    )
+                outer = outer.parent
 
     # --- for ----------------------------------------------------------------------
     def _for_fix(self, node: ast.Call, function):
@@ -725,6 +738,22 @@ class RawScf(Rule):
             "        y = n\n",
             expected=None,
             message="rebinds `y`",
+        ),
+        Invalid(
+            # A variable of the enclosing builder, stored into in the body: the rewriter would
+            # have to carry it out of the `if` (aiter's splitk_hgemm.py: "initialized as None").
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\nfrom flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    def zero(i: fx.Int32):\n"
+            "        with _if_then(scf.IfOp(arith.unwrap(i < n))):\n"
+            "            out[i] = 0.0\n"
+            "    zero(tid)\n"
+            "from kernels.common.scf_helpers import _if_then\n",
+            expected=None,
+            message="`out`, a variable of an enclosing function, which a Python `if` cannot carry",
         ),
         Invalid(
             # A loop entered with __enter__(): no fix.
