@@ -7,6 +7,12 @@ from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 UNWRAPPERS = {"fx.arith.unwrap", "fx.arith._to_raw", "shim.tensor_shim._to_raw"}
 
 
+# The head of the rule's kernel cases: a traced function with a static fx value.
+_KERNEL = "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+_RAW_IMPORT = "from flydsl.expr.arith import _to_raw as _raw\n"
+_KERNEL_HEAD = "@flyc.kernel\ndef k(n: fx.Int32):\n    zero = fx.Int32(0)\n"
+
+
 class RawUnwrap(Rule):
     """
     `arith.unwrap(v)` and `arith._to_raw(v)` turn a typed value into a raw `ir.Value`.
@@ -155,18 +161,11 @@ class RawUnwrap(Rule):
         # FlyDSL's rewriter carries every name a dynamic region calls a method on: the
         # scf.if gains a result (compiled in tests/semantics/).
         Invalid(
-            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
-            "from flydsl.expr.arith import _to_raw as _raw\n"
-            "@flyc.kernel\n"
-            "def k(n: fx.Int32):\n"
-            "    zero = fx.Int32(0)\n"
+            _KERNEL + _RAW_IMPORT + _KERNEL_HEAD +
             "    if n > 0:\n"
             "        fx.printf(_raw(zero))\n",
             expected=(
-            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
-            "@flyc.kernel\n"
-            "def k(n: fx.Int32):\n"
-            "    zero = fx.Int32(0)\n"
+            _KERNEL + _KERNEL_HEAD +
             "    if n > 0:\n"
             "        fx.printf(zero.ir_value())\n"),
             unsafe=True,
@@ -174,11 +173,7 @@ class RawUnwrap(Rule):
         ),
         # ... and a variable of an enclosing function cannot be carried: the trace fails.
         Invalid(
-            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
-            "from flydsl.expr.arith import _to_raw as _raw\n"
-            "@flyc.kernel\n"
-            "def k(n: fx.Int32):\n"
-            "    zero = fx.Int32(0)\n"
+            _KERNEL + _RAW_IMPORT + _KERNEL_HEAD +
             "    def body():\n"
             "        for i in range(n):\n"
             "            fx.printf(_raw(zero))\n"
@@ -188,21 +183,14 @@ class RawUnwrap(Rule):
         ),
         # A compile-time branch, or a region that already calls a method on it: unchanged.
         Invalid(
-            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
-            "from flydsl.expr.arith import _to_raw as _raw\n"
-            "@flyc.kernel\n"
-            "def k(n: fx.Int32):\n"
-            "    zero = fx.Int32(0)\n"
+            _KERNEL + _RAW_IMPORT + _KERNEL_HEAD +
             "    if fx.const_expr(n):\n"
             "        fx.printf(_raw(zero))\n"
             "    while n > 0:\n"
             "        n = zero.to(fx.Int32)\n"
             "        fx.printf(_raw(zero))\n",
             expected=(
-            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
-            "@flyc.kernel\n"
-            "def k(n: fx.Int32):\n"
-            "    zero = fx.Int32(0)\n"
+            _KERNEL + _KERNEL_HEAD +
             "    if fx.const_expr(n):\n"
             "        fx.printf(zero.ir_value())\n"
             "    while n > 0:\n"
