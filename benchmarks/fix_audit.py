@@ -90,12 +90,16 @@ def case_slug(index: int, key: str) -> str:
 
 
 # -- trees --------------------------------------------------------------------------------
-def extract(mirror: str, commit: str, paths: list[str], dest: Path) -> None:
+def extract(mirror: str, commit: str, paths: list[str], dest: Path, release: str | None = None) -> None:
+    """``paths`` of ``commit`` into ``dest``; with ``release``, a pyproject.toml declaring the
+    FlyDSL release the tree pins (as its project would), so fixes respect what it has."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     archive = subprocess.run(["git", "--git-dir", mirror, "archive", commit, *paths], check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    if release:
+        (dest / "pyproject.toml").write_text(f'[tool.flydsl-ls]\nflydsl-version = "{release}"\n')
 
 
 def snapshot_linter(dest: Path) -> Path:
@@ -493,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                         section["verdicts"][variant][key] = compare(before, section["results"][variant][key])
         report(all_results, cases, imports, variants, keep, args.diff_lines)
         return 0
-    extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), asis)
+    extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), asis, cases_module.FLYDSL)
     graph = ImportGraph(asis)
     imports = {key: case_imports(cases_module, fn, graph) for key, (fn, _) in cases.items()}
 
@@ -508,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         roots = {"asis": asis}
         for variant in variants:
             root = trees / f"{arch}-{variant}"
-            extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), root)
+            extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), root, cases_module.FLYDSL)
             unsafe = variant == "unsafe"
             counts = fix_counts(asis, fix_roots, arch, unsafe, args.fix_select, linter)
             summary = run_fix(root, fix_roots, arch, unsafe, args.fix_select, keep / f"fix-{arch}-{variant}.log", linter)
@@ -579,7 +583,7 @@ def bisect(args, section, variants, slugs, imports, arch, mirror, cases_module, 
         out[variant] = defaultdict(dict)
         for code, keys in sorted(todo.items()):
             root = trees / f"{arch}-{variant}-{code}"
-            extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), root)
+            extract(mirror, cases_module.COMMIT, list(cases_module.PATHS), root, cases_module.FLYDSL)
             run_fix(root, list(cases_module.FIX_ROOTS), arch, variant == "unsafe", code, keep / f"fix-{arch}-{variant}-{code}.log", linter)
             driver = write_driver(root, cases_path, {k: slugs[k] for k in keys})
             log(f"[{arch} {variant} bisect {code}] compiling {len(keys)} cases")

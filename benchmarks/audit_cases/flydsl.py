@@ -11,6 +11,7 @@ from __future__ import annotations
 REPO = "ROCm/FlyDSL"
 MIRROR = "/work/.mirror/ROCm+FlyDSL/repo"  # default, overridable by --mirror
 COMMIT = "11c4174d82b7491c2d08d5828a254183f2a8b959"
+FLYDSL = "0.5.0"  # the release these kernels are compiled with (the audit venv's)
 PATHS = ["kernels"]  # extracted from the commit; the extraction root goes on sys.path
 FIX_ROOTS = ["kernels"]  # where flydsl-ls check --fix runs
 
