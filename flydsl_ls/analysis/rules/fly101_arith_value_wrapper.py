@@ -28,7 +28,10 @@ class ArithValueWrapper(Rule):
     name = "arith-value-wrapper"
     summary = "`ArithValue(x)` wrapper around a value"
     replacement = "the fx value itself; wrap a raw ir.Value once at its source (`fx.Float32(raw)`)"
-    fix_safety = "safe when x is an fx value whose operators provably match ArithValue's, else unsafe"
+    fix_safety = (
+        "safe when x is an fx value whose consumers provably see the same IR (`x.ir_value()` for a raw "
+        "builder); unsafe otherwise; none where an fx value could not be traced"
+    )
     fix_title = "Remove the ArithValue wrapper"
     example_before = "acc = ArithValue(val) + peer"
     example_after = "acc = val + peer  # val is already fx.Float32"

@@ -39,7 +39,10 @@ class RawUnwrap(Rule):
     name = "raw-unwrap"
     summary = "`arith.unwrap(v)` / `arith._to_raw(v)` (any alias)"
     replacement = "`v.ir_value()`, only where a raw ir.Value is needed"
-    fix_safety = "safe"
+    fix_safety = (
+        "safe for fx and raw values; unsafe inside control flow that would then carry the value; "
+        "none for values of unknown kind or carried from an enclosing function"
+    )
     fix_title = "Replace with v.ir_value()"
     example_before = "cond = arith.unwrap(idx >= limit)"
     example_after = "cond = (idx >= limit).ir_value()"

@@ -27,7 +27,10 @@ class IndexCast(Rule):
     name = "index-cast"
     summary = "`arith.index_cast(T.index, v)`, `arith.index(n)`, `arith.constant(n, index=True)`, `fx.index_cast`"
     replacement = "`fx.Index(v)` at index-typed boundaries; `fx.Int64`/`fx.Int32` for plain counters"
-    fix_safety = "safe for index_cast(T.index, v) -> fx.Index(v); unsafe for the index constants"
+    fix_safety = (
+        "safe for index_cast(T.index, v) -> fx.Index(v) where every consumer takes an fx value; unsafe "
+        "at operators and for the index constants; none where a raw builder consumes it"
+    )
     fix_title = "Replace with fx.Index(v)"
     example_before = "off = arith.index_cast(T.index, x)"
     example_after = "off = fx.Index(x)"

@@ -23,7 +23,7 @@ class RawThreadId(Rule):
     name = "raw-thread-id"
     summary = '`gpu.thread_id("x")` / `gpu.block_id("x")` used in arithmetic without a type'
     replacement = '`fx.Int32(gpu.thread_id("x"))` or `fx.thread_idx.x`'
-    fix_safety = "unsafe (index arithmetic becomes i32)"
+    fix_safety = "unsafe (index arithmetic becomes i32); none where the id meets raw builders, index values or `/`"
     fix_title = "Wrap in fx.Int32(...)"
     example_before = 'lane = gpu.thread_id("x") % 64'
     example_after = "lane = fx.thread_idx.x % 64"
