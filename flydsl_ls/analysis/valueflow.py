@@ -198,8 +198,10 @@ class _Follower:
         if binding is None or binding.scope.kind not in ("function", "module"):
             return [Use(Sink.PASSED_ON, value, f"{targets[0].id} =")]
         found: list[Use] = []
+        local = binding.scope.kind == "function"  # its reads all lie under its function
+        scope_parents = self.model.parent_map(binding.scope.node) if local else None
         for use in self.model.uses_of(binding):
-            found += self.uses(use, self.model.parents_around(use), depth + 1)
+            found += self.uses(use, scope_parents or self.model.parents_around(use), depth + 1)
         if isinstance(statement, ast.NamedExpr):
             found += self.uses(statement, parents, depth + 1)
         return found
