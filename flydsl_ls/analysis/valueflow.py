@@ -102,7 +102,7 @@ def kind_change_blocker(uses: list[Use], new: str, *, operators: tuple[str, ...]
         if use.sink is Sink.OPERATOR and use.what.rstrip("=") in operators:
             return use
         if use.sink is Sink.METHOD and use.what not in _SHARED_METHODS:
-            if new == "fx" and use.what != "ir_value":
+            if new == "fx" and use.what not in ("ir_value", "to"):
                 return use
             if new == "raw" and use.what in ("ir_value", "to"):
                 return use
@@ -119,7 +119,7 @@ def kind_change_hazard(uses: list[Use]) -> Use | None:
 
 
 def value_kind(kind: FxType) -> str:
-    """"python", "raw" (an ir.Value, ArithValue included), "fx", or "unknown"."""
+    """The kind of a value: "python", "raw" (an ir.Value, ArithValue included), "fx" or "unknown"."""
     if kind.is_python or kind.name == "constexpr":
         return "python"
     if kind.is_raw or kind.name == T.ARITH_VALUE:
@@ -136,8 +136,10 @@ class _Follower:
         self.seen: set[int] = set()
 
     def uses(self, expr: ast.expr, parents: dict[int, ast.AST], depth: int) -> list[Use]:
-        if id(expr) in self.seen or depth > _MAX_DEPTH:
-            return []
+        if id(expr) in self.seen:
+            return []  # a cycle: its uses are already being followed
+        if depth > _MAX_DEPTH:
+            return [Use(Sink.PASSED_ON, expr, "uses too far away to follow")]
         self.seen.add(id(expr))
         child, parent = expr, parents.get(id(expr))
         while isinstance(parent, (ast.List, ast.Tuple, ast.Starred, ast.keyword)) or (

@@ -1,0 +1,75 @@
+"""Where a value goes (analysis/valueflow.py): the consumers the fixes consult."""
+
+from __future__ import annotations
+
+import ast
+
+from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.valueflow import Sink, value_uses
+
+HEAD = (
+    "import flydsl.expr as fx\n"
+    "from flydsl.expr import arith\n"
+    "from flydsl.expr.typing import T\n"
+    "from flydsl._mlir.dialects import scf, llvm\n"
+)
+
+
+def uses_of_marked(body: str, through_operators: bool = False):
+    """The uses of the value of the call to `mark(...)`'s argument in ``body``."""
+    source = HEAD + body
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree)
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "mark")
+    value = call.args[0]
+    call_parent = model.parent_map(tree)
+    # stand the value where the mark() call stood
+    holder = call_parent[id(call)]
+    for field, old in ast.iter_fields(holder):
+        if old is call:
+            setattr(holder, field, value)
+        elif isinstance(old, list) and call in old:
+            old[old.index(call)] = value
+    model.__dict__.pop("_parent_maps", None)
+    return [(u.sink, u.what) for u in value_uses(model, value, model.parent_map(tree), through_operators=through_operators)]
+
+
+def test_followed_through_names_lists_keywords_and_helpers():
+    uses = uses_of_marked(
+        "def loop(lo, hi):\n"
+        "    return scf.for_(lo, hi, 1)\n"
+        "def k(n):\n"
+        "    hi = mark(arith.index_cast(T.index, n))\n"
+        "    loop(0, hi=hi)\n"
+        "    llvm.InlineAsmOp(None, [hi], 'x', 'v')\n"
+        "    fx.make_layout(hi, 1)\n"
+    )
+    assert uses == [
+        (Sink.RAW_BUILDER, "scf.for_"),
+        (Sink.RAW_BUILDER, "llvm.InlineAsmOp"),
+        (Sink.ANY_VALUE, "fx.make_layout"),
+    ]
+
+
+def test_returns_are_followed_to_the_callers_in_the_file():
+    uses = uses_of_marked(
+        "def cast(n):\n"
+        "    return mark(arith.index_cast(T.index, n))\n"
+        "def k(n):\n"
+        "    v = cast(n)\n"
+        "    return v.index_cast(T.i32)\n"
+    )
+    assert uses == [(Sink.METHOD, "index_cast")]
+
+
+def test_operators_stop_unless_followed_through():
+    body = "def k(n):\n    v = mark(arith.index_cast(T.index, n)) + 1\n    scf.for_(0, v, 1)\n"
+    assert uses_of_marked(body) == [(Sink.OPERATOR, "+")]
+    assert uses_of_marked(body, through_operators=True) == [(Sink.OPERATOR, "+"), (Sink.RAW_BUILDER, "scf.for_")]
+
+
+def test_conditions_returns_without_callers_and_too_long_chains_are_not_followed():
+    assert uses_of_marked("def k(n):\n    if mark(n > 1):\n        pass\n") == [(Sink.CONDITION, "if")]
+    assert uses_of_marked("def k(n):\n    return mark(n)\n") == [(Sink.PASSED_ON, "return")]
+    chain = "def k(n):\n    a = mark(n)\n" + "".join(f"    {b} = {a}\n" for a, b in zip("abcdef", "bcdefg"))
+    assert uses_of_marked(chain + "    scf.for_(0, g, 1)\n") == [(Sink.PASSED_ON, "uses too far away to follow")]
