@@ -112,3 +112,21 @@ def test_line_endings_and_declared_encoding_survive(tmp_path):
     assert b"caf\xe9" in raw  # still latin-1
     assert raw.count(b"\r\n") == raw.count(b"\n")  # CRLF kept everywhere
     assert b"lane = tid % 64" in raw
+
+
+def test_fixes_of_one_rule_are_decided_on_the_text_the_previous_rules_left(tmp_path):
+    """FLY102 drops the unwrap of a raw `arith.select` result; FLY301 would make that result an
+    fx value (`cond.select(...)`), which the raw `llvm.StoreOp` cannot take. Applied in one pass,
+    the two fixes broke aiter's pa_decode_swa.py; one rule per pass, FLY301 sees the raw builder."""
+    source = (
+        "from flydsl.expr import arith\n"
+        "from flydsl._mlir.dialects import llvm\n"
+        "\n"
+        "\n"
+        "def store_scale(rmax, neg_inf, one, zero, ptr):\n"
+        "    scale = arith.select(rmax > neg_inf, one, zero)\n"
+        "    llvm.StoreOp(arith.unwrap(scale), ptr)\n"
+    )
+    path = write(tmp_path, source)
+    run("check", "--fix", "--unsafe-fixes", "k.py", cwd=tmp_path)
+    assert path.read_text() == source.replace("arith.unwrap(scale)", "scale")

@@ -19,7 +19,7 @@ from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.actions.imports import cleanup_edits
 from flydsl_ls.analysis.text import LineIndex, apply_edits
 
-MAX_PASSES = 10
+MAX_PASSES = 60  # one rule per pass (see fix_all), a few rounds each
 
 
 class FixKey(NamedTuple):
@@ -178,6 +178,11 @@ def fix_all(
                 fixes.append((d.code, d.fix, key))
         if not fixes:
             break
+        # One rule per pass: a fix is decided on the text it was linted on, and another
+        # rule's fix in the same pass can change the facts it relied on (FLY301 makes a
+        # value fx where FLY102 found it raw and dropped an unwrap a raw builder needed).
+        first = min(code for code, _fix, _key in fixes)
+        fixes = [item for item in fixes if item[0] == first]
         spans, taken = _plan(current, fixes)
         candidate = _replace(current, spans)
         if candidate == current:
