@@ -388,12 +388,20 @@ class RawArith(Rule):
         ),
         # Comparisons, select, casts, constants.
         Invalid(
-            "from flydsl.expr import arith\n"
-            "def f(a, b, x, y):\n    c = arith.cmpi(arith.CmpIPredicate.slt, a, b)\n"
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = arith.cmpi(arith.CmpIPredicate.slt, a, b)\n"
             "    return arith.select(c, x, y)\n",
-            expected="def f(a, b, x, y):\n    c = a < b\n    return c.select(x, y)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = a < b\n    return c.select(x, y)\n",
             unsafe=True,
             count=2,
+        ),
+        # Boolean.select wraps its operands as fx values: a buffer resource is none.
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def pick(is_a, a_rsrc, b_rsrc):\n    return arith.select(is_a, a_rsrc, b_rsrc)\n",
+            expected=None,
+            message="no fix: `a_rsrc` is not known to be a number",
         ),
         Invalid(
             "from flydsl.expr import arith\n"
@@ -477,10 +485,10 @@ class RawArith(Rule):
         # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
         # which a raw builder cannot take ("must be a Value").
         Invalid(
-            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import llvm\n"
-            "def f(c, a, b, ptr):\n    v = arith.select(c, a, b)\n    llvm.StoreOp(v, ptr)\n",
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, a: fx.Int32, b: fx.Int32, ptr):\n    v = arith.select(c, a, b)\n    llvm.StoreOp(v, ptr)\n",
             expected=None,
-            message="no fix: `llvm.StoreOp` on line 5 needs the raw ir.Value",
+            message="no fix: `llvm.StoreOp` on line 6 needs the raw ir.Value",
         ),
         # A typed constant is an fx value: llvm.AtomicRMWOp needs an ir.Value (aiter's
         # moe_route_maps.py), also after arithmetic.
@@ -550,6 +558,7 @@ class Handler:
         kept = [a for a in self.args if isinstance(a, ast.expr)]
         blocker = self._raw_consumer(fx_result) if text is not None else None
         if blocker is not None:
+            message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
             message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
             text = None
         if text is not None and not S.comments_dropped(self.rule, self.replaced, kept):
@@ -715,9 +724,18 @@ class Handler:
         state = self._carried(cond)
         if state is not None and state.closure:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
+        unknown = next((v for v in (true, false) if value_kind(self.model.type_of(v)) == "unknown"), None)
+        if unknown is not None:
+            # Boolean.select wraps its operands as fx values: a pointer or a buffer resource
+            # is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ... !llvm.ptr<8>").
+            return self.report(
+                f"use `cond.select(t, f)` (no fix: `{self.rule.text(unknown)}` is not known to be a "
+                "number, and `cond.select` wraps its operands as fx values)"
+            )
         text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
         self.report(
-            "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands)",
+            "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands, "
+            "and the result is an fx value, whose `>>` and `/` are signed)",
             text,
             title="Replace with cond.select(t, f)",
         )

@@ -28,15 +28,16 @@ class AtomCall(Rule):
     The fix is offered for the exact 1:1 form only: positional arguments, plus `pred=`
     for a copy. It is unsafe: `fx.copy` emits `fly.copy`, which the layout lowering
     expands per atom. For a tile that is exactly one atom the generated LLVM IR and ISA
-    are identical, but a multi-atom tile is issued in a different order, and `fx.gemm`
-    accepts only rank-1 or rank-3 accumulators, so check the generated code.
+    are identical, but a multi-atom tile is issued in a different order. No fix is offered
+    for `mma_atom_call`: `fx.gemm` accepts only rank-1 fragments or rank-2/3 A/B with rank-3
+    C/D, which the code does not show (sliced fragments failed on FlyDSL's MoE GEMM).
     """
 
     code = "FLY602"
     name = "atom-call"
     summary = "`fx.copy_atom_call(a, s, d)`, `fx.mma_atom_call(m, d, a, b, c)` (not the `_ssa` variants)"
     replacement = "`fx.copy(a, s, d)` / `fx.gemm(m, d, a, b, c)`"
-    fix_safety = "unsafe (1:1 form only; multi-atom tiles lower in a different order)"
+    fix_safety = "unsafe for copy_atom_call (1:1 form only; multi-atom tiles lower in a different order); none for mma_atom_call"
     fix_title = "Use fx.copy / fx.gemm"
     deprecated_tag = False
     example_before = "fx.copy_atom_call(atom, fx.slice(tiles, (None, idx)), r)"
@@ -57,6 +58,13 @@ class AtomCall(Rule):
             and not any(isinstance(a, ast.Starred) for a in node.args)
             and all(k.arg in keywords for k in node.keywords)
         )
+        if modern == "gemm":
+            # fx.gemm takes rank-1 fragments or rank-2/3 A/B with rank-3 C/D, and the ranks
+            # of sliced fragments (`c_frag[None, m, n]`) are not in the code: FlyDSL's
+            # moe_gemm_2stage/gemm2.py failed with "GEMM requires rank-1 fragments ...".
+            self.report(node, f"{message} (no fix: `fx.gemm` needs rank-1 fragments, or rank-2/3 A/B "
+                        "with rank-3 C/D, and the fragments' ranks cannot be read from the code)")
+            return
         callee = self._callee(node, modern) if one_to_one else None
         if callee is None:
             self.report(node, message)
@@ -114,11 +122,8 @@ class AtomCall(Rule):
             "import flydsl.expr as _fx\n"
             "def mma(m, frag_c, frag_a, frag_b):\n"
             "    _fx.mma_atom_call(m, frag_c, frag_a, frag_b, frag_c)\n",
-            expected="import flydsl.expr as _fx\n"
-            "def mma(m, frag_c, frag_a, frag_b):\n"
-            "    _fx.gemm(m, frag_c, frag_a, frag_b, frag_c)\n",
-            unsafe=True,
-            message="fx.gemm",
+            expected=None,
+            message="no fix: `fx.gemm` needs rank-1 fragments",
         ),
         Invalid(
             "import flydsl.expr as fx\n"
