@@ -59,7 +59,7 @@ class IndexCast(Rule):
         )
         # The helper returns a raw ir.Value, fx.Index(...) an fx value: raw builders and
         # ArithValue methods cannot take the latter, and its operators are unsigned.
-        uses = self.value_uses(node)
+        uses = self.value_uses(node, through_operators=True)
         blocker = kind_change_blocker(uses, "fx")
         if blocker is not None:
             self.report(
@@ -133,6 +133,17 @@ class IndexCast(Rule):
                      "    return fx.make_layout(i, 1) if n else i < n\n",
             message="`comparison` on line 6",
             unsafe=True,
+        ),
+        # ... also after arithmetic (aiter's moe_m_tile_map.py: "scf.for must be a Value").
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def k(n, c0, c1):\n"
+            "    trips = (arith.index_cast(T.index, n) + arith.index(63)) // arith.index(64)\n"
+            "    return scf.ForOp(c0, trips, c1)\n",
+            expected=None,
+            count=3,
+            message="no fix: the result goes to `scf.ForOp` on line 6",
         ),
         # A raw builder needs an ir.Value, also through a helper of the file.
         Invalid(

@@ -5,7 +5,7 @@ from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import is_raw_builder, kind_change_blocker, value_kind
+from flydsl_ls.analysis.valueflow import Sink, is_raw_builder, kind_change_blocker, value_kind
 from flydsl_ls.analysis.versions import at_least
 
 # op -> (Python operator, operand kind). "sint": signed integer operands only, because
@@ -426,11 +426,11 @@ class RawArith(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(v: fx.Float32, w, i):\n"
             "    a = arith.trunc_f(T.bf16, v)\n    b = arith.extf(T.f32(), w)\n"
-            "    c = arith.index_cast(T.i32, i)\n    return a, b, c\n",
+            "    c = arith.index_cast(T.i32, i)\n    fx.printf(a, b, c)\n",
             expected="import flydsl.expr as fx\n"
             "def f(v: fx.Float32, w, i):\n"
             "    a = v.to(fx.BFloat16)\n    b = fx.Float32(w)\n"
-            "    c = fx.Int32(i)\n    return a, b, c\n",
+            "    c = fx.Int32(i)\n    fx.printf(a, b, c)\n",
             unsafe=True,
             count=3,
         ),
@@ -458,8 +458,9 @@ class RawArith(Rule):
             message="unsigned",
         ),
         Invalid(
-            "from flydsl._mlir.dialects import arith as std_arith\ndef f(a, b):\n    return std_arith.maxnumf(a, b)\n",
-            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.maxnumf(a, b)\n",
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    fx.printf(std_arith.maxnumf(a, b))\n",
+            expected="import flydsl.expr as fx\ndef f(a, b):\n    fx.printf(fx.maxnumf(a, b))\n",
             unsafe=True,
             message="fx.maxnumf",
         ),
@@ -479,8 +480,8 @@ class RawArith(Rule):
         Invalid(
             "from flydsl._mlir.dialects import arith as std_arith\nfrom flydsl.expr.typing import T\n"
             "def f(v):\n    return std_arith.index_cast(T.index, v)\n",
-            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Index(v)\n",
-            unsafe=True,
+            expected=None,
+            message="no fix: the fx result would go to `return` on line 4, which cannot be followed",
         ),
         # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
         # which a raw builder cannot take ("must be a Value").
@@ -525,12 +526,12 @@ class RawArith(Rule):
         ),
         # A module passed in as a parameter, resolved from the call sites.
         Invalid(
-            "from flydsl.expr import arith\n"
+            "from flydsl.expr import arith\nimport flydsl.expr as fx\n"
             "def helper(arith, a, b):\n    return arith.maxsi(a, b)\n"
-            "def kernel(x, y):\n    return helper(arith, x, y)\n",
+            "def kernel(x, y):\n    fx.printf(helper(arith, x, y))\n",
             expected="from flydsl.expr import arith\nimport flydsl.expr as fx\n"
             "def helper(arith, a, b):\n    return fx.max(a, b)\n"
-            "def kernel(x, y):\n    return helper(arith, x, y)\n",
+            "def kernel(x, y):\n    fx.printf(helper(arith, x, y))\n",
             unsafe=True,
         ),
     ]
@@ -559,7 +560,10 @@ class Handler:
         blocker = self._raw_consumer(fx_result) if text is not None else None
         if blocker is not None:
             message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
-            message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
+            if blocker.sink is Sink.PASSED_ON:
+                message += f" (no fix: the fx result would go to {blocker.describe()}, which cannot be followed)"
+            else:
+                message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
             text = None
         if text is not None and not S.comments_dropped(self.rule, self.replaced, kept):
             text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
@@ -580,7 +584,12 @@ class Handler:
         raw_operands = "unknown" not in kinds or is_raw_builder(self.model.resolve(self.node.func) or "")
         if not fx_result and "fx" not in kinds and raw_operands:
             return None
-        return kind_change_blocker(self.rule.value_uses(self.replaced, through_operators=True), "fx")
+        uses = self.rule.value_uses(self.replaced, through_operators=True)
+        blocker = kind_change_blocker(uses, "fx")
+        if blocker is None and fx_result:
+            # An fx value where a raw one went, into code we cannot follow: it may not trace.
+            blocker = next((u for u in uses if u.sink is Sink.PASSED_ON), None)
+        return blocker
 
     def _carried(self, receiver: ast.expr):
         """The state FlyDSL's rewriter would carry for `receiver.method(...)` written here."""
