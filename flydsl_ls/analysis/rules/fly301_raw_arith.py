@@ -742,9 +742,10 @@ class Handler:
                 "number, and `cond.select` wraps its operands as fx values)"
             )
         text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
+        carried = f"; {state.describe()}" if state is not None else ""
         self.report(
             "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands, "
-            "and the result is an fx value, whose `>>` and `/` are signed)",
+            f"and the result is an fx value, whose `>>` and `/` are signed{carried})",
             text,
             title="Replace with cond.select(t, f)",
         )
