@@ -109,6 +109,24 @@ def kind_change_blocker(uses: list[Use], new: str, *, operators: tuple[str, ...]
     return None
 
 
+def fx_result_blocker(uses: list[Use]) -> Use | None:
+    """For a fix that turns a raw value into an fx one where its consumers cannot all be
+    followed: the first use that cannot take an fx value, or whose outcome is not followed
+    (code we cannot see, or an `fx.arith` helper, whose result keeps its operand's kind)."""
+    blocker = kind_change_blocker(uses, "fx")
+    if blocker is not None:
+        return blocker
+    return next(
+        (
+            u
+            for u in uses
+            if u.sink is Sink.PASSED_ON
+            or (u.sink is Sink.ANY_VALUE and (u.symbol or "").startswith("fx.arith."))
+        ),
+        None,
+    )
+
+
 def kind_change_hazard(uses: list[Use]) -> Use | None:
     """The first use whose meaning may differ for another kind of value (operators,
     conditions, code we cannot follow)."""
@@ -159,7 +177,11 @@ class _Follower:
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
             return [Use(Sink.CONDITION, child, type(parent).__name__.lower())]
         if isinstance(parent, ast.Attribute):
-            return [Use(Sink.METHOD, child, parent.attr)]
+            use = Use(Sink.METHOD, child, parent.attr)
+            call = parents.get(id(parent))
+            if self.through_operators and parent.attr in _SHARED_METHODS and isinstance(call, ast.Call) and call.func is parent:
+                return [use, *self.uses(call, parents, depth)]  # `x.maximumf(y)` keeps x's kind
+            return [use]
         if isinstance(parent, ast.Subscript) and child is parent.value:
             return [Use(Sink.METHOD, child, "[]")]
         if isinstance(parent, ast.Call) and child is not parent.func:

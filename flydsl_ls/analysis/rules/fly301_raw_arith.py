@@ -5,7 +5,7 @@ from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, is_raw_builder, kind_change_blocker, value_kind
+from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, is_raw_builder, kind_change_blocker, value_kind
 from flydsl_ls.analysis.versions import at_least
 
 # op -> (Python operator, operand kind). "sint": signed integer operands only, because
@@ -509,8 +509,8 @@ class RawArith(Rule):
         ),
         # A multi-line call becomes a one-line call, with no stray parentheses.
         Invalid(
-            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.maxsi(\n        a,\n        b,\n    ).select(a, b)\n",
-            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).select(a, b)\n",
+            "from flydsl.expr import arith\ndef f(a, b):\n    return arith.maxsi(\n        a,\n        b,\n    ).ir_value()\n",
+            expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).ir_value()\n",
             unsafe=True,
         ),
         # Through fx.arith and its raw `arith` attribute; an op object without .result.
@@ -560,7 +560,7 @@ class Handler:
         blocker = self._raw_consumer(fx_result) if text is not None else None
         if blocker is not None:
             message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
-            if blocker.sink is Sink.PASSED_ON:
+            if blocker.sink is not Sink.RAW_BUILDER and blocker.sink is not Sink.METHOD:
                 message += f" (no fix: the fx result would go to {blocker.describe()}, which cannot be followed)"
             else:
                 message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
@@ -585,11 +585,8 @@ class Handler:
         if not fx_result and "fx" not in kinds and raw_operands:
             return None
         uses = self.rule.value_uses(self.replaced, through_operators=True)
-        blocker = kind_change_blocker(uses, "fx")
-        if blocker is None and fx_result:
-            # An fx value where a raw one went, into code we cannot follow: it may not trace.
-            blocker = next((u for u in uses if u.sink is Sink.PASSED_ON), None)
-        return blocker
+        # An fx value where a raw one went, into code we cannot follow: it may not trace.
+        return fx_result_blocker(uses) if fx_result else kind_change_blocker(uses, "fx")
 
     def _carried(self, receiver: ast.expr):
         """The state FlyDSL's rewriter would carry for `receiver.method(...)` written here."""

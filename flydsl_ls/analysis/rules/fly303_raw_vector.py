@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import kind_change_blocker
+from flydsl_ls.analysis.valueflow import fx_result_blocker
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
 OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op"}
@@ -130,9 +130,9 @@ class RawVector(Rule):
             and S.result_uses_accept(self, replaced, S.accepts_typed_scalar)
         )
         why = "" if safe else self._why_unsafe(kind.name, S.non_negative_literal(position), "a typed scalar")
-        blocker = None if safe else kind_change_blocker(self.value_uses(replaced, through_operators=True), "fx")
+        blocker = None if safe else fx_result_blocker(self.value_uses(replaced, through_operators=True))
         if blocker is not None:
-            why = f" (no fix: the element would be an fx scalar, and {blocker.describe()} needs the raw value)"
+            why = f" (no fix: the element would be an fx scalar, and {blocker.describe()} may need the raw value)"
             return self._offer(node, replaced, spelled, f"{hint}{why}", None)
         self._offer(node, replaced, spelled, f"{hint}{why}", text, safe=safe, imports=imports,
                     title="Replace with fx.Vector indexing")
@@ -252,15 +252,15 @@ class RawVector(Rule):
             "def f(frags, k):\n    val = vector.extract(frags[k], static_position=[0], dynamic_position=[])\n"
             "    return val.truncf(T.bf16)\n",
             expected=None,
-            message="no fix: the element would be an fx scalar, and `truncf` on line 5 needs the raw value",
+            message="no fix: the element would be an fx scalar, and `truncf` on line 5 may need the raw value",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
-            "def f(v):\n    return vector.extract(v, static_position=[0], dynamic_position=[])\n",
-            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[0]\n",
+            "def f(v):\n    fx.printf(vector.extract(v, static_position=[0], dynamic_position=[]))\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    fx.printf(fx.Vector(v)[0])\n",
             unsafe=True,
             line=4,
-            column=12,
+            column=15,
             message="fx.Vector(v)[i]",
         ),
         # Safe: an fx.Vector source, a literal position, the result cast once.
@@ -275,20 +275,20 @@ class RawVector(Rule):
         # ...but returning the element (a raw value before) is unsafe.
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
-            "def f(v: fx.Vector):\n    return vector.extract(v, static_position=[3], dynamic_position=[])\n",
-            expected="import flydsl.expr as fx\ndef f(v: fx.Vector):\n    return v[3]\n",
+            "def f(v: fx.Vector):\n    fx.printf(vector.extract(v, static_position=[3], dynamic_position=[]))\n",
+            expected="import flydsl.expr as fx\ndef f(v: fx.Vector):\n    fx.printf(v[3])\n",
             unsafe=True,
         ),
         # aiter's vendored shim (keyword order static-then-dynamic), relative import.
         Invalid(
-            "from . import vector\ndef f(v):\n    return vector.extract(v, static_position=[2])\n",
-            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[2]\n",
+            "import flydsl.expr as fx\nfrom . import vector\ndef f(v):\n    fx.printf(vector.extract(v, static_position=[2]))\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    fx.printf(fx.Vector(v)[2])\n",
             unsafe=True,
         ),
         Invalid(
-            "from aiter.ops.flydsl.kernels import vector\n"
-            "def f(v):\n    return vector.extract(v, [1])\n",
-            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Vector(v)[1]\n",
+            "import flydsl.expr as fx\nfrom aiter.ops.flydsl.kernels import vector\n"
+            "def f(v):\n    fx.printf(vector.extract(v, [1]))\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    fx.printf(fx.Vector(v)[1])\n",
             unsafe=True,
         ),
         Invalid(
@@ -350,12 +350,12 @@ class RawVector(Rule):
         ),
         # The dialect passed in as a parameter named `vector`, resolved from the call site.
         Invalid(
-            "from flydsl._mlir.dialects import vector as _vector\n"
+            "from flydsl._mlir.dialects import vector as _vector\nimport flydsl.expr as fx\n"
             "def helper(vector, v):\n    return vector.extract(v, static_position=[0], dynamic_position=[])\n"
-            "def kernel(v):\n    return helper(_vector, v)\n",
+            "def kernel(v):\n    fx.printf(helper(_vector, v))\n",
             expected="from flydsl._mlir.dialects import vector as _vector\nimport flydsl.expr as fx\n"
             "def helper(vector, v):\n    return fx.Vector(v)[0]\n"
-            "def kernel(v):\n    return helper(_vector, v)\n",
+            "def kernel(v):\n    fx.printf(helper(_vector, v))\n",
             unsafe=True,
         ),
     ]
