@@ -19,7 +19,7 @@ KERNEL = (
     "    rocdl.s_waitcnt(0)\n"  # FLY401: keyword s_waitcnt from 0.3.0
     "    m = arith.maxsi(a, b)\n"  # FLY301: fx.max from 0.3.2
     "    v = fx.get(t, 0)\n"  # FLY901: declared removal 0.4
-    "    return m, v\n"
+    "    fx.printf(m, v)\n"
 )
 PIN_FILES = {
     "requirements.txt": "torch\nflydsl=={v}\n",

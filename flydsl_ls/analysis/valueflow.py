@@ -59,6 +59,7 @@ _OPERATORS = {
     ast.BitXor: "^", ast.MatMult: "@", ast.USub: "-", ast.UAdd: "+", ast.Invert: "~",
 }
 _MAX_DEPTH = 4
+_TO_RAW = {"fx.arith.ArithValue", "fx.arith._to_raw", "fx.arith.unwrap"}
 
 
 class Sink(Enum):
@@ -121,7 +122,11 @@ def fx_result_blocker(uses: list[Use]) -> Use | None:
             u
             for u in uses
             if u.sink is Sink.PASSED_ON
-            or (u.sink is Sink.ANY_VALUE and (u.symbol or "").startswith("fx.arith."))
+            or (
+                u.sink is Sink.ANY_VALUE
+                and (u.symbol or "").startswith("fx.arith.")
+                and u.symbol not in _TO_RAW  # these give a raw value whatever they get
+            )
         ),
         None,
     )
