@@ -27,7 +27,7 @@ from tests.server.helpers import (
 )
 
 LANE_LINE = 9  # 0-based: `    lane = _AV(tid) % 64`
-FINITE_LINE = 14  # `    return arith.ArithValue(v) + 0.0`
+FINITE_LINE = 14  # `    fx.printf(arith.ArithValue(v) + 0.0)`
 GET_LINE = 19  # `    return fx.get(t, 0), layout`
 
 
@@ -201,7 +201,7 @@ async def test_unsafe_quick_fix_is_titled_and_not_preferred(spec, workspace):
         assert not fixes[0].is_preferred
         action = await resolved(client, fixes[0])
         text = apply(KERNEL, action.edit, uri, encoding_of(client))
-        assert "    return v + 0.0\n" in text
+        assert "    fx.printf(v + 0.0)\n" in text
 
 
 async def test_fix_all(spec, workspace):

@@ -5,7 +5,7 @@ from flydsl_ls.analysis.rawtypes import raw_result_type
 from flydsl_ls.analysis.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, kind_change_blocker, value_uses
+from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, kind_change_blocker, value_uses
 
 ARITH_VALUE = "fx.arith.ArithValue"
 
@@ -76,13 +76,13 @@ class ArithValueWrapper(Rule):
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
-            blocker = kind_change_blocker(self.value_uses(node, through_operators=True), "fx")
+            blocker = fx_result_blocker(self.value_uses(node, through_operators=True))
             message = "`ArithValue(...)` is deprecated: fx values already support operators"
             if blocker is not None:
                 self.report(
                     node,
                     f"{message} (no fix: if `{self.text(inner)}` is an fx value, "
-                    f"{blocker.describe()} cannot take it without the wrapper)",
+                    f"{blocker.describe()} may not take it without the wrapper)",
                 )
                 return
             if state is not None:
@@ -293,9 +293,10 @@ class ArithValueWrapper(Rule):
             message="also used as a raw value on line 6",
         ),
         Invalid(
-            "from flydsl.expr.arith import ArithValue\ndef f(v):\n    return ArithValue(v) + 1\n",
-            expected="def f(v):\n"
-                     "    return v + 1\n",
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(v):\n    fx.printf(ArithValue(v) + 1)\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n"
+                     "    fx.printf(v + 1)\n",
             unsafe=True,
         ),
         # ArithValue's `>>` is shrui and `/` uitofp; fx.Int32's are shrsi and sitofp

@@ -2,7 +2,7 @@ import ast
 
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import kind_change_blocker, kind_change_hazard
+from flydsl_ls.analysis.valueflow import fx_result_blocker, kind_change_hazard
 
 INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
 INDEX_CONSTANTS = {"fx.arith.index"}
@@ -60,11 +60,11 @@ class IndexCast(Rule):
         # The helper returns a raw ir.Value, fx.Index(...) an fx value: raw builders and
         # ArithValue methods cannot take the latter, and its operators are unsigned.
         uses = self.value_uses(node, through_operators=True)
-        blocker = kind_change_blocker(uses, "fx")
+        blocker = fx_result_blocker(uses)
         if blocker is not None:
             self.report(
                 node,
-                f"{message} (no fix: the result goes to {blocker.describe()}, which needs the "
+                f"{message} (no fix: the result goes to {blocker.describe()}, which may need the "
                 "raw ir.Value; migrate that consumer first)",
             )
             return
@@ -126,11 +126,11 @@ class IndexCast(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(x: fx.Int32, n):\n"
             "    i = arith.index_cast(T.index, x)\n"
-            "    return fx.make_layout(i, 1) if n else i < n\n",
+            "    fx.printf(fx.make_layout(i, 1) if n else i < n)\n",
             expected="import flydsl.expr as fx\n"
                      "def f(x: fx.Int32, n):\n"
                      "    i = fx.Index(x)\n"
-                     "    return fx.make_layout(i, 1) if n else i < n\n",
+                     "    fx.printf(fx.make_layout(i, 1) if n else i < n)\n",
             message="`comparison` on line 6",
             unsafe=True,
         ),
