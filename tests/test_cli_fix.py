@@ -17,7 +17,7 @@ LEGACY = (
     "    lane = ArithValue(tid) % 64  # keep this comment\n"
     "    other = ArithValue(v) + 1\n"
     "    wrap = fx.Int32(fx.Int32(3))\n"
-    "    return fx.make_layout(lane, 1), other, wrap, fx.get(v, 0)\n"
+    "    return fx.make_layout(lane, other), wrap, fx.get(v, 0)\n"
 )
 SAFE_FIXED = (
     "import flydsl.expr as fx\n"
@@ -30,7 +30,7 @@ SAFE_FIXED = (
     "    lane = tid % 64  # keep this comment\n"
     "    other = ArithValue(v) + 1\n"
     "    wrap = fx.Int32(3)\n"
-    "    return fx.make_layout(lane, 1), other, wrap, fx.get(v, 0)\n"
+    "    return fx.make_layout(lane, other), wrap, fx.get(v, 0)\n"
 )
 
 

@@ -59,7 +59,12 @@ _OPERATORS = {
     ast.BitXor: "^", ast.MatMult: "@", ast.USub: "-", ast.UAdd: "+", ast.Invert: "~",
 }
 _MAX_DEPTH = 4
-_TO_RAW = {"fx.arith.ArithValue", "fx.arith._to_raw", "fx.arith.unwrap"}
+# fx.arith helpers whose result is typed like their operands (the others unwrap them and
+# give a raw value whatever they get).
+_KIND_KEEPING_ARITH = {
+    f"fx.arith.{name}"
+    for name in ("max", "min", "maxnumf", "minnumf", "maximumf", "minimumf", "ceildiv", "shrui", "cmpi", "cmpf")
+}
 
 
 class Sink(Enum):
@@ -122,11 +127,7 @@ def fx_result_blocker(uses: list[Use]) -> Use | None:
             u
             for u in uses
             if u.sink is Sink.PASSED_ON
-            or (
-                u.sink is Sink.ANY_VALUE
-                and (u.symbol or "").startswith("fx.arith.")
-                and u.symbol not in _TO_RAW  # these give a raw value whatever they get
-            )
+            or (u.sink is Sink.ANY_VALUE and u.symbol in _KIND_KEEPING_ARITH)
         ),
         None,
     )
