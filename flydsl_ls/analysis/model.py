@@ -64,6 +64,7 @@ class SemanticModel:
         self._dotted_cache: dict[int, str | None] = {}
         self._binding_types: dict[int, FxType | None] = {}
         self._param_modules: dict[int, str | None] = {}
+        self._returned_types: dict[int, FxType] = {}  # id(def) -> what all its returns give
 
     @cached_property
     def index(self) -> LineIndex:
@@ -320,7 +321,7 @@ class SemanticModel:
         if not isinstance(function, ast.FunctionDef) or function.decorator_list:
             return T.UNKNOWN_TYPE
         key = id(function)
-        returned = self.__dict__.setdefault("_returned_types", {})
+        returned = self._returned_types
         if key not in returned:
             returned[key] = T.UNKNOWN_TYPE  # recursion guard
             values = [node.value for node in _own_returns(function)]
