@@ -68,6 +68,28 @@ def test_operators_stop_unless_followed_through():
     assert uses_of_marked(body, through_operators=True) == [(Sink.OPERATOR, "+"), (Sink.RAW_BUILDER, "scf.for_")]
 
 
+def test_augmented_assignments_rebind_the_name_and_are_followed_through():
+    # aiter's moe gemm1: `k0 += c` then `crd2idx((k0, ...), layout)`, a helper in another file
+    # that casts only raw index values; an fx.Index there crashed FlyDSL 0.3.1.
+    body = "def k(base):\n    k0 = base // 64\n    k0 += mark(arith.constant(2, index=True))\n    crd2idx((k0 + 1, 0), None)\n"
+    assert uses_of_marked(body) == [(Sink.OPERATOR, "+=")]
+    assert uses_of_marked(body, through_operators=True) == [
+        (Sink.OPERATOR, "+="),
+        (Sink.OPERATOR, "+"),
+        (Sink.PASSED_ON, "crd2idx"),
+    ]
+
+
+def test_a_value_rebound_under_a_condition_still_reaches_the_later_reads():
+    # aiter's moe gemm1: `k = arith.index(0)`, then `if const_expr(splitk): k = ...`; a nested
+    # function reads k. Both values reach that read.
+    body = (
+        "def k(splitk, bz):\n    base = mark(arith.index(0))\n    if splitk:\n        base = bz * 4\n"
+        "    def body():\n        scf.for_(base, 8, 1)\n    body()\n    llvm.InlineAsmOp(None, [base], 'x', 'v')\n"
+    )
+    assert uses_of_marked(body) == [(Sink.RAW_BUILDER, "scf.for_"), (Sink.RAW_BUILDER, "llvm.InlineAsmOp")]
+
+
 def test_conditions_returns_without_callers_and_too_long_chains_are_not_followed():
     assert uses_of_marked("def k(n):\n    if mark(n > 1):\n        pass\n") == [(Sink.CONDITION, "if")]
     assert uses_of_marked("def k(n):\n    return mark(n)\n") == [(Sink.PASSED_ON, "return")]

@@ -177,7 +177,11 @@ class _Follower:
                 return [use, *self.uses(parent, parents, depth)]
             return [use]
         if isinstance(parent, ast.AugAssign):
-            return [Use(Sink.OPERATOR, child, _OPERATORS.get(type(parent.op), "operator") + "=")]
+            other = parent.target if child is parent.value else parent.value
+            use = Use(Sink.OPERATOR, child, _OPERATORS.get(type(parent.op), "operator") + "=", other=other)
+            if self.through_operators and isinstance(parent.target, ast.Name):
+                return [use, *self._bound(parent, parent.target, parents, depth)]  # `x += v` rebinds x
+            return [use]
         if isinstance(parent, ast.BoolOp):
             return [Use(Sink.CONDITION, child, "and/or")]
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
@@ -224,16 +228,21 @@ class _Follower:
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         if len(targets) != 1 or not isinstance(targets[0], ast.Name):
             return [Use(Sink.PASSED_ON, value, "assignment")]
-        binding = self._binding_of_target(targets[0], parents)
+        found = self._bound(value, targets[0], parents, depth)
+        if isinstance(statement, ast.NamedExpr):
+            found += self.uses(statement, parents, depth + 1)
+        return found
+
+    def _bound(self, value: ast.AST, target: ast.Name, parents, depth) -> list[Use]:
+        """The uses of the name ``target`` binds to ``value``."""
+        binding = self._binding_of_target(target, parents)
         if binding is None or binding.scope.kind not in ("function", "module"):
-            return [Use(Sink.PASSED_ON, value, f"{targets[0].id} =")]
+            return [Use(Sink.PASSED_ON, value, f"{target.id} =")]
         found: list[Use] = []
         local = binding.scope.kind == "function"  # its reads all lie under its function
         scope_parents = self.model.parent_map(binding.scope.node) if local else None
         for use in self.model.uses_of(binding):
             found += self.uses(use, scope_parents or self.model.parents_around(use), depth + 1)
-        if isinstance(statement, ast.NamedExpr):
-            found += self.uses(statement, parents, depth + 1)
         return found
 
     def _returned(self, statement: ast.Return, value: ast.expr, parents, depth) -> list[Use]:

@@ -145,6 +145,16 @@ class IndexCast(Rule):
             count=3,
             message="no fix: the result goes to `scf.ForOp` on line 6",
         ),
+        # `x += c` rebinds x, and its later uses see the fx value. In aiter's moe gemm1 the
+        # sum goes to a helper in another file that index_casts only raw values; FlyDSL 0.3.1
+        # crashed on an fx.Index there.
+        Invalid(
+            "from flydsl.expr import arith\nfrom .layout_utils import crd2idx\n"
+            "def f(base, layout):\n    k0 = base // 64\n    k0 += arith.constant(2, index=True)\n"
+            "    return crd2idx((k0, 0), layout)\n",
+            expected=None,
+            message="no fix: the result goes to `crd2idx` on line 6",
+        ),
         # A raw builder needs an ir.Value, also through a helper of the file.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
