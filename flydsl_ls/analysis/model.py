@@ -90,10 +90,11 @@ class SemanticModel:
 
     @cached_property
     def _uses(self) -> dict[int, list[ast.Name]]:
+        # A read counts for every binding it may see: `x = a` then `if c: x = b` leaves both
+        # values live at a later read of x.
         uses: dict[int, list[ast.Name]] = {}
         for name in self._loads:
-            binding = self.binding_of(name)
-            if binding is not None:
+            for binding in self.reaching_bindings(name):
                 uses.setdefault(id(binding), []).append(name)
         return uses
 
