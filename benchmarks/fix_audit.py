@@ -324,7 +324,9 @@ def compile_tree(service: CompileService, driver: Path, slugs: dict[str, str], a
             kernels = []
             for k in result.kernels:
                 files = {emit: str(k.path(emit)) if k.path(emit) else None for emit, _ in ARTIFACTS}
-                kernels.append({"name": k.name, "files": files})
+                res = k.resources
+                resources = {f: getattr(res, f) for f in RESOURCE_FIELDS} if res is not None else None
+                kernels.append({"name": k.name, "files": files, "resources": resources})
                 keep = {Path(p).name for p in files.values() if p}
                 for extra in Path(k.dump_dir).iterdir():  # the per-pass dumps in between: not compared
                     if extra.is_file() and extra.name not in keep:
@@ -342,6 +344,24 @@ def compile_tree(service: CompileService, driver: Path, slugs: dict[str, str], a
 
 
 # -- comparing ----------------------------------------------------------------------------
+# What a structural fix must not make worse: LDS must not grow, no scratch (spills) may appear.
+RESOURCE_FIELDS = ("lds_bytes", "scratch_bytes", "vgprs", "agprs", "sgprs")
+
+
+def resource_changes(before: dict, after: dict) -> list[str]:
+    """One line per kernel whose resources differ between the as-is and the fixed compile;
+    a line starts with "WORSE" when LDS grew or scratch appeared or grew."""
+    lines = []
+    for old, new in zip(before.get("kernels") or [], after.get("kernels") or []):
+        a, b = old.get("resources"), new.get("resources")
+        if not a or not b or a == b:
+            continue
+        worse = b["lds_bytes"] > a["lds_bytes"] or b["scratch_bytes"] > a["scratch_bytes"]
+        shown = ", ".join(f"{f.replace('_bytes', '')} {a[f]} -> {b[f]}" for f in RESOURCE_FIELDS if a[f] != b[f])
+        lines.append(f"{'WORSE ' if worse else ''}{_KERNEL_SUFFIX.sub('', old['name'])}: {shown}")
+    return lines
+
+
 _KERNEL_SUFFIX = re.compile(r"_\d+$")
 
 
@@ -686,6 +706,16 @@ def report(all_results: dict, cases: dict, imports: dict, variants: list[str], k
                     (diffs_dir / f"{arch}-{variant}-{name}.diff").write_text(diff)
                     if diff_lines:
                         print("\n".join("      " + l for l in diff.splitlines()[:diff_lines]))
+            resource_lines = []
+            for key, before in section["results"]["asis"].items():
+                after = section["results"].get(variant, {}).get(key)
+                if after is not None:
+                    resource_lines += [f"  {key}: {line}" for line in resource_changes(before, after)]
+            worse = sum(line.split(": ", 1)[1].startswith("WORSE") for line in resource_lines)
+            print(f"resources ({variant} vs as is; LDS, scratch, VGPRs, AGPRs, SGPRs per kernel): "
+                  + (f"{len(resource_lines)} kernels changed, {worse} worse (LDS grew or scratch appeared)" if resource_lines else "unchanged"))
+            for line in resource_lines:
+                print(line)
             if any(r.get("mlir_only") for r in section["results"]["asis"].values()):
                 print("  * MLIR only: the final link needs ROCm's device bitcode (ocml/ockl), absent here; first and final MLIR compared")
             counted = {k: v for k, v in tally.items() if k != "baseline fails"}
