@@ -64,7 +64,7 @@ def test_pin_0_5_0_makes_removed_apis_errors(tmp_path):
     folder = workspace(tmp_path, "0.5.0")
     items = by_code(findings(folder))
     assert items["FLY301"]["fix"] is not None
-    assert "removed as of FlyDSL 0.4 (project uses 0.5.0)" in items["FLY901"]["message"]
+    assert "past its declared removal in FlyDSL 0.4: any release after the project's 0.5.0 may drop it" in items["FLY901"]["message"]
     levels = {
         r["ruleId"]: r["level"] for r in findings(folder, "sarif")["runs"][0]["results"]
     }

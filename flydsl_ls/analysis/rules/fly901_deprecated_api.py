@@ -1,6 +1,7 @@
 import ast
 from dataclasses import dataclass
 
+from flydsl_ls.analysis import apis
 from flydsl_ls.analysis.diagnostic import Severity
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 from flydsl_ls.analysis.versions import at_least
@@ -52,7 +53,9 @@ class DeprecatedApi(Rule):
 
     The diagnostic names the replacement and the removal release. It is a warning, and
     an error once the project's FlyDSL version (the `flydsl-version` setting) is at or
-    past the removal release. `fx.index_cast` is reported by FLY103, which can fix it.
+    past the removal release: FlyDSL declares the earliest release that may drop the API,
+    so the message says whether the project's release still has it. `fx.index_cast` is
+    reported by FLY103, which can fix it.
     """
 
     code = "FLY901"
@@ -105,11 +108,13 @@ class DeprecatedApi(Rule):
     def _flag(self, node: ast.AST, entry: Deprecation, method: bool = False) -> None:
         version = self.ctx.options.flydsl_version
         removed = at_least(version, entry.removal)
-        status = (
-            f"removed as of FlyDSL {entry.removal} (project uses {version})"
-            if removed
-            else f"declared removal in FlyDSL {entry.removal}"
-        )
+        if not removed:
+            status = f"declared removal in FlyDSL {entry.removal}"
+        elif apis.table().available(entry.api, version) is False:
+            status = f"removed by FlyDSL {version}, the project's release"
+        else:
+            # FlyDSL's table gives the earliest removal; the release may still have it.
+            status = f"past its declared removal in FlyDSL {entry.removal}: any release after the project's {version} may drop it"
         self.report(
             node,
             f"`{entry.api}` is deprecated ({status}): use {entry.replacement}",
@@ -136,7 +141,7 @@ class DeprecatedApi(Rule):
         Invalid("import flydsl.expr as fx\nv = fx.get(t, 0)\n", message="declared removal in FlyDSL 0.4"),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
-            message="removed as of FlyDSL 0.4",
+            message="past its declared removal in FlyDSL 0.4: any release after the project's 0.5.0 may drop it",
             settings={"flydsl_version": "0.5.0"},
         ),
         Invalid("def f(v):\n    return v.shuffle_xor(1, 64)\n"),
