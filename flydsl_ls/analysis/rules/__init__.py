@@ -11,7 +11,7 @@ from flydsl_ls.analysis.rules.fly104_redundant_wrap import RedundantWrap
 from flydsl_ls.analysis.rules.fly105_raw_thread_id import RawThreadId
 from flydsl_ls.analysis.rules.fly201_buffer_ops import BufferOps
 from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
-from flydsl_ls.analysis.rules.fly203_smem_allocator import SmemAllocator
+from flydsl_ls.analysis.rules.fly203 import SmemAllocator
 from flydsl_ls.analysis.rules.fly204_tdm_atom import TdmAtom
 from flydsl_ls.analysis.rules.fly301_raw_arith import RawArith
 from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf

@@ -1,0 +1,344 @@
+"""FLY203's test cases (run by tests/test_rules.py)."""
+
+from flydsl_ls.analysis.rules.base import Invalid, Valid
+
+VALID = [
+    Valid(
+        "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n\n"
+        "@fx.struct\nclass SharedStorage:\n    red: fx.Array[fx.Float32, 4, 16]\n\n"
+        "@flyc.kernel\ndef k(x: fx.Tensor):\n"
+        "    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
+        "    lds.red.view(fx.make_layout(4, 1))[0] = x[0]\n"
+    ),
+    Valid(
+        # A generic finalize() is not a SmemAllocator's.
+        "class Builder:\n    def finalize(self):\n        return 1\n\nallocator = Builder()\nallocator.finalize()\n"
+    ),
+    Valid(
+        "from flydsl.utils.smem_allocator import SMEM_CAPACITY_MAP, check_smem_capacity\n"
+        "# allocator = SmemAllocator(None) and SmemPtr(base, 0, T.f32) in a comment\n"
+        'doc = "allocator.finalize() emits the global"\n'
+        'check_smem_capacity(4096, "gfx942")\n'
+    ),
+]
+INVALID = [
+    Invalid(
+        # Module-level allocator, two buffers (explicit 16-byte alignment kept), finalize in the launcher.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'TILE = 16\n'
+        'allocator = SmemAllocator(None, arch="gfx942")\n'
+        'a_off = allocator._align(allocator.ptr, 16)\n'
+        'allocator.ptr = a_off + TILE * TILE * 4\n'
+        'b_off = allocator._align(allocator.ptr, 16)\n'
+        'allocator.ptr = b_off + TILE * 2\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(A: fx.Tensor, B: fx.Tensor):\n'
+        '    tid = fx.thread_idx.x\n'
+        '    base = allocator.get_base()\n'
+        '    smem_a = SmemPtr(base, a_off, T.f32, shape=(TILE, TILE))\n'
+        '    smem_b = SmemPtr(base, b_off, T.f16, shape=(TILE,))\n'
+        '    smem_a.store(A[tid, 0], [tid, 0])\n'
+        '    fx.gpu.barrier()\n'
+        '    B[tid] = smem_a.load([0, tid]) + smem_b.load([tid])\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(A: fx.Tensor, B: fx.Tensor):\n'
+        '    allocator.finalize()\n'
+        '    k(A, B).launch(grid=(1, 1, 1), block=(TILE, 1, 1))\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        'TILE = 16\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    a: fx.Array[fx.Float32, TILE * TILE, 16]\n'
+        '    b: fx.Array[fx.Float16, TILE, 16]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(A: fx.Tensor, B: fx.Tensor):\n'
+        '    tid = fx.thread_idx.x\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    smem_a = lds.a.view(fx.make_layout((TILE, TILE), (TILE, 1)))\n'
+        '    smem_b = lds.b.view(fx.make_layout(TILE, 1))\n'
+        '    fx.memref_store(A[tid, 0], smem_a, (tid, 0))\n'
+        '    fx.gpu.barrier()\n'
+        '    B[tid] = smem_a[0, tid] + smem_b[tid]\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(A: fx.Tensor, B: fx.Tensor):\n'
+        '    k(A, B).launch(grid=(1, 1, 1), block=(TILE, 1, 1))\n',
+        unsafe=True,
+        line=7,
+        column=13,
+        count=4,
+    ),
+    Invalid(
+        # Builder function: sizes known only at build time, get_base() inline, unbound-method store, cache priming, finalize under an InsertionPoint.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir import ir\n'
+        'from flydsl.compiler.kernel_function import CompilationContext\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        '\n'
+        'def build(n):\n'
+        '    slots = n // 64\n'
+        '    allocator = SmemAllocator(None, arch="gfx942")\n'
+        '    red_offset = allocator._align(allocator.ptr, 16)\n'
+        '    allocator.ptr = red_offset + slots * 4\n'
+        '\n'
+        '    @flyc.kernel\n'
+        '    def k(X: fx.Tensor):\n'
+        '        s_red = SmemPtr(allocator.get_base(), red_offset, T.f32, shape=(slots,))\n'
+        '        s_red.get()\n'
+        '        SmemPtr.store(s_red, X[0], [0])\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        allocator.finalized = False\n'
+        '        ctx = CompilationContext.get_current()\n'
+        '        with ir.InsertionPoint(ctx.gpu_module_body):\n'
+        '            allocator.finalize()\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        'def build(n):\n'
+        '    slots = n // 64\n'
+        '\n'
+        '    @fx.struct\n'
+        '    class SharedStorage:\n'
+        '        s_red: fx.Array[fx.Float32, slots, 16]\n'
+        '\n'
+        '    @flyc.kernel\n'
+        '    def k(X: fx.Tensor):\n'
+        '        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '        s_red = lds.s_red.view(fx.make_layout(slots, 1))\n'
+        '        fx.memref_store(X[0], s_red, 0)\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        unsafe=True,
+        line=11,
+        column=17,
+        count=3,
+    ),
+    Invalid(
+        # A `.get()` memref used by raw memref.load/store: the view is indexed instead.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 64 * 4\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, i: fx.Int32):\n'
+        '    lds_vals = SmemPtr(alloc.get_base(), 0, T.f32, shape=(64,)).get()\n'
+        '    memref.store(X[i], lds_vals, [i])\n'
+        '    X[i] = memref.load(lds_vals, [63 - i])\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    vals: fx.Array[fx.Float32, 64]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, i: fx.Int32):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    lds_vals = lds.vals.view(fx.make_layout(64, 1))\n'
+        '    fx.memref_store(X[i], lds_vals, i)\n'
+        '    X[i] = lds_vals[63 - i]\n',
+        unsafe=True,
+        line=7,
+        column=9,
+        count=2,
+    ),
+    Invalid(
+        # Aliased import; two buffers overlap: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator as LegacyAlloc, SmemPtr\n'
+        '\n'
+        'alloc = LegacyAlloc(None, arch="gfx942")\n'
+        'alloc.ptr = 2048\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, off: fx.Int32):\n'
+        '    base = alloc.get_base()\n'
+        '    a = SmemPtr(base, 0, T.f32, shape=(256,))\n'
+        '    b = SmemPtr(base, 512, T.f32, shape=(256,))\n'
+        '    b.store(a.load([0]), [1])\n',
+        expected=None,
+        line=6,
+        column=9,
+        count=3,
+        message='overlap',
+    ),
+    Invalid(
+        # The SmemPtr is passed to a helper: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        'def stage(ptr, v):\n'
+        '    ptr.store(v, [0])\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(256,))\n'
+        '    stage(s, X[0])\n',
+        expected=None,
+        line=6,
+        column=9,
+        count=2,
+        message='escapes',
+    ),
+    Invalid(
+        # The offset is a kernel argument: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, n: fx.Int32):\n'
+        '    base = alloc.get_base()\n'
+        '    s = SmemPtr(base, n * 4, T.f32, shape=(16,))\n'
+        '    s.store(X[0], [0])\n',
+        expected=None,
+        line=6,
+        column=9,
+        count=2,
+        message='run time',
+    ),
+    Invalid(
+        # get_base() escapes to a helper (raw LDS address arithmetic): no fix.
+        'from flydsl._mlir.dialects import vector\n'
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        'def lds_addr(base):\n'
+        '    return base\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, v, i, ty):\n'
+        '    addr = lds_addr(alloc.get_base())\n'
+        '    view = SmemPtr(alloc.get_base(), 0, ty, shape=(16,)).get()\n'
+        '    vector.store(v, view, [i])\n',
+        expected=None,
+        line=6,
+        column=9,
+        count=2,
+        message='base pointer `alloc.get_base()` escapes',
+    ),
+    Invalid(
+        # The memref from .get() feeds a raw vector.store: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import vector\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, v, i):\n'
+        '    base = alloc.get_base()\n'
+        '    s = SmemPtr(base, 64, T.f32, shape=(16,))\n'
+        '    view = s.get()\n'
+        '    vector.store(v, view, [i])\n',
+        expected=None,
+        line=7,
+        column=9,
+        count=2,
+        message='not a builtin memref',
+    ),
+    Invalid(
+        # An index-typed buffer has no fx.Array element class: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    idx = SmemPtr(alloc.get_base(), 0, T.index, shape=(4,))\n'
+        '    idx.store(X[0], [0])\n',
+        expected=None,
+        line=6,
+        column=9,
+        count=2,
+        message='has no fx class',
+    ),
+    Invalid(
+        # A SmemPtr whose base is a parameter; a generic .finalize() is not flagged.
+        'from flydsl.utils.smem_allocator import SmemPtr\n'
+        '\n'
+        '\n'
+        'def helper(base, T):\n'
+        '    return SmemPtr(base, 0, T.f32, shape=(4,)).get()\n'
+        '\n'
+        '\n'
+        'class Builder:\n'
+        '    def finalize(self):\n'
+        '        return 1\n'
+        '\n'
+        '\n'
+        'b = Builder()\n'
+        'b.finalize()\n',
+        expected=None,
+        line=5,
+        column=12,
+        count=1,
+        message='does not come from',
+    ),
+]

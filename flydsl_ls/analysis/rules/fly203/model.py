@@ -1,0 +1,59 @@
+"""What the FLY203 migration works with: the legacy symbols, fx element classes, and the
+records of one allocator's buffers."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flydsl_ls.analysis.rules.fly203.offsets import Poly
+
+ALLOCATOR = "shim.smem_allocator.SmemAllocator"
+SMEM_PTR = "shim.smem_allocator.SmemPtr"
+KERNEL_DECORATORS = {"flyc.kernel"}
+# fx element classes an fx.Array can hold, with their size in bytes.
+ELEMENT_BYTES = {
+    "fx.Int8": 1, "fx.Uint8": 1, "fx.Int16": 2, "fx.Uint16": 2, "fx.Int32": 4, "fx.Uint32": 4,
+    "fx.Int64": 8, "fx.Uint64": 8, "fx.Float16": 2, "fx.BFloat16": 2, "fx.Float32": 4,
+    "fx.Float64": 8, "fx.Float8E4M3FN": 1, "fx.Float8E5M2": 1, "fx.Float8E4M3FNUZ": 1,
+    "fx.Float8E4M3": 1, "fx.Float8E4M3B11FNUZ": 1, "fx.Float8E8M0FNU": 1,
+}
+RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
+RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
+BASE_ALIGNMENT = 1024  # SmemAllocator.finalize() aligns its global to 1024 bytes
+MAX_DEPTH = 12
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+
+class Unproven(Exception):
+    """The pattern cannot be migrated mechanically; the message says why."""
+
+
+
+@dataclass
+class Buffer:
+    name: str  # field name
+    offset: Poly
+    dtype: str  # fx class
+    shape: list[ast.expr]
+    explicit_align: int | None
+    calls: list[ast.Call] = field(default_factory=list)
+
+    @property
+    def elem_bytes(self) -> int:
+        return ELEMENT_BYTES[self.dtype]
+
+
+@dataclass
+class Group:
+    """One SmemAllocator and everything hanging off it."""
+
+    binding: object
+    call: ast.Call
+    flagged: list[ast.Call] = field(default_factory=list)
+    reason: str | None = None
+    edits: tuple = ()
+

@@ -1,0 +1,530 @@
+"""Finding a `SmemAllocator`'s pattern and planning its migration: which buffers the
+kernel views, where, and how each use maps to a layout view. Anything that cannot be
+proven raises `Unproven` with the reason the message gives."""
+
+import ast
+
+from flydsl_ls.analysis.diagnostic import Edit
+from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules.base import call_argument
+from flydsl_ls.analysis.rules.fly203.model import (
+    ALLOCATOR,
+    ELEMENT_BYTES,
+    FUNCTIONS,
+    KERNEL_DECORATORS,
+    MAX_DEPTH,
+    RAW_MEMREF_LOAD,
+    RAW_MEMREF_STORE,
+    SMEM_PTR,
+    Buffer,
+    Group,
+    Unproven,
+)
+from flydsl_ls.analysis.rules.fly203.offsets import OffsetAlgebra, Poly
+from flydsl_ls.analysis.rules.fly203.rewrite import Rewriter
+
+
+class Planner(OffsetAlgebra, Rewriter):
+    def __init__(self, model, ctx, parents, calls):
+        self.model = model
+        self.ctx = ctx
+        self._parents = parents
+        self._calls = calls
+
+    def groups(self) -> list[Group]:
+        groups = []
+        for node in self._calls[ALLOCATOR]:
+            parent = self._parents.get(id(node))
+            binding = None
+            if (
+                isinstance(parent, ast.Assign)
+                and parent.value is node
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)
+            ):
+                scope = self._scope_at(parent)
+                if scope is not None:
+                    for b in scope.bindings.get(parent.targets[0].id, ()):
+                        if b.node is parent or getattr(b, "value", None) is node:
+                            binding = b
+            group = Group(binding, node, [node])
+            if binding is None:
+                group.reason = "the allocator is not assigned to a plain name"
+            groups.append(group)
+        for group in groups:
+            if group.binding is None:
+                continue
+            if len(group.binding.scope.bindings.get(group.binding.name, ())) != 1:
+                group.reason = f"`{group.binding.name}` is bound more than once"
+            for use in self.model.uses_of(group.binding):
+                call = self._method_call(use, "finalize")
+                if call is not None:
+                    group.flagged.append(call)
+            for ptr in self._smem_ptr_calls(group):
+                group.flagged.append(ptr)
+        return groups
+
+    def _scope_at(self, stmt: ast.stmt):
+        owner = next((p for p in self._ancestors(stmt) if isinstance(p, (*FUNCTIONS, ast.Module))), None)
+        if isinstance(owner, ast.Module) or owner is None:
+            return self.model.module_scope
+        return self.model.function_scope(owner)
+
+    def _method_call(self, name: ast.Name, method: str) -> ast.Call | None:
+        attr = self._parents.get(id(name))
+        if isinstance(attr, ast.Attribute) and attr.value is name and attr.attr == method:
+            call = self._parents.get(id(attr))
+            if isinstance(call, ast.Call) and call.func is attr:
+                return call
+        return None
+
+    def _smem_ptr_calls(self, group: Group) -> list[ast.Call]:
+        found = []
+        for node in self._calls[SMEM_PTR]:
+            base = call_argument(node, 0, "base_memref")
+            if base is not None and self._is_base_of(base, group):
+                found.append(node)
+        return found
+
+    def _is_base_of(self, expr: ast.expr, group: Group) -> bool:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get_base":
+            return self._is_allocator(expr.func.value, group)
+        if isinstance(expr, ast.Name):
+            bindings = self.model.reaching_bindings(expr)
+            return len(bindings) == 1 and bindings[0].value is not None and self._is_base_of(bindings[0].value, group)
+        return False
+
+    def _is_allocator(self, expr: ast.expr, group: Group) -> bool:
+        return isinstance(expr, ast.Name) and self.model.binding_of(expr) is group.binding
+
+    def plan(self, group: Group, multiple: bool) -> tuple[Edit, ...]:
+        if group.reason is not None:
+            raise Unproven(group.reason)
+        alloc = group.binding
+        alloc_stmt = self._statement(alloc.node)
+        self._alloc_stmt = alloc_stmt
+        self._alloc_body = self._body_of(alloc_stmt)
+        self._group = group
+        self._aligned: dict[str, tuple[Poly, int]] = {}
+        deleted: list[ast.stmt] = [alloc_stmt]
+        offset_names: dict[int, ast.stmt] = {}  # id(binding) of offset variables -> statement
+        base_stmts: list[ast.stmt] = []
+        kernel_uses: list[ast.AST] = []
+        # 1. Every use of the allocator must be one we understand.
+        for use in self.model.uses_of(alloc):
+            parent = self._parents.get(id(use))
+            stmt = self._statement(use)
+            attr = parent.attr if isinstance(parent, ast.Attribute) and parent.value is use else None
+            if attr == "get_base":
+                call = self._parents.get(id(parent))
+                if not (isinstance(call, ast.Call) and call.func is parent and not call.args):
+                    raise Unproven(f"`{alloc.name}.get_base` is used other than as a call")
+                holder = self._parents.get(id(call))
+                if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+                    base_stmts.append(holder)
+                    deleted.append(holder)
+                elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
+                    pass
+                else:
+                    raise Unproven(
+                        f"the base pointer `{alloc.name}.get_base()` escapes (line {call.lineno}): "
+                        "it is used other than by `SmemPtr(...)`"
+                    )
+                kernel_uses.append(call)
+            elif attr == "finalize":
+                call = self._parents.get(id(parent))
+                if not (isinstance(call, ast.Call) and isinstance(stmt, ast.Expr) and stmt.value is call):
+                    raise Unproven(f"the result of `{alloc.name}.finalize()` is used (line {use.lineno})")
+                deleted.append(stmt)
+            elif attr == "finalized" and isinstance(stmt, ast.Assign) and parent in stmt.targets:
+                deleted.append(stmt)
+            elif attr in ("ptr", "_align") and stmt is not None and self._body_of(stmt) is self._alloc_body:
+                if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    if len(targets) != 1:
+                        raise Unproven(f"line {stmt.lineno}: multiple assignment of allocator bookkeeping")
+                    target = targets[0]
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.attr == "ptr" and self._is_allocator(target.value, group):
+                        deleted.append(stmt)
+                        continue
+                    if isinstance(stmt, ast.Assign) and isinstance(target, ast.Name):
+                        binding = self._binding_of_target(target, stmt)
+                        if binding is None:
+                            raise Unproven(f"line {stmt.lineno}: cannot follow `{target.id}`")
+                        offset_names[id(binding)] = stmt
+                        deleted.append(stmt)
+                        continue
+                raise Unproven(f"line {stmt.lineno}: `{alloc.name}.{attr}` is used in a way that cannot be mapped")
+            elif attr in ("ptr", "_align"):
+                where = "inside control flow" if stmt is not None and self._within(stmt, alloc.scope.node) else "outside the allocator's scope"
+                raise Unproven(f"`{alloc.name}.{attr}` is used {where} (line {use.lineno}): the offsets are computed, not static")
+            else:
+                what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
+                raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
+        # 2. The kernel.
+        ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
+        if not ptr_calls:
+            raise Unproven("no `SmemPtr(...)` views this allocator")
+        kernel = self._kernel_of([*kernel_uses, *ptr_calls])
+        # 3. Buffers and their uses.
+        buffers: list[Buffer] = []
+        rewrites: dict[int, tuple[ast.AST, str]] = {}
+        for call in ptr_calls:
+            buffer, view_of = self._buffer(call, kernel, buffers)
+            self._rewrite_uses(call, buffer, view_of, rewrites, deleted)
+        for binding_id, stmt in offset_names.items():
+            binding = next(b for b in self._bindings_of_stmt(stmt))
+            for use in self.model.uses_of(binding):
+                if self._inside_any(use, deleted) or self._is_offset_arg(use, ptr_calls):
+                    continue
+                raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
+        ordered = self._order(buffers)
+        # 4. Things left dead: `ctx = CompilationContext.get_current()` only used by finalize.
+        deleted = self._with_dead_contexts(deleted)
+        # 5. Text.
+        fx, import_edits = fx_alias(self.model)
+        struct_name = self._fresh(kernel, self._struct_name(group, multiple))
+        lds = self._fresh_in_kernel(kernel, "lds")
+        edits: list[Edit] = list(import_edits)
+        edits.append(self._struct_edit(kernel, struct_name, ordered, fx))
+        placed = self._lds_edit(kernel, base_stmts, [*kernel_uses, *ptr_calls], lds, fx, struct_name, deleted)
+        for node, text in rewrites.values():
+            edits.append(Edit(self.ctx.range(node), text.replace("\0LDS\0", lds).replace("\0FX\0", fx)))
+        edits.extend(self._deletions(deleted, skip=placed))
+        if placed is not None:
+            edits.append(placed[1])
+        return tuple(edits)
+
+    def _kernel_of(self, nodes: list[ast.AST]) -> ast.FunctionDef:
+        kernels = set()
+        for node in nodes:
+            function = self._outer_kernel(node)
+            if function is None:
+                owner = self._enclosing_function(node)
+                name = owner.name if owner is not None else "module level"
+                raise Unproven(
+                    f"LDS is used in `{name}` (line {node.lineno}), not in a `@flyc.kernel`: "
+                    "`fx.SharedAllocator` must be created inside the kernel"
+                )
+            kernels.add(function)
+        if len(kernels) != 1:
+            names = ", ".join(sorted(k.name for k in kernels))
+            raise Unproven(f"the allocator is shared by several kernels ({names}): migrate them by hand")
+        return kernels.pop()
+
+    def _outer_kernel(self, node: ast.AST):
+        kernels = [p for p in self._ancestors(node) if isinstance(p, FUNCTIONS) and self._is_kernel(p)]
+        return kernels[-1] if kernels else None
+
+    def _enclosing_function(self, node: ast.AST):
+        return next((p for p in self._ancestors(node) if isinstance(p, FUNCTIONS)), None)
+
+    def _is_traced(self, function) -> bool:
+        """A @flyc.kernel or @flyc.jit function, or one nested in it."""
+        return any(
+            isinstance(node, FUNCTIONS) and self._decorated(node, ("flyc.kernel", "flyc.jit"))
+            for node in self._ancestors(function, inclusive=True)
+        )
+
+    def _is_kernel(self, function) -> bool:
+        return self._decorated(function, KERNEL_DECORATORS)
+
+    def _decorated(self, function, symbols) -> bool:
+        """A decorator of ``function`` (called or not) resolves to one of ``symbols``."""
+        return any(
+            self.model.resolve(d.func if isinstance(d, ast.Call) else d) in symbols
+            for d in function.decorator_list
+        )
+
+    def _buffer(self, call: ast.Call, kernel, buffers: list[Buffer]):
+        line = call.lineno
+        if call.args and any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise Unproven(f"line {line}: `SmemPtr(*args)` cannot be read")
+        offset_expr = call_argument(call, 1, "byte_offset")
+        dtype_expr = call_argument(call, 2, "element_type")
+        shape_expr = call_argument(call, 3, "shape")
+        if offset_expr is None or dtype_expr is None:
+            raise Unproven(f"line {line}: `SmemPtr(...)` without an offset or element type")
+        offset, explicit = self._offset(offset_expr, line)
+        dtype = self._dtype(dtype_expr)
+        if dtype not in ELEMENT_BYTES:
+            raise Unproven(
+                f"line {line}: the element type `{ast.unparse(dtype_expr)}` has no fx class an "
+                "`fx.Array` can hold (known: T.f16, T.bf16, T.f32, T.i8, T.i32, ...)"
+            )
+        if shape_expr is None or (isinstance(shape_expr, ast.Constant) and shape_expr.value is None):
+            shape = [ast.Constant(1)]
+            shape_text = None
+        elif isinstance(shape_expr, (ast.Tuple, ast.List)) and shape_expr.elts and not any(isinstance(e, ast.Starred) for e in shape_expr.elts):
+            shape = list(shape_expr.elts)
+            shape_text = True
+        else:
+            raise Unproven(f"line {line}: the shape `{ast.unparse(shape_expr)}` is not a literal tuple")
+        for element in shape:
+            self._size(element, line)  # a static size
+            if shape_text is not None:
+                self._visible_before(element, kernel, line)
+        name = self._field_name(call)
+        view_of = self._view_text(shape, dtype)
+        for existing in buffers:
+            same_shape = [self._text(e) for e in existing.shape] == [self._text(e) for e in shape]
+            if existing.offset == offset and existing.dtype == dtype and same_shape:
+                existing.calls.append(call)
+                return existing, self._field_view(existing, view_of)
+        taken = {b.name for b in buffers}
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        buffer = Buffer(name, offset, dtype, shape, explicit, [call])
+        buffers.append(buffer)
+        return buffer, self._field_view(buffer, view_of)
+
+    def _dtype(self, expr: ast.expr) -> str | None:
+        """fx class of an MLIR element type expression (`T.f32`, `ir.F16Type.get()`,
+        `fx.Float32.ir_type`), following single assignments such as `bf16_ty = T.bf16`."""
+        for _ in range(MAX_DEPTH):
+            if not isinstance(expr, ast.Name):
+                break
+            bindings = self.model.reaching_bindings(expr)
+            if len(bindings) != 1 or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        found = fx_type_of_mlir_type(self.model, expr)
+        if found:
+            return found
+        if isinstance(expr, ast.Attribute) and expr.attr == "ir_type":
+            owner = self.model.resolve(expr.value) or ""
+            if owner in ELEMENT_BYTES:
+                return owner
+        return None
+
+    def _field_name(self, call: ast.Call) -> str:
+        holder = self._parents.get(id(call))
+        target = None
+        if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+            target = holder.targets[0].id
+        elif isinstance(holder, ast.Attribute) and holder.attr == "get":
+            get = self._parents.get(id(holder))
+            stmt = self._parents.get(id(get))
+            if isinstance(stmt, ast.Assign) and stmt.value is get and self._single_name(stmt):
+                target = stmt.targets[0].id
+        if target is None:
+            return f"buf{call.lineno}"
+        for prefix in ("smem_", "lds_"):
+            rest = target[len(prefix):]
+            if target.startswith(prefix) and rest.isidentifier() and not rest[0].isdigit():
+                return rest
+        return target
+
+    def _visible_before(self, element: ast.expr, kernel, line: int) -> None:
+        """Every name in a shape must be readable where the struct is declared."""
+        kernel_scope = self.model.function_scope(kernel)
+        for node in ast.walk(element):
+            if not isinstance(node, ast.Name):
+                continue
+            binding = self.model.binding_of(node)
+            if binding is None:
+                if node.id in ("len", "int", "max", "min"):
+                    continue
+                raise Unproven(f"line {line}: the size `{node.id}` is not defined in this file")
+            scope = binding.scope
+            inner = scope
+            while inner is not None and inner is not kernel_scope:
+                inner = inner.parent
+            if inner is kernel_scope:
+                raise Unproven(
+                    f"line {line}: the size `{node.id}` is bound inside the kernel; the `@fx.struct` "
+                    "is declared before it, where it is not visible"
+                )
+            if scope.kind == "function" and binding.position >= (kernel.lineno, 0):
+                raise Unproven(f"line {line}: the size `{node.id}` is bound after the kernel is defined")
+
+    def _rewrite_uses(self, call, buffer, view, rewrites, deleted) -> None:
+        holder = self._parents.get(id(call))
+        rank = len(buffer.shape)
+        if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+            binding = self._binding_of_target(holder.targets[0], holder)
+            if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+                raise Unproven(f"`{holder.targets[0].id}` (line {holder.lineno}) is bound more than once")
+            owner = self._parents.get(id(holder))
+            if isinstance(owner, FUNCTIONS) and holder in owner.body:
+                # Take the view once where the pointer was made (it dominates the rest of
+                # the function) and use the name: a view expression rooted at `lds` inside a
+                # runtime `if` makes FlyDSL's rewriter treat `lds` as branch state.
+                rewrites[id(call)] = (call, view)
+                view = holder.targets[0].id
+            else:
+                deleted.append(holder)
+            for use in self.model.uses_of(binding):
+                self._rewrite_pointer_use(use, view, rank, rewrites, deleted)
+            return
+        self._rewrite_pointer_use(call, view, rank, rewrites, deleted, inline=True)
+
+    def _rewrite_pointer_use(self, ptr, view, rank, rewrites, deleted, inline=False) -> None:
+        spelled = self._text(ptr) if not inline else "SmemPtr(...)"
+        parent = self._parents.get(id(ptr))
+        # SmemPtr.load(p, idx) / SmemPtr.store(p, v, idx): the unbound-method spelling.
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is ptr and isinstance(parent.func, ast.Attribute):
+            if self.model.resolve(parent.func.value) == SMEM_PTR and parent.func.attr in ("load", "store", "get"):
+                self._rewrite_method(parent, parent.func.attr, parent.args[1:], parent.keywords, view, rank, rewrites, deleted, spelled)
+                return
+        if isinstance(parent, ast.Attribute) and parent.value is ptr:
+            call = self._parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent and parent.attr in ("get", "load", "store"):
+                self._rewrite_method(call, parent.attr, call.args, call.keywords, view, rank, rewrites, deleted, spelled)
+                return
+            stmt = self._parents.get(id(parent))
+            if parent.attr == "_view_cache" and isinstance(stmt, ast.Assign) and parent in stmt.targets:
+                deleted.append(stmt)
+                return
+            raise Unproven(f"line {ptr.lineno}: `{spelled}.{parent.attr}` cannot be mapped to a layout view")
+        raise Unproven(f"the pointer `{spelled}` escapes at line {ptr.lineno} (passed on or stored)")
+
+    def _rewrite_method(self, call, method, args, keywords, view, rank, rewrites, deleted, spelled) -> None:
+        line = call.lineno
+        if method == "get":
+            if args or keywords:
+                raise Unproven(f"line {line}: `.get()` with arguments")
+            stmt = self._parents.get(id(call))
+            if isinstance(stmt, ast.Expr) and stmt.value is call:
+                deleted.append(stmt)  # only primed the view cache
+                return
+            rewrites[id(call)] = (call, view)
+            if isinstance(stmt, ast.Assign) and stmt.value is call and self._single_name(stmt):
+                binding = self._binding_of_target(stmt.targets[0], stmt)
+                if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+                    raise Unproven(f"`{stmt.targets[0].id}` (line {line}) is bound more than once")
+                for use in self.model.uses_of(binding):
+                    self._rewrite_memref_use(use, self._text(use), rank, rewrites)
+                return
+            self._rewrite_memref_use(call, view, rank, rewrites, rewrite_self=False)
+            return
+        if keywords and any(k.arg not in ("idxs", "val") for k in keywords):
+            raise Unproven(f"line {line}: `.{method}(...)` keywords cannot be mapped")
+        kw = {k.arg: k.value for k in keywords}
+        if method == "load":
+            idxs = args[0] if args else kw.get("idxs")
+            rewrites[id(call)] = (call, f"{view}[{self._coord(idxs, rank, line)}]")
+            return
+        value = args[0] if args else kw.get("val")
+        idxs = args[1] if len(args) > 1 else kw.get("idxs")
+        stmt = self._parents.get(id(call))
+        if value is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            raise Unproven(f"line {line}: the result of `.store(...)` is used")
+        rewrites[id(call)] = (call, self._store_text(value, view, self._coord(idxs, rank, line), rank))
+
+    def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
+        """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""
+        call = self._parents.get(id(use))
+        line = use.lineno
+        if isinstance(call, ast.Call) and not call.keywords:
+            symbol = self.model.resolve(call.func)
+            if symbol in RAW_MEMREF_LOAD and len(call.args) == 2 and call.args[0] is use:
+                rewrites[id(call)] = (call, f"{view}[{self._coord(call.args[1], rank, line)}]")
+                return
+            if symbol in RAW_MEMREF_STORE and len(call.args) == 3 and call.args[1] is use:
+                stmt = self._parents.get(id(call))
+                if isinstance(stmt, ast.Expr) and stmt.value is call:
+                    coord = self._coord(call.args[2], rank, line)
+                    rewrites[id(call)] = (call, self._store_text(call.args[0], view, coord, rank))
+                    return
+        what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
+        raise Unproven(
+            f"line {line}: the memref from `.get()` is used by `{what}`; a layout view is not a "
+            "builtin memref (only `memref.load`/`memref.store` on it can be mapped)"
+        )
+
+    def _coord(self, idxs, rank: int, line: int) -> str:
+        if idxs is None:
+            return ", ".join("0" for _ in range(rank))
+        if not isinstance(idxs, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in idxs.elts):
+            raise Unproven(f"line {line}: the index list `{ast.unparse(idxs)}` is not a literal list")
+        if len(idxs.elts) != rank:
+            raise Unproven(f"line {line}: {len(idxs.elts)} indices for a rank-{rank} buffer")
+        return ", ".join(self._text(e) for e in idxs.elts)
+
+    def _struct_name(self, group: Group, multiple: bool) -> str:
+        if not multiple:
+            return "SharedStorage"
+        parts = [p for p in group.binding.name.split("_") if p]
+        return "".join(p[:1].upper() + p[1:] for p in parts) + "Storage"
+
+    def _fresh(self, kernel, name: str) -> str:
+        scope = self._scope_at(kernel)
+        taken = set(scope.bindings) | set(self.model.module_scope.bindings)
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}{n}", n + 1
+        return name
+
+    def _fresh_in_kernel(self, kernel, name: str) -> str:
+        taken = set()
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Name):
+                taken.add(node.id)
+            elif isinstance(node, ast.arg):
+                taken.add(node.arg)
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}{n}", n + 1
+        return name
+
+    @staticmethod
+    def _bodies(node):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                yield body
+
+    def _ancestors(self, node, inclusive: bool = False):
+        """The nodes around ``node``, innermost first (``node`` itself first when ``inclusive``)."""
+        if not inclusive:
+            node = self._parents.get(id(node))
+        while node is not None:
+            yield node
+            node = self._parents.get(id(node))
+
+    def _statement(self, node: ast.AST) -> ast.stmt | None:
+        return next((n for n in self._ancestors(node, inclusive=True) if isinstance(n, ast.stmt)), None)
+
+    def _body_of(self, stmt: ast.stmt):
+        parent = self._parents.get(id(stmt))
+        if parent is None:
+            return None
+        for body in self._bodies(parent):
+            if any(s is stmt for s in body):
+                return body
+        return None
+
+    def _within(self, node, ancestor) -> bool:
+        return any(p is ancestor for p in self._ancestors(node))
+
+    def _inside_any(self, node, statements) -> bool:
+        ids = {id(s) for s in statements}
+        return any(id(n) in ids for n in self._ancestors(node, inclusive=True))
+
+    def _is_offset_arg(self, use: ast.Name, ptr_calls) -> bool:
+        parent = self._parents.get(id(use))
+        if isinstance(parent, ast.keyword) and parent.arg == "byte_offset":
+            parent = self._parents.get(id(parent))
+            return parent in ptr_calls
+        return parent in ptr_calls and call_argument(parent, 1, "byte_offset") is use
+
+    @staticmethod
+    def _single_name(stmt: ast.Assign) -> bool:
+        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+
+    def _binding_of_target(self, target: ast.Name, stmt: ast.stmt):
+        scope = self._scope_at(stmt)
+        for binding in (scope.bindings.get(target.id, ()) if scope else ()):
+            if binding.node is stmt or binding.node is target:
+                return binding
+        return None
+
+    def _bindings_of_stmt(self, stmt):
+        scope = self._scope_at(stmt)
+        for bindings in scope.bindings.values():
+            for binding in bindings:
+                if binding.node is stmt or binding.node in getattr(stmt, "targets", ()):
+                    yield binding

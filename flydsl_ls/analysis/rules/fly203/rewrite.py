@@ -1,0 +1,163 @@
+"""The text of the migration: the `@fx.struct`, the allocation, views and stores, and the
+statements the migration deletes. Mixed into the planner, which provides ``model``,
+``ctx`` and ``_parents``."""
+
+import ast
+
+from flydsl_ls.analysis.diagnostic import Edit
+from flydsl_ls.analysis.rules.fly203.model import Buffer, Unproven
+from flydsl_ls.analysis.text import Position, Range
+
+
+class Rewriter:
+    def _field_view(self, buffer: Buffer, layout: str) -> str:
+        return f"\0LDS\0.{buffer.name}.view({layout})"
+
+    def _view_text(self, shape: list[ast.expr], dtype: str) -> str:
+        texts = [self._factor(e) for e in shape]
+        if len(shape) == 1:
+            return f"\0FX\0.make_layout({self._text(shape[0])}, 1)"
+        strides = []
+        for i in range(len(shape)):
+            rest = texts[i + 1 :]
+            strides.append(" * ".join(rest) if rest else "1")
+        shape_t = ", ".join(self._text(e) for e in shape)
+        return f"\0FX\0.make_layout(({shape_t}), ({', '.join(strides)}))"
+
+    def _text(self, node: ast.expr) -> str:
+        if isinstance(node, ast.Constant) and not hasattr(node, "lineno"):
+            return repr(node.value)
+        return self.model.index.slice(self.model.index.node_range(node))
+
+    def _factor(self, node: ast.expr) -> str:
+        text = self._text(node)
+        atomic = isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript))
+        product = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+        return text if (atomic or product) and "\n" not in text else f"({text})"
+
+    def _store_text(self, value: ast.expr, view: str, coord: str, rank: int) -> str:
+        # A call, not `view[i] = v`: FlyDSL's AST rewriter treats a subscript assignment
+        # inside a runtime `if` as assigning the view's root name (`lds`), which breaks the
+        # branch (measured on FlyDSL 0.5.0 with FlyDSL's own tests/kernels/test_quant.py).
+        indices = coord if rank == 1 else f"({coord})"
+        return f"\0FX\0.memref_store({self._text(value)}, {view}, {indices})"
+
+    def _struct_edit(self, kernel, name: str, ordered, fx: str) -> Edit:
+        first = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)])
+        indent = self._indent(first)
+        lines = [f"{indent}@{fx}.struct", f"{indent}class {name}:"]
+        for buffer, align in ordered:
+            size = " * ".join(self._factor(e) for e in buffer.shape) if len(buffer.shape) > 1 else self._text(buffer.shape[0])
+            dtype = buffer.dtype.replace("fx.", f"{fx}.", 1)
+            extra = f", {align}" if align else ""
+            lines.append(f"{indent}    {buffer.name}: {fx}.Array[{dtype}, {size}{extra}]")
+        blank = "\n\n" if not indent else "\n"
+        text = "\n".join(lines) + "\n" + blank
+        start = Position(first - 1, 0)
+        return Edit(Range(start, start), text)
+
+    def _indent(self, lineno: int) -> str:
+        line = self.model.index.line_text(lineno - 1)
+        return line[: len(line) - len(line.lstrip())]
+
+    def _lds_edit(self, kernel, base_stmts, uses, lds, fx, struct, deleted):
+        """(statement replaced or None, edit) placing the allocation at the kernel's top
+        level, before the first statement that touches LDS."""
+        firsts = []
+        for node in uses:
+            top = node
+            while self._parents.get(id(top)) is not kernel:
+                top = self._parents.get(id(top))
+            firsts.append(top)
+        anchor = min(firsts, key=lambda s: (s.lineno, s.col_offset))
+        text = f"{lds} = {fx}.SharedAllocator().allocate({struct}).peek()"
+        indent = self._indent(anchor.lineno)
+        if anchor in base_stmts and self._line_alone(anchor):
+            return anchor, Edit(self._line_range(anchor), f"{indent}{text}\n")
+        if anchor in base_stmts:
+            return anchor, Edit(self.ctx.range(anchor), text)
+        if not self.model.index.line_text(anchor.lineno - 1)[: anchor.col_offset].strip() == "":
+            raise Unproven(f"line {anchor.lineno}: the kernel's first LDS statement shares its line")
+        start = Position(anchor.lineno - 1, 0)
+        return None, Edit(Range(start, start), f"{indent}{text}\n")
+
+    def _with_dead_contexts(self, deleted: list[ast.stmt]) -> list[ast.stmt]:
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(self.model.tree):
+                for body in self._bodies(node):
+                    if not body or all(self._inside_any(s, deleted) for s in body):
+                        if isinstance(node, ast.With) and node not in deleted and body is node.body:
+                            deleted.append(node)
+                            changed = True
+            for node in ast.walk(self.model.tree):
+                if isinstance(node, ast.Assign) and node not in deleted and self._single_name(node):
+                    if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "get_current":
+                        binding = self._binding_of_target(node.targets[0], node)
+                        uses = self.model.uses_of(binding) if binding else []
+                        if binding and uses and all(self._inside_any(u, deleted) for u in uses):
+                            deleted.append(node)
+                            changed = True
+        return deleted
+
+    def _deletions(self, deleted: list[ast.stmt], skip) -> list[Edit]:
+        replaced = skip[0] if skip else None
+        unique = list(dict.fromkeys(deleted))
+        outermost = [s for s in unique if not self._inside_any(self._parents.get(id(s)), unique)]
+        edits = []
+        spans: list[list[int]] = []  # whole lines to delete: [first, last + 1), 0-based
+        for node in ast.walk(self.model.tree):
+            for body in self._bodies(node):
+                gone = [s for s in body if s in outermost]
+                if not gone:
+                    continue
+                empty = len(gone) == len(body) and not isinstance(node, ast.Module) and replaced not in body
+                for index, stmt in enumerate(gone):
+                    if stmt is replaced:
+                        continue
+                    alone = self._line_alone(stmt)
+                    if empty and index == 0:
+                        if alone:
+                            edits.append(Edit(self._line_range(stmt), f"{self._indent(stmt.lineno)}pass\n"))
+                        else:
+                            edits.append(Edit(self.ctx.range(stmt), "pass"))
+                    elif alone:
+                        spans.append([stmt.lineno - 1, stmt.end_lineno])
+                    else:
+                        edits.append(Edit(self.ctx.range(stmt), "pass"))
+        merged: list[list[int]] = []
+        for span in sorted(spans):
+            if merged and span[0] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], span[1])
+            else:
+                merged.append(span)
+        lines = self.model.index.lines
+        blank = lambda i: 0 <= i < len(lines) and lines[i].strip() == ""
+        for first, end in merged:
+            if blank(first - 1) and (blank(end) or end >= len(lines) - 1):
+                while blank(first - 1):
+                    first -= 1
+            elif first > 0 and lines[first - 1].rstrip().endswith(":") and blank(end):
+                while blank(end) and end < len(lines) - 1:  # no blank first line in a body
+                    end += 1
+            if end < len(lines) - 1 or lines[-1] == "":
+                edits.append(Edit(Range(Position(first, 0), Position(end, 0)), ""))
+            else:
+                last = end - 1
+                edits.append(Edit(Range(Position(first, 0), Position(last, len(self.model.index.line_text(last)))), ""))
+        return edits
+
+    def _line_alone(self, stmt: ast.stmt) -> bool:
+        index = self.model.index
+        before = index.line_text(stmt.lineno - 1)[: stmt.col_offset]
+        after_line = index.line_text(stmt.end_lineno - 1)
+        end = self.ctx.range(stmt).end.column
+        after = after_line[end:].strip()
+        return before.strip() == "" and (after == "" or after.startswith("#"))
+
+    def _line_range(self, stmt: ast.stmt) -> Range:
+        start = Position(stmt.lineno - 1, 0)
+        if stmt.end_lineno < len(self.model.index.lines):
+            return Range(start, Position(stmt.end_lineno, 0))
+        return Range(start, self.ctx.range(stmt).end)

@@ -1,0 +1,154 @@
+import ast
+
+from flydsl_ls.analysis.rules.base import Rule
+from flydsl_ls.analysis.rules.fly203.cases import INVALID, VALID
+from flydsl_ls.analysis.rules.fly203.model import ALLOCATOR, SMEM_PTR, Group, Unproven
+from flydsl_ls.analysis.rules.fly203.planner import Planner
+
+
+class SmemAllocator(Rule):
+    """
+    The legacy LDS path (`flydsl.utils.smem_allocator`) places every buffer by hand: a
+    `SmemAllocator` bumps a byte pointer (`allocator.ptr`, `allocator._align(...)`), the
+    kernel takes `allocator.get_base()` and views it through `SmemPtr(base, byte_offset,
+    dtype, shape=...)`, `.get()`/`.load()`/`.store()`, and the launcher must emit the LDS
+    global itself with `allocator.finalize()` inside the GPU module body. FlyDSL 0.5.0 warns
+    on both classes. The replacement declares the kernel's LDS as an `@fx.struct` with one
+    `fx.Array[dtype, n]` field per buffer and allocates it with
+    `fx.SharedAllocator().allocate(S).peek()` inside the kernel; the compiler sizes LDS, so
+    there is no `finalize()`, no offsets and no base pointer.
+
+    Flagged: every `SmemAllocator(...)` and `SmemPtr(...)` call, and `.finalize()` whose
+    receiver resolves to a `SmemAllocator` (a generic `.finalize()` never is).
+
+    "Migrate to SharedAllocator" (unsafe) is one fix over the whole kernel and its launcher:
+    it adds the `@fx.struct` right before the kernel (one field per buffer, in offset order,
+    sizes from the shapes; where the offsets imply alignment, e.g. `allocator._align(p, 16)`
+    or padding, the field keeps it as `fx.Array[dtype, n, align]`), puts
+    `lds = fx.SharedAllocator().allocate(S).peek()` where the kernel first touches LDS,
+    replaces each `.get()` with `lds.<field>.view(fx.make_layout(shape, stride))`
+    (row-major; a view per use, as the guide recommends), `.load(idx)` with `view[idx]` and
+    `.store(v, idx)` with `view[idx] = v` (`memref.load/store` on a `.get()` result alike),
+    and deletes the allocator, its offset bookkeeping, `get_base()` and `finalize()`. The
+    IR differs (one LDS global per field instead of a byte array plus `memref.view`), and
+    buffers may move, hence unsafe.
+
+    No fix, and the message says why, when the pattern cannot be proven: offsets that are
+    computed at run time or change under control flow, buffers that overlap (aliasing needs
+    an `fx.union` chosen by hand), a pointer or allocator escaping to another function or
+    kernel, `.get()` results used by raw ops other than `memref.load/store`, index lists that
+    are not literal, or a dtype with no fx class.
+    """
+
+    code = "FLY203"
+    name = "smem-allocator"
+    summary = "`SmemAllocator`, `SmemPtr`, `allocator.finalize()` (receiver resolved to a SmemAllocator)"
+    replacement = (
+        "`@fx.struct` of `fx.Array[...]` fields + `fx.SharedAllocator().allocate(S).peek()` + "
+        "`.view(layout)` (\"Migrate to SharedAllocator\")"
+    )
+    fix_safety = "unsafe, whole kernel at once"
+    fix_title = "Migrate to SharedAllocator"
+    example_before = (
+        "allocator = SmemAllocator(None, arch=ARCH)\n"
+        "red_off = allocator._align(allocator.ptr, 16)\n"
+        "allocator.ptr = red_off + SLOTS * 4\n\n"
+        "@flyc.kernel\n"
+        "def k(x: fx.Tensor):\n"
+        "    base = allocator.get_base()\n"
+        "    s_red = SmemPtr(base, red_off, T.f32, shape=(SLOTS,))\n"
+        "    s_red.store(v, [i])\n"
+        "...\n"
+        "    with ir.InsertionPoint(ctx.gpu_module_body):\n"
+        "        allocator.finalize()"
+    )
+    example_after = (
+        "@fx.struct\n"
+        "class SharedStorage:\n"
+        "    s_red: fx.Array[fx.Float32, SLOTS, 16]\n\n"
+        "@flyc.kernel\n"
+        "def k(x: fx.Tensor):\n"
+        "    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
+        "    lds.s_red.view(fx.make_layout(SLOTS, 1))[i] = v"
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._findings: dict[int, tuple[str, object]] = {}
+
+    def visit_Module(self, node: ast.Module) -> None:
+        if "SmemAllocator" not in self.model.source and "SmemPtr" not in self.model.source:
+            return  # neither name is used (so nothing can resolve to them): skip the walks
+        # One walk: the calls of the two classes, found once for every group.
+        calls: dict[str, list[ast.Call]] = {ALLOCATOR: [], SMEM_PTR: []}
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                symbol = self.model.resolve(call.func)
+                if symbol in calls:
+                    calls[symbol].append(call)
+        planner = Planner(self.model, self.ctx, self.model.parent_map(node), calls)
+        groups = planner.groups()
+        multiple = len(groups) > 1
+        claimed: set[int] = set()
+        for group in groups:
+            try:
+                edits = planner.plan(group, multiple)
+                group.edits = edits
+            except Unproven as why:
+                group.reason = str(why)
+            claimed.update(id(c) for c in group.flagged)
+            fix = None
+            if group.reason is None:
+                fix = self.replace_edits(group.edits)
+            for call in group.flagged:
+                self._findings[id(call)] = (self._message(call, group), fix)
+        for call in calls[SMEM_PTR]:
+            if id(call) not in claimed:
+                self._findings[id(call)] = (
+                    self._describe(call)
+                    + "; no automatic migration: its base memref does not come from a "
+                    "`SmemAllocator(...)` of this file",
+                    None,
+                )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        found = self._findings.get(id(node))
+        if found is not None:
+            message, fix = found
+            self.report(node, message, fix=fix)
+
+    def replace_edits(self, edits):
+        from flydsl_ls.analysis.diagnostic import Applicability, Fix
+
+        return Fix(
+            title=f"{self.fix_title} (unsafe)",
+            applicability=Applicability.UNSAFE,
+            edits=tuple(edits),
+        )
+
+    def _describe(self, call: ast.Call) -> str:
+        symbol = self.model.resolve(call.func)
+        if symbol == ALLOCATOR:
+            return (
+                "legacy `SmemAllocator` places LDS buffers at hand-computed byte offsets and needs "
+                "`finalize()`: declare an `@fx.struct` of `fx.Array` fields and allocate it with "
+                "`fx.SharedAllocator().allocate(S).peek()` in the kernel"
+            )
+        if symbol == SMEM_PTR:
+            return (
+                "legacy `SmemPtr(base, offset, dtype, shape=...)` views LDS at a byte offset: make the "
+                "buffer an `fx.Array` field of an `@fx.struct` and take `.view(fx.make_layout(...))`"
+            )
+        return (
+            "`finalize()` on a `SmemAllocator` emits the LDS global by hand; `fx.SharedAllocator` "
+            "sizes LDS itself, so it goes away with the migration"
+        )
+
+    def _message(self, call: ast.Call, group: Group) -> str:
+        text = self._describe(call)
+        if group.reason is None:
+            return text + " (fix: Migrate to SharedAllocator, the whole kernel at once)"
+        return text + f"; no automatic migration: {group.reason}"
+
+    VALID = VALID
+    INVALID = INVALID
