@@ -37,6 +37,7 @@ SAFE = {
     "waitcnt.py": (("gfx942", "gfx950"), {"FLY401", "FLY402", "FLY403"}),
     "raw_vector.py": (("gfx942",), {"FLY303"}),
     "value_kinds.py": (("gfx942",), {"FLY101", "FLY102"}),
+    "deprecated_methods.py": (("gfx942",), {"FLY901"}),
 }
 
 

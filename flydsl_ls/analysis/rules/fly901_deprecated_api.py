@@ -2,8 +2,9 @@ import ast
 from dataclasses import dataclass
 
 from flydsl_ls.analysis import apis
-from flydsl_ls.analysis.diagnostic import Severity
+from flydsl_ls.analysis.diagnostic import Fix, Severity
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.versions import at_least
 
 
@@ -31,8 +32,8 @@ TDM_OPS = Deprecation(
     "0.4",
 )
 DEPRECATED_METHODS = {
-    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.max(x, y)`", "0.4"),
-    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.min(x, y)`", "0.4"),
+    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)` (or `fx.max(x, y)` on typed operands)", "0.4"),
+    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.minimumf(x, y)` (or `fx.min(x, y)` on typed operands)", "0.4"),
     "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
     "addf": Deprecation("fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4"),
     "exp2": Deprecation("fx.Numeric.exp2", "`fx.math.exp2(x)`", "0.4"),
@@ -41,6 +42,19 @@ DEPRECATED_METHODS = {
 # Method names no other library uses on values: flagged even when the receiver's type
 # is not inferred (FlyDSL's own guard flags every `.maximumf(` call).
 _DISTINCTIVE_METHODS = {"maximumf", "minimumf", "shuffle_xor", "shrui"}
+# `x.m(args)` -> `fx.<function>(x, args)`: the same op on the same operands, and the result
+# keeps the receiver's kind (a raw value stays raw, an fx value keeps its fx type) as FlyDSL
+# 0.5.0 builds them (`fx.gpu.shuffle` preserves the numeric type; `fx.maximumf`/`fx.math.exp2`
+# type the result from the IR type, which for floats is the receiver's). Both read the
+# ambient `fastmath` as the methods do. Before 0.5.0 `fx.gpu.shuffle` typed its result from
+# the IR type (an unsigned receiver came back signed): unsafe there.
+METHOD_FUNCTIONS = {
+    "maximumf": "maximumf",
+    "minimumf": "minimumf",
+    "shuffle_xor": "gpu.shuffle_xor",
+    "exp2": "math.exp2",
+}
+_SAFE_SINCE = "0.5.0"
 
 
 class DeprecatedApi(Rule):
@@ -56,15 +70,25 @@ class DeprecatedApi(Rule):
     past the removal release: FlyDSL declares the earliest release that may drop the API,
     so the message says whether the project's release still has it. `fx.index_cast` is
     reported by FLY103, which can fix it.
+
+    The methods `x.maximumf(y)`, `x.minimumf(y)`, `x.shuffle_xor(offset, width)` and
+    `x.exp2(...)` become `fx.maximumf(x, y)`, `fx.minimumf(x, y)`,
+    `fx.gpu.shuffle_xor(x, offset, width)` and `fx.math.exp2(x, ...)`: the same op on the
+    same operands, reading the ambient `fastmath` as the methods do, and a result of the
+    receiver's kind (raw stays raw, an fx float stays that fx type). That holds as FlyDSL
+    0.5.0 builds them, so the fix is safe there; before 0.5.0 `fx.gpu.shuffle` typed its
+    result from the IR type (an unsigned receiver came back signed), so it is unsafe, as it
+    is when the project's release is unknown. `shrui`, `addf`, `fx.get`,
+    `fx.constant_vector` and `tdm_ops` have no 1:1 replacement and no fix.
     """
 
     code = "FLY901"
     name = "deprecated-api"
     summary = "A FlyDSL API on FlyDSL's deprecated list"
     replacement = "the API FlyDSL names for it (see the message)"
-    fix_safety = "none"
+    fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+; unsafe before; none for the rest"
     example_before = "m = acc.maximumf(peer)"
-    example_after = "m = fx.max(acc, peer)"
+    example_after = "m = fx.maximumf(acc, peer)"
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._flag_symbol(node)
@@ -95,7 +119,18 @@ class DeprecatedApi(Rule):
             return  # a module function such as np.exp2, not a Numeric method
         kind = self.model.type_of(receiver)
         if kind.is_typed or kind.is_raw or (not kind.known and func.attr in _DISTINCTIVE_METHODS):
-            self._flag(func, DEPRECATED_METHODS[func.attr], method=True)
+            self._flag(func, DEPRECATED_METHODS[func.attr], fix=self._function_form(node))
+
+    def _function_form(self, call: ast.Call) -> Fix | None:
+        """`x.shuffle_xor(o, w)` -> `fx.gpu.shuffle_xor(x, o, w)` and the like."""
+        func = call.func
+        function = METHOD_FUNCTIONS.get(func.attr)
+        if function is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        fx, imports = fx_alias(self.model)
+        args = [self.text(func.value), *(self.text(a) for a in call.args), *(f"{k.arg}={self.text(k.value)}" for k in call.keywords)]
+        safe = at_least(self.ctx.options.flydsl_version, _SAFE_SINCE)
+        return self.replace(call, f"{fx}.{function}({', '.join(args)})", f"Use {fx}.{function}(...)", safe=safe, extra=imports)
 
     def _is_imported(self, expr: ast.expr) -> bool:
         while isinstance(expr, ast.Attribute):
@@ -105,7 +140,7 @@ class DeprecatedApi(Rule):
         binding = self.model.binding_of(expr)
         return binding is not None and binding.kind == "import"
 
-    def _flag(self, node: ast.AST, entry: Deprecation, method: bool = False) -> None:
+    def _flag(self, node: ast.AST, entry: Deprecation, fix: Fix | None = None) -> None:
         version = self.ctx.options.flydsl_version
         removed = at_least(version, entry.removal)
         if not removed:
@@ -119,6 +154,7 @@ class DeprecatedApi(Rule):
             node,
             f"`{entry.api}` is deprecated ({status}): use {entry.replacement}",
             severity=Severity.ERROR if removed else Severity.WARNING,
+            fix=fix,
         )
 
     VALID = [
@@ -134,6 +170,33 @@ class DeprecatedApi(Rule):
             message="`fx.Numeric.maximumf` is deprecated",
             line=3,
             column=12,
+            expected="import flydsl.expr as fx\ndef f(acc: fx.Float32, peer):\n    return fx.maximumf(acc, peer)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(v: fx.Float32, off, width):\n"
+            "    peer = v.shuffle_xor(off, width)\n"
+            "    return v.exp2(fastmath=fx.arith.FastMathFlags.fast).minimumf(peer)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(v: fx.Float32, off, width):\n"
+            "    peer = fx.gpu.shuffle_xor(v, off, width)\n"
+            "    return fx.minimumf(fx.math.exp2(v, fastmath=fx.arith.FastMathFlags.fast), peer)\n",
+            count=3,
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        # A raw receiver (ArithValue's own method) too; fx imported where the file lacks it.
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\n"
+            "def f(w):\n    return ArithValue(w).shuffle_xor(1, 64)\n",
+            expected="from flydsl.expr.arith import ArithValue\nimport flydsl.expr as fx\n"
+            "def f(w):\n    return fx.gpu.shuffle_xor(ArithValue(w), 1, 64)\n",
+            unsafe=True,
+        ),
+        # No 1:1 replacement.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(v: fx.Int32):\n    return v.shrui(2)\n",
+            expected=None,
         ),
         Invalid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS64b()\n", message="BufferCopyLDS32b"),
         Invalid("import flydsl.expr as fx\nops = fx.tdm_ops.make_tdm_desc\n", column=7),
@@ -144,5 +207,9 @@ class DeprecatedApi(Rule):
             message="past its declared removal in FlyDSL 0.4: any release after the project's 0.5.0 may drop it",
             settings={"flydsl_version": "0.5.0"},
         ),
-        Invalid("def f(v):\n    return v.shuffle_xor(1, 64)\n"),
+        Invalid(
+            "def f(v):\n    return v.shuffle_xor(1, 64)\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.gpu.shuffle_xor(v, 1, 64)\n",
+            unsafe=True,
+        ),
     ]
