@@ -146,3 +146,39 @@ def test_no_buffer_tensor_fix_where_the_raw_resource_is_consumed(use):
     found = [d for d in diagnostics("FLY201", source, SETTINGS) if "create_buffer_resource" in d.message]
     assert len(found) == 1 and found[0].fix is None
     assert "consumed raw" in found[0].message
+
+
+def test_ping_pong_pair_with_a_shared_region_becomes_one_struct_with_a_union(service):  # noqa: F811
+    path = KERNELS / "smem_ping_pong.py"
+    after = migrate("FLY203", path)
+    assert "SmemAllocator" not in after and "SmemPtr" not in after and "finalize" not in after
+    # One allocation for the kernel (FlyDSL allows one SharedAllocator per kernel): both
+    # allocators' buffers are fields of one struct; the pong region's two views share a union.
+    assert after.count("fx.SharedAllocator()") == 1
+    assert (
+        "    @fx.union\n"
+        "    class SXPongSOutRegion:\n"
+        "        s_x_pong: fx.Array[fx.Float32, n, 16]\n"
+        "        s_out: fx.Array[fx.Float16, 2 * n, 16]\n"
+    ) in after
+    assert (
+        "    class SharedStorage:\n"
+        "        s_x_pong_s_out: SXPongSOutRegion\n"
+        "        s_tid: fx.Array[fx.Int32, n]\n"
+        "        s_x_ping: fx.Array[fx.Float32, n, 16]\n"
+    ) in after
+    # A peeked struct cannot hold a union: the storage is navigated, each leaf peeked.
+    assert "        lds = fx.SharedAllocator().allocate(SharedStorage)\n" in after
+    assert "        s_out = lds.s_x_pong_s_out.s_out.peek().view(fx.make_layout(2 * n, 1))\n" in after
+    # `_align` on sizes (not on the bump pointer) stays, as the arithmetic it is.
+    assert "    pong_total = (pong_region + 128 - 1) // 128 * 128 + n * 4\n" in after
+    assert "    if (pong_total + 1024 - 1) // 1024 * 1024 > LDS_LIMIT:\n" in after
+    before, result = compile_both(service, path, "stages", after)
+    assert not compare_results(before, result).identical
+    new = first_mlir(result)
+    assert "memref.global" not in new and "memref.view" not in new
+    # The union is one allocation as large as its larger member (256 B each here).
+    assert new.count("fly.make_ptr()") == 3
+    assert before.kernels[0].resources.lds_bytes == 1280  # two globals, 1024 + 256
+    assert result.kernels[0].resources.lds_bytes == 768
+    assert result.kernels[0].resources.scratch_bytes == 0

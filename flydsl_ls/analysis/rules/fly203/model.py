@@ -56,4 +56,12 @@ class Group:
     flagged: list[ast.Call] = field(default_factory=list)
     reason: str | None = None
     edits: tuple = ()
+    # What the survey found (Planner.survey):
+    deleted: list[ast.stmt] = field(default_factory=list)  # bookkeeping the migration deletes
+    offset_names: dict[int, ast.stmt] = field(default_factory=dict)  # id(binding) -> its statement
+    base_stmts: list[ast.stmt] = field(default_factory=list)  # `base = allocator.get_base()`
+    kernel_uses: list[ast.AST] = field(default_factory=list)  # get_base() calls
+    ptr_calls: list[ast.Call] = field(default_factory=list)  # SmemPtr(...) on this allocator
+    align_calls: list[ast.Call] = field(default_factory=list)  # `_align(x, a)` not on the bump pointer
+    kernel: object = None
 

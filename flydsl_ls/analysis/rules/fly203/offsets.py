@@ -78,8 +78,9 @@ class Poly:
 
 class OffsetAlgebra:
     """Static values of offset expressions. Mixed into the planner, which provides
-    ``model``, ``_group``, ``_alloc_stmt``, ``_alloc_body`` and ``_aligned`` (the
-    ``align_up`` symbols: name -> (value, alignment))."""
+    ``model``, ``_group``, ``_alloc_stmt``, ``_alloc_body``, ``_aligned`` (the
+    ``align_up`` symbols: name -> (value, alignment)) and ``_maxima`` (``max`` symbols:
+    name -> arguments)."""
 
     def _offset(self, expr: ast.expr, line: int) -> tuple[Poly, int | None]:
         explicit = None
@@ -173,6 +174,12 @@ class OffsetAlgebra:
                 consts = [a.constant for a in args]
                 if expr.func.id in ("max", "min") and args and None not in consts:
                     return Poly.const(max(consts) if expr.func.id == "max" else min(consts))
+                if expr.func.id == "max" and len(args) > 1:
+                    # max(a, b) = m with m >= a and m >= b: a fresh symbol (a region two
+                    # phases share is as large as the larger of them).
+                    name = f"max@{expr.lineno}:{expr.col_offset}"
+                    self._maxima[name] = args
+                    return Poly.symbol(name)
         raise Unproven(f"line {line}: `{ast.unparse(expr)}` is computed; the offset is not static")
 
     def _ptr_at(self, read: ast.Attribute, line: int, depth: int) -> Poly:
@@ -203,20 +210,25 @@ class OffsetAlgebra:
 
     def _nonnegative(self, poly: Poly, depth: int = 0) -> bool:
         """Provably >= 0, with every size symbol >= 0 and ``A * t >= value`` for each
-        ``align_up(value, A)`` symbol ``t`` (used as a lower bound where it is added)."""
+        ``align_up(value, A)`` symbol ``t`` and ``m >= a`` for each ``max(a, ...)`` symbol ``m``
+        (lower bounds, used where the symbol is added)."""
         if poly.nonnegative():
             return True
         if depth > MAX_DEPTH:
             return False
         for key, coef in poly.terms.items():
-            if len(key) == 1 and key[0] in self._aligned and coef > 0:
+            if len(key) != 1 or coef <= 0:
+                continue
+            rest = Poly({k: v for k, v in poly.terms.items() if k != key})
+            if key[0] in self._aligned:
                 value, align = self._aligned[key[0]]
                 if coef % align == 0:
-                    rest = Poly({k: v for k, v in poly.terms.items() if k != key})
                     return self._nonnegative(rest + value * Poly.const(coef // align), depth + 1)
+            if key[0] in self._maxima:
+                return any(self._nonnegative(rest + arg * Poly.const(coef), depth + 1) for arg in self._maxima[key[0]])
         return False
 
-    def _order(self, buffers: list[Buffer]) -> list[tuple[Buffer, int | None]]:
+    def _order(self, buffers: list[Buffer]) -> list[list[tuple[Buffer, int | None]]]:
         def before(a: Buffer, b: Buffer) -> bool:
             diff = b.offset - a.offset
             if self._nonnegative(diff):
@@ -231,24 +243,31 @@ class OffsetAlgebra:
             while index > 0 and not before(ordered[index - 1], buffer):
                 index -= 1
             ordered.insert(index, buffer)
-        result = []
-        end = Poly.const(0)
-        for index, buffer in enumerate(ordered):
+        # Slots: buffers at one offset share it (a region reused by another phase, viewed
+        # with another type): they become the members of an `fx.union`.
+        slots: list[list[tuple[Buffer, int | None]]] = []
+        ends: list[Poly] = []  # the end of every buffer placed so far
+        for buffer in ordered:
             size = Poly.const(buffer.elem_bytes)
             for element in buffer.shape:
                 size = size * self._size(element, element.lineno if hasattr(element, "lineno") else 0)
-            gap = buffer.offset - end
-            if index and not self._nonnegative(gap):
-                prev = ordered[index - 1]
-                raise Unproven(
-                    f"`{prev.name}` and `{buffer.name}` overlap in LDS (aliasing buffers need an "
-                    "`fx.union` chosen by hand)"
-                )
+            shared = slots and slots[-1][0][0].offset == buffer.offset
+            before_it = ends[: len(ends) - len(slots[-1])] if shared else ends
+            for end, prev in zip(before_it, [b for slot in slots for b, _ in slot]):
+                if not self._nonnegative(buffer.offset - end):
+                    raise Unproven(
+                        f"`{prev.name}` and `{buffer.name}` overlap in LDS (line {buffer.calls[0].lineno}): "
+                        "only buffers that start at the same offset can share a region (`fx.union`)"
+                    )
             align = buffer.explicit_align
+            gap = buffer.offset - (before_it[-1] if before_it else Poly.const(0))
             if align is None and gap.terms:
                 align = min(buffer.offset.alignment(), BASE_ALIGNMENT)
             if align is not None and align <= buffer.elem_bytes:
                 align = None
-            result.append((buffer, align))
-            end = buffer.offset + size
-        return result
+            if shared:
+                slots[-1].append((buffer, align))
+            else:
+                slots.append([(buffer, align)])
+            ends.append(buffer.offset + size)
+        return slots

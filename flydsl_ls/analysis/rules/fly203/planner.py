@@ -98,20 +98,13 @@ class Planner(OffsetAlgebra, Rewriter):
     def _is_allocator(self, expr: ast.expr, group: Group) -> bool:
         return isinstance(expr, ast.Name) and self.model.binding_of(expr) is group.binding
 
-    def plan(self, group: Group, multiple: bool) -> tuple[Edit, ...]:
+    def survey(self, group: Group) -> None:
+        """Every use of the allocator must be one we understand; records them on ``group``."""
         if group.reason is not None:
             raise Unproven(group.reason)
         alloc = group.binding
-        alloc_stmt = self._statement(alloc.node)
-        self._alloc_stmt = alloc_stmt
-        self._alloc_body = self._body_of(alloc_stmt)
-        self._group = group
-        self._aligned: dict[str, tuple[Poly, int]] = {}
-        deleted: list[ast.stmt] = [alloc_stmt]
-        offset_names: dict[int, ast.stmt] = {}  # id(binding) of offset variables -> statement
-        base_stmts: list[ast.stmt] = []
-        kernel_uses: list[ast.AST] = []
-        # 1. Every use of the allocator must be one we understand.
+        self._enter(group)
+        group.deleted.append(self._alloc_stmt)
         for use in self.model.uses_of(alloc):
             parent = self._parents.get(id(use))
             stmt = self._statement(use)
@@ -122,8 +115,8 @@ class Planner(OffsetAlgebra, Rewriter):
                     raise Unproven(f"`{alloc.name}.get_base` is used other than as a call")
                 holder = self._parents.get(id(call))
                 if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
-                    base_stmts.append(holder)
-                    deleted.append(holder)
+                    group.base_stmts.append(holder)
+                    group.deleted.append(holder)
                 elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
                     pass
                 else:
@@ -131,14 +124,16 @@ class Planner(OffsetAlgebra, Rewriter):
                         f"the base pointer `{alloc.name}.get_base()` escapes (line {call.lineno}): "
                         "it is used other than by `SmemPtr(...)`"
                     )
-                kernel_uses.append(call)
+                group.kernel_uses.append(call)
             elif attr == "finalize":
                 call = self._parents.get(id(parent))
                 if not (isinstance(call, ast.Call) and isinstance(stmt, ast.Expr) and stmt.value is call):
                     raise Unproven(f"the result of `{alloc.name}.finalize()` is used (line {use.lineno})")
-                deleted.append(stmt)
+                group.deleted.append(stmt)
             elif attr == "finalized" and isinstance(stmt, ast.Assign) and parent in stmt.targets:
-                deleted.append(stmt)
+                group.deleted.append(stmt)
+            elif attr == "_align" and self._pure_align(parent, group):
+                group.align_calls.append(self._parents.get(id(parent)))
             elif attr in ("ptr", "_align") and stmt is not None and self._body_of(stmt) is self._alloc_body:
                 if isinstance(stmt, (ast.Assign, ast.AugAssign)):
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -146,55 +141,149 @@ class Planner(OffsetAlgebra, Rewriter):
                         raise Unproven(f"line {stmt.lineno}: multiple assignment of allocator bookkeeping")
                     target = targets[0]
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.attr == "ptr" and self._is_allocator(target.value, group):
-                        deleted.append(stmt)
+                        group.deleted.append(stmt)
                         continue
                     if isinstance(stmt, ast.Assign) and isinstance(target, ast.Name):
                         binding = self._binding_of_target(target, stmt)
                         if binding is None:
                             raise Unproven(f"line {stmt.lineno}: cannot follow `{target.id}`")
-                        offset_names[id(binding)] = stmt
-                        deleted.append(stmt)
+                        group.offset_names[id(binding)] = stmt
+                        group.deleted.append(stmt)
                         continue
                 raise Unproven(f"line {stmt.lineno}: `{alloc.name}.{attr}` is used in a way that cannot be mapped")
+            elif attr == "ptr" and isinstance(parent.ctx, ast.Store):
+                raise Unproven(
+                    f"line {use.lineno}: `{alloc.name}.ptr` is moved under control flow (padding LDS by a "
+                    "computed amount, e.g. to cap occupancy): an `@fx.struct` has no field of a run-dependent size"
+                )
             elif attr in ("ptr", "_align"):
                 where = "inside control flow" if stmt is not None and self._within(stmt, alloc.scope.node) else "outside the allocator's scope"
-                raise Unproven(f"`{alloc.name}.{attr}` is used {where} (line {use.lineno}): the offsets are computed, not static")
+                raise Unproven(f"`{alloc.name}.{attr}` is read {where} (line {use.lineno}): the offsets are computed, not static")
             else:
                 what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
                 raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
-        # 2. The kernel.
-        ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
-        if not ptr_calls:
+        group.ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
+        if not group.ptr_calls:
             raise Unproven("no `SmemPtr(...)` views this allocator")
-        kernel = self._kernel_of([*kernel_uses, *ptr_calls])
-        # 3. Buffers and their uses.
-        buffers: list[Buffer] = []
+        group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _enter(self, group: Group) -> None:
+        """Make ``group`` the allocator the offset algebra reads."""
+        self._group = group
+        self._alloc_stmt = self._statement(group.binding.node)
+        self._alloc_body = self._body_of(self._alloc_stmt)
+        self._aligned: dict[str, tuple[Poly, int]] = {}
+        self._maxima: dict[str, list[Poly]] = {}
+
+    def _pure_align(self, attr: ast.Attribute, group: Group) -> bool:
+        """`allocator._align(x, a)` on a value that is not the bump pointer: plain
+        arithmetic, rewritten in place (the allocator goes away)."""
+        call = self._parents.get(id(attr))
+        if not (isinstance(call, ast.Call) and call.func is attr and self._is_align_call(call)):
+            return False
+        reads_ptr = any(
+            isinstance(n, ast.Attribute) and n.attr == "ptr" and self._is_allocator(n.value, group)
+            for n in ast.walk(call.args[0])
+        )
+        if reads_ptr:
+            return False
+        stmt = self._statement(call)
+        # `off = allocator._align(size, a)` in the allocator's block is bookkeeping when only
+        # the offsets read it; decided in plan().
+        return not (
+            isinstance(stmt, ast.Assign) and stmt.value is call and self._single_name(stmt)
+            and self._body_of(stmt) is self._alloc_body
+        )
+
+    def plan(self, family: list[Group], struct_name: str) -> tuple[Edit, ...]:
+        """One `@fx.struct` for the allocators a kernel uses (a ping-pong pair is two)."""
+        kernel = family[0].kernel
+        deleted: list[ast.stmt] = []
         rewrites: dict[int, tuple[ast.AST, str]] = {}
-        for call in ptr_calls:
-            buffer, view_of = self._buffer(call, kernel, buffers)
-            self._rewrite_uses(call, buffer, view_of, rewrites, deleted)
-        for binding_id, stmt in offset_names.items():
-            binding = next(b for b in self._bindings_of_stmt(stmt))
-            for use in self.model.uses_of(binding):
-                if self._inside_any(use, deleted) or self._is_offset_arg(use, ptr_calls):
-                    continue
-                raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
-        ordered = self._order(buffers)
-        # 4. Things left dead: `ctx = CompilationContext.get_current()` only used by finalize.
+        slots: list[list[tuple[Buffer, int | None]]] = []
+        taken: set[str] = set()
+        for group in family:
+            self._enter(group)
+            deleted.extend(group.deleted)
+            buffers: list[Buffer] = []
+            for call in group.ptr_calls:
+                buffer, view_of = self._buffer(call, kernel, buffers, taken)
+                self._rewrite_uses(call, buffer, view_of, rewrites, deleted)
+            for stmt in group.offset_names.values():
+                binding = next(b for b in self._bindings_of_stmt(stmt))
+                for use in self.model.uses_of(binding):
+                    if self._inside_any(use, deleted) or self._is_offset_arg(use, group.ptr_calls):
+                        continue
+                    if self._pure_align_stmt(stmt, group):
+                        deleted.remove(stmt)  # still needed: keep it, as arithmetic
+                        group.align_calls.append(stmt.value)
+                        break
+                    raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
+            slots.extend(self._order(buffers))
+        for group in family:
+            for call in group.align_calls:
+                if not self._inside_any(call, deleted):
+                    rewrites[id(call)] = (call, self._align_text(call))
+        # Things left dead: `ctx = CompilationContext.get_current()` only used by finalize.
         deleted = self._with_dead_contexts(deleted)
-        # 5. Text.
         fx, import_edits = fx_alias(self.model)
-        struct_name = self._fresh(kernel, self._struct_name(group, multiple))
+        struct_name = self._fresh(kernel, struct_name)
+        unions = {}
+        for index, slot in enumerate(slots):
+            if len(slot) > 1:
+                camel = "".join(p[:1].upper() + p[1:] for p in self._region_field(slot).split("_") if p)
+                unions[index] = self._fresh(kernel, f"{camel}Region", taken=set(unions.values()) | {struct_name})
         lds = self._fresh_in_kernel(kernel, "lds")
+        paths = self._field_paths(slots, lds)
         edits: list[Edit] = list(import_edits)
-        edits.append(self._struct_edit(kernel, struct_name, ordered, fx))
-        placed = self._lds_edit(kernel, base_stmts, [*kernel_uses, *ptr_calls], lds, fx, struct_name, deleted)
-        for node, text in rewrites.values():
-            edits.append(Edit(self.ctx.range(node), text.replace("\0LDS\0", lds).replace("\0FX\0", fx)))
+        edits.append(self._struct_edit(kernel, struct_name, slots, fx, unions))
+        base_stmts = [s for g in family for s in g.base_stmts]
+        uses = [n for g in family for n in (*g.kernel_uses, *g.ptr_calls)]
+        placed = self._lds_edit(kernel, base_stmts, uses, lds, fx, struct_name, bool(unions))
+        for node, text in self._nested(rewrites):
+            for name, path in paths.items():
+                text = text.replace(f"\0FIELD:{name}\0", path)
+            edits.append(Edit(self.ctx.range(node), text.replace("\0FX\0", fx)))
         edits.extend(self._deletions(deleted, skip=placed))
         if placed is not None:
             edits.append(placed[1])
         return tuple(edits)
+
+    def _nested(self, rewrites: dict[int, tuple[ast.AST, str]]) -> list[tuple[ast.AST, str]]:
+        """The rewrites as non-overlapping edits: a rewrite inside another (a load in a
+        stored value) is applied to the outer one's text, which quotes its source."""
+        nodes = {key: node for key, (node, _) in rewrites.items()}
+        outer_of: dict[int, int] = {}
+        for key, node in nodes.items():
+            for ancestor in self._ancestors(node):
+                if id(ancestor) in nodes:
+                    outer_of[key] = id(ancestor)
+                    break
+        texts = {key: text for key, (_, text) in rewrites.items()}
+        # innermost first: a rewrite is folded into its outer one after its own inner ones
+        depth = lambda key: sum(1 for _ in self._ancestors(nodes[key]))
+        for key in sorted(outer_of, key=depth, reverse=True):
+            outer = outer_of[key]
+            source = self._text(nodes[key])
+            if source not in texts[outer]:
+                raise Unproven(f"line {nodes[key].lineno}: nested LDS accesses cannot be rewritten together")
+            texts[outer] = texts[outer].replace(source, texts[key], 1)
+        return [(nodes[key], texts[key]) for key in nodes if key not in outer_of]
+
+    def _pure_align_stmt(self, stmt: ast.stmt, group: Group) -> bool:
+        value = stmt.value
+        return isinstance(value, ast.Call) and self._is_align_call(value) and not any(
+            isinstance(n, ast.Attribute) and n.attr == "ptr" and self._is_allocator(n.value, group)
+            for n in ast.walk(value.args[0])
+        )
+
+    def families(self, groups: list[Group]) -> list[list[Group]]:
+        """Surveyed groups, gathered by kernel: a kernel may hold one SharedAllocator."""
+        by_kernel: dict[int, list[Group]] = {}
+        for group in groups:
+            if group.reason is None:
+                by_kernel.setdefault(id(group.kernel), []).append(group)
+        return list(by_kernel.values())
 
     def _kernel_of(self, nodes: list[ast.AST]) -> ast.FunctionDef:
         kernels = set()
@@ -237,7 +326,7 @@ class Planner(OffsetAlgebra, Rewriter):
             for d in function.decorator_list
         )
 
-    def _buffer(self, call: ast.Call, kernel, buffers: list[Buffer]):
+    def _buffer(self, call: ast.Call, kernel, buffers: list[Buffer], taken: set[str]):
         line = call.lineno
         if call.args and any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             raise Unproven(f"line {line}: `SmemPtr(*args)` cannot be read")
@@ -272,10 +361,10 @@ class Planner(OffsetAlgebra, Rewriter):
             if existing.offset == offset and existing.dtype == dtype and same_shape:
                 existing.calls.append(call)
                 return existing, self._field_view(existing, view_of)
-        taken = {b.name for b in buffers}
         base, n = name, 2
         while name in taken:
             name, n = f"{base}_{n}", n + 1
+        taken.add(name)
         buffer = Buffer(name, offset, dtype, shape, explicit, [call])
         buffers.append(buffer)
         return buffer, self._field_view(buffer, view_of)
@@ -444,15 +533,9 @@ class Planner(OffsetAlgebra, Rewriter):
             raise Unproven(f"line {line}: {len(idxs.elts)} indices for a rank-{rank} buffer")
         return ", ".join(self._text(e) for e in idxs.elts)
 
-    def _struct_name(self, group: Group, multiple: bool) -> str:
-        if not multiple:
-            return "SharedStorage"
-        parts = [p for p in group.binding.name.split("_") if p]
-        return "".join(p[:1].upper() + p[1:] for p in parts) + "Storage"
-
-    def _fresh(self, kernel, name: str) -> str:
+    def _fresh(self, kernel, name: str, taken: set[str] = frozenset()) -> str:
         scope = self._scope_at(kernel)
-        taken = set(scope.bindings) | set(self.model.module_scope.bindings)
+        taken = set(taken) | set(scope.bindings) | set(self.model.module_scope.bindings)
         base, n = name, 2
         while name in taken:
             name, n = f"{base}{n}", n + 1

@@ -11,7 +11,7 @@ from flydsl_ls.analysis.text import Position, Range
 
 class Rewriter:
     def _field_view(self, buffer: Buffer, layout: str) -> str:
-        return f"\0LDS\0.{buffer.name}.view({layout})"
+        return f"\0FIELD:{buffer.name}\0.view({layout})"
 
     def _view_text(self, shape: list[ast.expr], dtype: str) -> str:
         texts = [self._factor(e) for e in shape]
@@ -35,6 +35,11 @@ class Rewriter:
         product = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
         return text if (atomic or product) and "\n" not in text else f"({text})"
 
+    def _align_text(self, call: ast.Call) -> str:
+        """`allocator._align(x, a)` as the arithmetic it is: x rounded up to a multiple of a."""
+        value, align = (self._factor(a) for a in call.args)
+        return f"({value} + {align} - 1) // {align} * {align}"
+
     def _store_text(self, value: ast.expr, view: str, coord: str, rank: int) -> str:
         # A call, not `view[i] = v`: FlyDSL's AST rewriter treats a subscript assignment
         # inside a runtime `if` as assigning the view's root name (`lds`), which breaks the
@@ -42,25 +47,57 @@ class Rewriter:
         indices = coord if rank == 1 else f"({coord})"
         return f"\0FX\0.memref_store({self._text(value)}, {view}, {indices})"
 
-    def _struct_edit(self, kernel, name: str, ordered, fx: str) -> Edit:
+    def _struct_edit(self, kernel, name: str, slots, fx: str, unions: dict[int, str]) -> Edit:
+        """The `@fx.struct` (and an `@fx.union` per shared region) right before the kernel."""
         first = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)])
         indent = self._indent(first)
-        lines = [f"{indent}@{fx}.struct", f"{indent}class {name}:"]
-        for buffer, align in ordered:
-            size = " * ".join(self._factor(e) for e in buffer.shape) if len(buffer.shape) > 1 else self._text(buffer.shape[0])
-            dtype = buffer.dtype.replace("fx.", f"{fx}.", 1)
-            extra = f", {align}" if align else ""
-            lines.append(f"{indent}    {buffer.name}: {fx}.Array[{dtype}, {size}{extra}]")
         blank = "\n\n" if not indent else "\n"
-        text = "\n".join(lines) + "\n" + blank
+        classes = []
+        fields = []
+        for index, slot in enumerate(slots):
+            if len(slot) == 1:
+                fields.append(self._field_line(*slot[0], fx))
+                continue
+            region = unions[index]
+            members = [f"{indent}    {self._field_line(b, a, fx)}" for b, a in slot]
+            classes.append("\n".join([f"{indent}@{fx}.union", f"{indent}class {region}:", *members]))
+            fields.append(f"{self._region_field(slot)}: {region}")
+        lines = [f"{indent}@{fx}.struct", f"{indent}class {name}:", *(f"{indent}    {f}" for f in fields)]
+        text = "".join(c + "\n" + blank for c in classes) + "\n".join(lines) + "\n" + blank
         start = Position(first - 1, 0)
         return Edit(Range(start, start), text)
+
+    def _field_line(self, buffer: Buffer, align, fx: str) -> str:
+        size = " * ".join(self._factor(e) for e in buffer.shape) if len(buffer.shape) > 1 else self._text(buffer.shape[0])
+        dtype = buffer.dtype.replace("fx.", f"{fx}.", 1)
+        extra = f", {align}" if align else ""
+        return f"{buffer.name}: {fx}.Array[{dtype}, {size}{extra}]"
+
+    @staticmethod
+    def _region_field(slot) -> str:
+        return "_".join(b.name for b, _ in slot)
+
+    def _field_paths(self, slots, lds: str) -> dict[str, str]:
+        """How each buffer is reached from the allocation. With a union in the struct the
+        storage is navigated unpeeked (`lds.region.member.peek()`): a peeked struct
+        cannot hold a union (FlyDSL 0.3.1 and 0.5.0: no `__peek_from_ptr__`)."""
+        unpeeked = any(len(slot) > 1 for slot in slots)
+        paths = {}
+        for slot in slots:
+            for buffer, _ in slot:
+                if not unpeeked:
+                    paths[buffer.name] = f"{lds}.{buffer.name}"
+                elif len(slot) == 1:
+                    paths[buffer.name] = f"{lds}.{buffer.name}.peek()"
+                else:
+                    paths[buffer.name] = f"{lds}.{self._region_field(slot)}.{buffer.name}.peek()"
+        return paths
 
     def _indent(self, lineno: int) -> str:
         line = self.model.index.line_text(lineno - 1)
         return line[: len(line) - len(line.lstrip())]
 
-    def _lds_edit(self, kernel, base_stmts, uses, lds, fx, struct, deleted):
+    def _lds_edit(self, kernel, base_stmts, uses, lds, fx, struct, unpeeked):
         """(statement replaced or None, edit) placing the allocation at the kernel's top
         level, before the first statement that touches LDS."""
         firsts = []
@@ -70,7 +107,7 @@ class Rewriter:
                 top = self._parents.get(id(top))
             firsts.append(top)
         anchor = min(firsts, key=lambda s: (s.lineno, s.col_offset))
-        text = f"{lds} = {fx}.SharedAllocator().allocate({struct}).peek()"
+        text = f"{lds} = {fx}.SharedAllocator().allocate({struct}){'' if unpeeked else '.peek()'}"
         indent = self._indent(anchor.lineno)
         if anchor in base_stmts and self._line_alone(anchor):
             return anchor, Edit(self._line_range(anchor), f"{indent}{text}\n")

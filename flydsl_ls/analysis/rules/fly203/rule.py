@@ -88,18 +88,25 @@ class SmemAllocator(Rule):
                     calls[symbol].append(call)
         planner = Planner(self.model, self.ctx, self.model.parent_map(node), calls)
         groups = planner.groups()
-        multiple = len(groups) > 1
-        claimed: set[int] = set()
         for group in groups:
             try:
-                edits = planner.plan(group, multiple)
-                group.edits = edits
+                planner.survey(group)
             except Unproven as why:
                 group.reason = str(why)
+        families = planner.families(groups)
+        for family in families:
+            try:
+                edits = planner.plan(family, self._struct_name(family, len(families) > 1))
+            except Unproven as why:
+                for group in family:
+                    group.reason = str(why)
+            else:
+                for group in family:
+                    group.edits = edits
+        claimed: set[int] = set()
+        for group in groups:
             claimed.update(id(c) for c in group.flagged)
-            fix = None
-            if group.reason is None:
-                fix = self.replace_edits(group.edits)
+            fix = self.replace_edits(group.edits) if group.reason is None else None
             for call in group.flagged:
                 self._findings[id(call)] = (self._message(call, group), fix)
         for call in calls[SMEM_PTR]:
@@ -125,6 +132,14 @@ class SmemAllocator(Rule):
             applicability=Applicability.UNSAFE,
             edits=tuple(edits),
         )
+
+    @staticmethod
+    def _struct_name(family: list[Group], multiple: bool) -> str:
+        if not multiple:
+            return "SharedStorage"
+        name = family[0].binding.name if len(family) == 1 else family[0].kernel.name
+        parts = [p for p in name.split("_") if p]
+        return "".join(p[:1].upper() + p[1:] for p in parts) + "Storage"
 
     def _describe(self, call: ast.Call) -> str:
         symbol = self.model.resolve(call.func)
