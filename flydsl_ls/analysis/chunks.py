@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import int_shaped
 from flydsl_ls.analysis.scopes import ScopeBuilder, lookup, release
 from flydsl_ls.analysis.text import split_lines
+from flydsl_ls.analysis.waitcnt_facts import int_shaped
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -8,7 +8,7 @@ import weakref
 
 from flydsl_ls.analysis.chunk_graph import ChunkGraph
 from flydsl_ls.analysis.chunks import Chunk
-from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import COUNTER_CONSTANT
+from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT
 
 
 class Policy:

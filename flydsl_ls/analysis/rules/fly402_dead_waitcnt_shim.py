@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import COUNTER_CONSTANT, facts_for
+from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, facts_for
 from flydsl_ls.analysis.text import Position, Range
 
 
