@@ -62,8 +62,8 @@ def _mlir(result, emit="mlir-first") -> str:
 
 
 def test_fixes_applied(control_flow):
-    # 3 loops, 2 ifs (FLY302); the plain helper's @flyc.jit comes with the FLY302 fix.
-    assert control_flow.applied == {"FLY302": 5}, control_flow.applied
+    # 3 loops, 5 ifs (FLY302); the plain helper's @flyc.jit comes with the FLY302 fix.
+    assert control_flow.applied == {"FLY302": 8}, control_flow.applied
     text = control_flow.text
     assert "scf.ForOp" not in text and "scf.IfOp" not in text and "with _if_then" not in text
     assert "for loop_iv, loop_state in range(c0, c4, c1, init=[acc0, cnt0]):" in text
@@ -71,6 +71,15 @@ def test_fixes_applied(control_flow):
     assert "for loop_iv, _ in range(arith.constant(0, index=True), hi, one, init=[]):" in text
     assert "for _ in fx.range_constexpr(3):" in text
     assert "@flyc.jit\ndef store_lane_flag(" in text
+    assert "    if in_range:\n        fx.gpu.barrier()\n" in text
+    assert (
+        "        def _then_low():\n            Out[i] = arith.constant(6.0, type=fx.T.f32)\n"
+        "        if low:\n            _then_low()\n"
+    ) in text
+    assert (
+        "    def _then_low():\n        sink.put(tid, arith.constant(7.0, type=fx.T.f32))\n"
+        "    if low:\n        _then_low()\n"
+    ) in text
 
 
 def test_carried_loop_identical(pair, control_flow):
@@ -134,6 +143,32 @@ def test_helper_branch_gets_jit(pair, control_flow):
         "scf.yield %arg0 : !fly.memref<f32, global, ?:1>",
     ]
     assert compare_results(before, after).differences == ["helper_branch_kernel_0: mlir-first differs"]
+
+
+def test_raw_condition_identical(pair, control_flow):
+    """`scf.IfOp(arith.cmpi(...))` (a raw i1, aiter's usual form) -> `if in_range:`: the rewriter
+    dispatches an ir.Value condition to scf.if; the body carries nothing: identical IR."""
+    before, after = pair(CONTROL_FLOW, "raw_cond", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
+
+
+def test_closure_store_through_local_function_identical(pair, control_flow):
+    """A nested helper storing into the kernel's tensor: a Python `if` would have to carry
+    `Out` out of the helper (the trace fails), so the body becomes `def _then_low()` and the
+    `if` only calls it: nothing carried, identical IR."""
+    before, after = pair(CONTROL_FLOW, "closure", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
+
+
+def test_method_on_python_object_through_local_function_identical(pair, control_flow):
+    """A method call on a Python object (`sink.put(...)`): a Python `if` would try to carry
+    `sink` as an scf.if result (it cannot be flattened), so the body becomes a local
+    function: identical IR."""
+    before, after = pair(CONTROL_FLOW, "python_object", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
 
 
 def test_raw_mfma_to_atom(pair):

@@ -1,6 +1,7 @@
 import ast
 import re
 
+from flydsl_ls.analysis import fxtypes as T
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _control_flow_support as cf
@@ -19,6 +20,13 @@ _UNWRAPS = {
     "shim.tensor_shim._to_raw",
 }
 _INDEX_CONSTANTS = {"fx.arith.index", "fx.arith.constant", "fx.Index"}
+# Bindings FlyDSL's rewriter records as symbols (so it carries them through control flow).
+_RECORDED = {"assign", "augassign", "annassign", "param", "for", "with"}
+# What it can carry through an `scf.if` and give back unchanged (fx scalars too).
+_CARRIABLE = {T.TENSOR, T.VECTOR}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# Statements that do something else inside a function than in the block they came from.
+_LEAVES_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
 
 
 class _NoFix(Exception):
@@ -34,7 +42,10 @@ class RawScf(Rule):
     - `with _if_then(scf.IfOp(cond)):` / `with ir.InsertionPoint(if_op.then_block):`
       (and an `else_block` twin) become `if cond:` / `else:`. The `_raw(...)`,
       `arith.unwrap(...)`, `ArithValue(...)` around the condition are dropped; the fix is
-      offered only when the condition is a typed fx boolean (a comparison of fx values).
+      offered when the condition is a typed fx boolean (a comparison of fx values) or a
+      raw `ir.Value` (`arith.cmpi(...)`, `arith.andi(...)`: the rewriter dispatches any
+      `ir.Value` condition to `scf.if`, as the raw op was given that `i1`). On anything
+      else a Python `if` could be decided while tracing, so no fix.
     - `loop = scf.ForOp(lo, hi, step, [init...])` + `with ir.InsertionPoint(loop.body):`
       becomes `for loop_iv, loop_state in range(lo, hi, step, init=[init...]):` — the
       pinned 0.3.4.1 contract: `range(..., init=)` emits `scf.for` with the carried values,
@@ -49,13 +60,27 @@ class RawScf(Rule):
       by FlyDSL unless it is a `@flyc.jit` function: the fix adds `@flyc.jit` (FLY501).
 
     The fixes are unsafe. A Python `if` carries out, as `scf.if` results, every variable
-    defined before it that the body assigns, subscript-stores into (`out[i] = v`) or calls
-    a method on; the raw form yields nothing. Stores and method calls come back unchanged
-    (the MLIR gains an `scf.if` result and an `else` that yields the same value); a
-    real rebinding of an earlier variable changes the meaning, so no fix is offered
-    then. Forms the fix cannot map exactly (ops with result types, `else` blocks that
-    yield values, bodies entered with `__enter__()`, statements between the op and
-    its body, results used other than by index) get a diagnostic saying why.
+    the rewriter has seen bound before it (in the function, or in an enclosing one under
+    the same `@flyc.kernel`) that the body assigns, subscript-stores into (`out[i] = v`)
+    or calls a method on; the raw form yields nothing. Stores into and method calls on fx
+    values and tensors come back unchanged (the MLIR gains an `scf.if` result and an
+    `else` that yields the same value). When the body would rebind such a variable, or
+    carry a variable of an enclosing function (the trace fails: "initialized as None"),
+    or a value FlyDSL cannot yield (a Python object such as aiter's `GTensor`, a list),
+    the body becomes a local function the `if` calls (guide §5's `then_path()`):
+
+        def _then_ok():
+            <body>
+        if ok:
+            _then_ok()
+
+    The `if` then carries nothing, like the raw op. That needs a body that can move into
+    a function: no `return`/`yield`/`break` out of it, no local it sets read after it or
+    read before it rebinds it, and no control flow in it that would then carry a
+    variable of the function around it. Forms the fix cannot map exactly (ops with
+    result types, `else` blocks that yield values, bodies entered with `__enter__()`,
+    statements between the op and its body, results used other than by index) get a
+    diagnostic saying why.
     """
 
     code = "FLY302"
@@ -134,6 +159,7 @@ class RawScf(Rule):
             raise _NoFix("the op has results (a Python `if` computes its own carried state)")
         parents = self.ctx.parents
         edits: list[Edit] = []
+        op_name = None
         parent = parents[-1] if parents else None
         if isinstance(parent, ast.Call) and self._is_if_then(parent.func) and node in parent.args:
             item = parents[-2] if len(parents) > 1 else None
@@ -144,7 +170,7 @@ class RawScf(Rule):
             if has_else:
                 raise _NoFix("the op has an else block that is filled elsewhere")
         elif isinstance(parent, ast.Assign) and parent.value is node and _single_name(parent):
-            name = parent.targets[0].id
+            name = op_name = parent.targets[0].id
             body, index = self._block_of(parent)
             then_with = _next(body, index)
             if not self._is_then_with(then_with, name):
@@ -164,22 +190,129 @@ class RawScf(Rule):
         else:
             raise _NoFix("the op is not opened by a `with` block right where it is built")
         inner = self._unwrapped(cond)
+        hint = (inner.id if isinstance(inner, ast.Name) else op_name or "branch").strip("_")
         kind = self.model.type_of(inner)
-        if kind.name != "fx.Boolean":
+        if not _dynamic_condition(kind):
             raise _NoFix(
-                f"the condition `{self.text(inner)}` is not known to be an fx boolean "
-                f"({kind.describe() if kind.known else 'type unknown'}); make it a comparison of fx values first"
+                f"the condition `{self.text(inner)}` is not known to be an fx boolean or a raw `ir.Value` "
+                f"({kind.describe() if kind.known else 'type unknown'}); a Python `if` on anything else "
+                "is decided while tracing"
             )
-        for w in (then_with, else_with):
-            if w is not None:
-                self._check_with(w)
-                self._check_no_rebinding(w, function)
+        blocks = [w for w in (then_with, else_with) if w is not None]
+        for w in blocks:
+            self._check_with(w)
+        try:
+            for w in blocks:
+                self._check_carried_state(w, function)
+        except _NoFix as direct:
+            edits += self._local_function_edits(then_with, else_with, inner, function, hint, direct)
+            return edits, "Replace scf.IfOp with a Python if calling a local function"
         edits.append(self._header(then_with, f"if {self._condition_text(inner)}"))
         edits += self._strip_trailing_yield(then_with.body, allow_values=False)
         if else_with is not None:
             edits.append(self._header(else_with, "else"))
             edits += self._strip_trailing_yield(else_with.body, allow_values=False)
         return edits, "Replace scf.IfOp with a Python if"
+
+    # --- if through local functions (guide §5: then_path()/else_path()) -----------------
+    def _local_function_edits(self, then_with, else_with, cond, function, hint, direct):
+        """`def _then_c(): <body>` in place of the `with`, then `if c: _then_c()`: the region
+        of the `if` only calls a function, so FlyDSL's rewriter carries nothing out of it (no
+        `scf.if` results, as in the raw form), and the body keeps its own locals."""
+        scope = self.model.function_scope(function)
+        if scope is None:
+            raise direct
+        outer = self._rewritten_scopes(function, scope)
+        blocks = [w for w in (then_with, else_with) if w is not None]
+        for w in blocks:
+            why = self._local_function_blocker(w, scope, outer)
+            if why:
+                raise _NoFix(f"{direct}; nor can its body become a local function: {why}")
+        last = blocks[-1]
+        index = self.model.index
+        line = index.line_text(then_with.lineno - 1)
+        indent = line[: len(line) - len(line.lstrip())]
+        inner = " " * then_with.body[0].col_offset
+        rest = index.line_text(last.end_lineno - 1).encode("utf-8")[last.end_col_offset :]
+        rest = rest.decode("utf-8", "replace")
+        if not re.fullmatch(r"\s*(#.*)?", rest):
+            raise _NoFix(f"{direct}; and the block shares its last line with other code")
+        then_name = self._fresh(f"_then_{hint}", scope)
+        edits = [self._header(then_with, f"def {then_name}()")]
+        edits += self._strip_trailing_yield(then_with.body, allow_values=False)
+        call = f"{indent}if {self._condition_text(cond)}:\n{inner}{then_name}()\n"
+        if else_with is not None:
+            else_name = self._fresh(f"_else_{hint}", scope)
+            edits.append(self._header(else_with, f"def {else_name}()"))
+            edits += self._strip_trailing_yield(else_with.body, allow_values=False)
+            call += f"{indent}else:\n{inner}{else_name}()\n"
+        after = Position(last.end_lineno, 0)
+        edits.append(self.edit(Range(after, after), call))
+        return edits
+
+    def _local_function_blocker(self, with_stmt: ast.With, scope, outer: list) -> str | None:
+        """Why the body of ``with_stmt`` cannot move into a local function, or None."""
+        for node in _own_nodes(with_stmt.body):
+            if isinstance(node, _LEAVES_FUNCTION):
+                return f"it has a `{type(node).__name__.lower()}` (line {node.lineno})"
+        for node in _loop_exits(with_stmt.body):
+            kind = type(node).__name__.lower()
+            return f"it has a `{kind}` of a loop around it (line {node.lineno})"
+        inside = lambda n: _within(n, with_stmt)  # noqa: E731
+        local = set()
+        for name, bindings in scope.bindings.items():
+            for b in bindings:
+                if not inside(b.node):
+                    continue
+                local.add(name)
+                for use in self.model.uses_of(b):
+                    if not inside(use):
+                        return f"`{name}`, set in it, is read after it (line {use.lineno})"
+        # A name the body binds becomes a local of the new function: the body must not read
+        # the function's own value of it first.
+        for node in _own_nodes(with_stmt.body):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in local:
+                if any(not inside(b.node) for b in self.model.reaching_bindings(node)):
+                    return f"it reads `{node.id}` (line {node.lineno}) from before it and then rebinds it"
+        # Control flow inside the body carries names of the function around it, which would
+        # become variables of an enclosing function (the trace fails).
+        around = [scope, *outer]
+
+        def bound_around(name, scopes):
+            return any(
+                b.kind in _RECORDED and not inside(b.node) for s in scopes for b in s.bindings.get(name, ())
+            )
+
+        for region, raw in self._dynamic_regions(with_stmt.body):
+            names = cf.carried_names(region)
+            if raw and any(bound_around(n, outer) for n in names):
+                continue  # this rule turns it into a local function too, or leaves it raw
+            for name in sorted(names):
+                if bound_around(name, around):
+                    return (
+                        f"the control flow on line {region[0].lineno} would carry `{name}`, "
+                        "which would then belong to an enclosing function (the trace would fail)"
+                    )
+        return None
+
+    def _dynamic_regions(self, body: list):
+        """The regions in ``body`` FlyDSL's rewriter carries state out of: branches of an `if`
+        that is not `const_expr(...)`, `while` loops, `for` over `range(...)` without `init=`,
+        and (flagged True) the raw `scf.if` blocks this rule turns into Python `if`s. A raw
+        block that would carry a variable of an enclosing function never becomes a plain
+        `if` (see `_check_carried_state`)."""
+        for node in _own_nodes(body):
+            if isinstance(node, ast.If) and not _const_expr_test(node):
+                yield [*node.body, *node.orelse], False
+            elif isinstance(node, ast.While):
+                yield [node.test, *node.body, *node.orelse], False
+            elif isinstance(node, ast.For) and cf._called(node.iter, "range") and not any(
+                k.arg == "init" for k in node.iter.keywords
+            ):
+                yield node.body, False
+            elif isinstance(node, ast.With) and len(node.items) == 1:
+                if self._is_if_block(node.items[0].context_expr):
+                    yield node.body, True
 
     def _condition_text(self, inner: ast.expr) -> str:
         text = self.text(inner)
@@ -201,33 +334,69 @@ class RawScf(Rule):
                 continue
             return cond
 
-    def _check_no_rebinding(self, with_stmt: ast.With, function) -> None:
-        """FlyDSL's rewriter carries every name the body assigns, stores into or calls a
-        method on out of a Python `if` as an `scf.if` result: rebinding a variable defined
-        before the body changes its meaning, and a variable of an enclosing function cannot
-        be carried at all (the trace fails: "initialized as None before a dynamic if/else")."""
+    def _check_carried_state(self, with_stmt: ast.With, function) -> None:
+        """FlyDSL's rewriter carries out of a Python `if`, as `scf.if` results, every name the
+        body assigns, stores into or calls a method on that it has seen bound before, in the
+        function or in an enclosing one it rewrites too (`_collect_assigned_vars`). The raw
+        form carries nothing, so: rebinding an earlier variable changes the meaning; a variable
+        of an enclosing function cannot be carried at all (the trace fails: "initialized as
+        None before a dynamic if/else"); and a carried value must be one FlyDSL can yield (an
+        fx value or tensor; a Python object or list fails to flatten, a raw `ir.Value` comes
+        back re-wrapped as an fx value)."""
         scope = self.model.function_scope(function)
         if scope is None:
             return
         start = (with_stmt.lineno, with_stmt.col_offset)
+        outer = self._rewritten_scopes(function, scope)
+        parent_of = self.model.parent_map(outer[0].node if outer else function)
+
+        def earlier(s, name):
+            return [
+                b
+                for b in s.bindings.get(name, ())
+                if b.kind in _RECORDED
+                and b.position < start
+                and _still_recorded(b, with_stmt, parent_of)
+            ]
+
         for stmt in with_stmt.body:
             for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    earlier = [b for b in scope.bindings.get(sub.id, ()) if b.position < start]
-                    if earlier:
-                        raise _NoFix(
-                            f"the body rebinds `{sub.id}` (defined before it), which a Python `if` "
-                            "would carry out as an `scf.if` result"
-                        )
-        for name in sorted(cf.carried_names(with_stmt.body) - set(scope.bindings)):
-            outer = scope.parent
-            while outer is not None and outer.kind != "module":
-                if outer.kind == "function" and name in outer.bindings:
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and earlier(scope, sub.id):
                     raise _NoFix(
-                        f"the body stores into or calls a method on `{name}`, a variable of an "
-                        "enclosing function, which a Python `if` cannot carry (the trace would fail)"
+                        f"the body rebinds `{sub.id}` (defined before it), which a Python `if` "
+                        "would carry out as an `scf.if` result"
                     )
-                outer = outer.parent
+        for name in sorted(cf.carried_names(with_stmt.body)):
+            mine = earlier(scope, name)
+            if mine:
+                kinds = [self.model.binding_type(b) for b in mine]
+                if not all(k is not None and (k.is_fx_scalar or k.name in _CARRIABLE) for k in kinds):
+                    last = kinds[-1]
+                    shown = last.describe() if last is not None and last.known else "type unknown"
+                    raise _NoFix(
+                        f"the body stores into or calls a method on `{name}` ({shown}), which a "
+                        "Python `if` would carry out as an `scf.if` result, and only fx values and "
+                        "tensors can be carried"
+                    )
+            elif any(earlier(s, name) for s in outer):
+                raise _NoFix(
+                    f"the body assigns, stores into or calls a method on `{name}`, a variable of an "
+                    "enclosing function, which a Python `if` cannot carry (the trace would fail)"
+                )
+
+    def _rewritten_scopes(self, function, scope) -> list:
+        """The scopes of the functions around ``function`` that FlyDSL's rewriter parses with it:
+        up to the outermost `@flyc.kernel`/`@flyc.jit` one (a builder around a kernel is not)."""
+        chain = cf.functions_of(self.ctx.parents)
+        jit = [i for i, f in enumerate(chain) if cf.is_jit_function(self.model, f)]
+        if not jit:
+            return []
+        scopes = []
+        for f in chain[jit[0] : chain.index(function) if function in chain else len(chain)]:
+            s = self.model.function_scope(f)
+            if s is not None and s is not scope:
+                scopes.append(s)
+        return scopes
 
     # --- for ----------------------------------------------------------------------
     def _for_fix(self, node: ast.Call, function):
@@ -413,6 +582,19 @@ class RawScf(Rule):
             return bool(expr.args) and isinstance(expr.args[0], ast.Name) and expr.args[0].id == name
         return self._is_block_with(stmt, name, "then_block")
 
+    def _is_if_block(self, expr: ast.expr) -> bool:
+        """`_if_then(...)` or `ir.InsertionPoint(x.then_block / x.else_block)`."""
+        if not isinstance(expr, ast.Call):
+            return False
+        if self._is_if_then(expr.func):
+            return True
+        return (
+            self.model.resolve(expr.func) == INSERTION_POINT
+            and len(expr.args) == 1
+            and isinstance(expr.args[0], ast.Attribute)
+            and expr.args[0].attr in ("then_block", "else_block")
+        )
+
     def _is_block_with(self, stmt, name: str, block: str) -> bool:
         if not isinstance(stmt, ast.With) or len(stmt.items) != 1:
             return False
@@ -573,7 +755,7 @@ class RawScf(Rule):
             "from flydsl.expr.arith import ArithValue\n"
             "from .common import _if_then\n"
             "\n"
-            "def store_if(out, i: fx.Int32, n: fx.Int32):\n"
+            "def store_if(out: fx.Tensor, i: fx.Int32, n: fx.Int32):\n"
             "    guard = scf.IfOp(ArithValue(i < n))\n"
             "    with _if_then(guard):\n"
             "        out[i] = 0.0\n",
@@ -581,7 +763,7 @@ class RawScf(Rule):
             "import flydsl.compiler as flyc\n"
             "\n"
             "@flyc.jit\n"
-            "def store_if(out, i: fx.Int32, n: fx.Int32):\n"
+            "def store_if(out: fx.Tensor, i: fx.Int32, n: fx.Int32):\n"
             "    if i < n:\n"
             "        out[i] = 0.0\n",
             unsafe=True,
@@ -695,18 +877,42 @@ class RawScf(Rule):
             unsafe=True,
         ),
         Invalid(
-            # Raw condition of unknown type: diagnostic, the fix says why not.
+            # A raw i1 from a raw comparison (aiter's `arith.cmpi(...)` conditions): the rewriter
+            # dispatches a Python `if` on any ir.Value to scf.if, as the raw op did.
             "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
             "from flydsl._mlir.dialects import scf\n"
             "from flydsl.expr import arith\n"
-            "from .common import _if_then\n"
             "@flyc.kernel\n"
             "def k(a, b):\n"
             "    ok = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n"
+            "    _if_ok = scf.IfOp(ok, results_=[], has_else=False)\n"
+            "    with ir.InsertionPoint(_if_ok.then_block):\n"
+            "        fx.gpu.barrier()\n"
+            "        scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(a, b):\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n"
+            "    if ok:\n"
+            "        fx.gpu.barrier()\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # A condition of unknown type (a parameter): a Python `if` might be decided while
+            # tracing, so no fix.
+            "import flydsl.compiler as flyc\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from .common import _if_then\n"
+            "@flyc.kernel\n"
+            "def k(ok):\n"
             "    with _if_then(scf.IfOp(ok)):\n"
             "        pass\n",
             expected=None,
-            message="not known to be an fx boolean",
+            message="not known to be an fx boolean or a raw `ir.Value`",
         ),
         Invalid(
             # An op with results: no fix.
@@ -726,22 +932,69 @@ class RawScf(Rule):
             message="has results",
         ),
         Invalid(
-            # The body rebinds a variable defined before it: no fix.
+            # The body rebinds a variable defined before it and read after it: a Python `if`
+            # would carry it, a local function would not set it: no fix.
             "import flydsl.compiler as flyc\n"
             "import flydsl.expr as fx\n"
             "from flydsl._mlir.dialects import scf\n"
             "from .common import _if_then\n"
             "@flyc.kernel\n"
-            "def k(x: fx.Int32, n: fx.Int32):\n"
+            "def k(out: fx.Tensor, x: fx.Int32, n: fx.Int32):\n"
             "    y = x\n"
             "    with _if_then(scf.IfOp((x < n).ir_value())):\n"
-            "        y = n\n",
+            "        y = n\n"
+            "    out[0] = y\n",
             expected=None,
-            message="rebinds `y`",
+            message="rebinds `y` (defined before it), which a Python `if` would carry out as an `scf.if` result; "
+            "nor can its body become a local function: `y`, set in it, is read after it (line 10)",
         ),
         Invalid(
-            # A variable of the enclosing builder, stored into in the body: the rewriter would
-            # have to carry it out of the `if` (aiter's splitk_hgemm.py: "initialized as None").
+            # The body reads a variable and then rebinds it: as a local function it would read
+            # an unbound local: no fix.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from .common import _if_then\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, x: fx.Int32, n: fx.Int32):\n"
+            "    y = out\n"
+            "    with _if_then(scf.IfOp((x < n).ir_value())):\n"
+            "        y[0] = x\n"
+            "        y = n\n",
+            expected=None,
+            message="it reads `y` (line 9) from before it and then rebinds it",
+        ),
+        Invalid(
+            # A local that only the body uses, rebound there (aiter's small_m_hgemm.py reuses an
+            # op's name): as a local function the body keeps it to itself.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from .common import _if_then\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, x: fx.Int32, n: fx.Int32):\n"
+            "    v = x + 1\n"
+            "    out[0] = v\n"
+            "    with _if_then(scf.IfOp((x < n).ir_value())):\n"
+            "        v = n + 2\n"
+            "        out[1] = v\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, x: fx.Int32, n: fx.Int32):\n"
+            "    v = x + 1\n"
+            "    out[0] = v\n"
+            "    def _then_branch():\n"
+            "        v = n + 2\n"
+            "        out[1] = v\n"
+            "    if x < n:\n"
+            "        _then_branch()\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # A variable of the enclosing kernel, stored into in the body of a nested helper: a
+            # Python `if` would have to carry it (aiter's splitk_hgemm.py: "initialized as
+            # None"), so the body becomes a local function the `if` calls (guide §5).
             "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
             "from flydsl._mlir.dialects import scf\nfrom flydsl.expr import arith\n"
             "@flyc.kernel\n"
@@ -752,8 +1005,17 @@ class RawScf(Rule):
             "            out[i] = 0.0\n"
             "    zero(tid)\n"
             "from kernels.common.scf_helpers import _if_then\n",
-            expected=None,
-            message="`out`, a variable of an enclosing function, which a Python `if` cannot carry",
+            expected="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    def zero(i: fx.Int32):\n"
+            "        def _then_branch():\n"
+            "            out[i] = 0.0\n"
+            "        if i < n:\n"
+            "            _then_branch()\n"
+            "    zero(tid)\n",
+            unsafe=True,
         ),
         Invalid(
             # A loop entered with __enter__(): no fix.
@@ -811,6 +1073,58 @@ def _for_arguments(node: ast.Call):
         return None, None
     init = args[3] if len(args) > 3 else keywords.get("iter_args")
     return tuple(bounds), init
+
+
+def _dynamic_condition(kind) -> bool:
+    """A condition FlyDSL's rewriter turns into `scf.if` (`ReplaceIfWithDispatch._is_dynamic`):
+    an fx boolean, or a raw `ir.Value` (the `i1` the raw `scf.IfOp` was given)."""
+    return kind.name == "fx.Boolean" or kind.is_raw
+
+
+def _still_recorded(binding, site: ast.stmt, parent_of: dict) -> bool:
+    """Whether FlyDSL's rewriter still has ``binding`` among its symbols at ``site``: a name
+    bound in a `for` loop (its target too) or in a branch of an `if` that is not
+    `const_expr(...)`, or in a `while`, is forgotten after that region (`control_flow_scope`)."""
+    node, parent = binding.node, parent_of.get(id(binding.node))
+    while parent is not None and parent is not binding.scope.node:
+        region = None
+        if isinstance(parent, (ast.For, ast.AsyncFor)):
+            region = [parent]
+        elif isinstance(parent, ast.While) or (isinstance(parent, ast.If) and not _const_expr_test(parent)):
+            region = parent.body if node in parent.body else parent.orelse if node in parent.orelse else None
+        if region and not any(_within(site, stmt) for stmt in region):
+            return False
+        node, parent = parent, parent_of.get(id(parent))
+    return True
+
+
+def _const_expr_test(node: ast.If) -> bool:
+    """The rewriter's own test (`_is_constexpr`): a call of something named `const_expr`."""
+    test = node.test
+    return isinstance(test, ast.Call) and cf._called(test, "const_expr")
+
+
+def _own_nodes(body: list):
+    """The nodes of ``body``, not those of functions, lambdas or classes defined in it."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _loop_exits(body: list):
+    """`break` / `continue` in ``body`` that leave a loop around it."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            yield node
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(node.orelse)  # a loop's own body may break out of it
+        elif not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _single_name(assign: ast.Assign) -> bool:
