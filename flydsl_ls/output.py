@@ -70,10 +70,15 @@ def to_json(entries: Iterable[Entry]) -> str:
     return json.dumps(items, indent=2)
 
 
+# Severities as the formats spell them: a kept construct (information, hint) is a note.
+_GITHUB_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+_SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
+
+
 def github(entries: Iterable[Entry]) -> str:
     lines = []
     for path, d in entries:
-        level = "error" if d.severity is Severity.ERROR else "warning"
+        level = _GITHUB_LEVELS[d.severity]
         s, e = d.range.start, d.range.end
         lines.append(
             f"::{level} title=flydsl-ls ({d.code}),file={_display(path)},line={s.line + 1},"
@@ -94,7 +99,7 @@ def sarif(entries: Iterable[Entry]) -> str:
         results.append(
             {
                 "ruleId": d.code,
-                "level": "error" if d.severity is Severity.ERROR else "warning",
+                "level": _SARIF_LEVELS[d.severity],
                 "message": {"text": d.message},
                 "locations": [
                     {

@@ -86,10 +86,11 @@ def render(rule: type[Rule]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def summary_markdown(rule: type[Rule]) -> str:
-    """Short form for hover: what, replacement, example, link."""
+def summary_markdown(rule: type[Rule], example: bool = True) -> str:
+    """Short form for hover: what, replacement, example, link. ``example=False`` where the
+    rule covers several APIs and the hovered one has its own replacement (FLY901)."""
     parts = [f"**{rule.code}** `{rule.name}`: {rule.summary}", "", f"Use instead: {rule.replacement}"]
-    if rule.example_before:
+    if example and rule.example_before:
         parts += ["", "```python", "# before", rule.example_before, "# after", rule.example_after, "```"]
     parts += ["", f"[{rule.code} documentation]({rule_url(rule.code)})"]
     return "\n".join(parts)

@@ -123,6 +123,20 @@ def test_github_format(project):
     assert lines[0].startswith("::warning title=flydsl-ls (FLY101),file=legacy.py,line=4,col=8,endLine=4,endColumn=23::")
 
 
+def test_kept_constructs_are_notes_not_warnings(tmp_path):
+    # Non-default fastmath: the guide keeps the explicit op, FLY301 says so as information.
+    (tmp_path / "k.py").write_text(
+        "from flydsl.expr import arith\n"
+        "def f(a, b):\n    return arith.MulFOp(a, b, fastmath=arith.FastMathFlags.fast).result\n",
+        encoding="utf-8",
+    )
+    sarif = json.loads(run("check", "--output-format", "sarif", "k.py", cwd=tmp_path).stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("FLY301", "note")
+    github = run("check", "--output-format", "github", "k.py", cwd=tmp_path).stdout
+    assert github.startswith("::notice title=flydsl-ls (FLY301)")
+
+
 def test_sarif_format(project):
     result = run("check", "--output-format", "sarif", ".", cwd=project)
     assert result.returncode == 1

@@ -52,3 +52,19 @@ def test_rule_is_documented_and_tested(rule):
 def test_codes_and_names_are_unique():
     assert len({r.code for r in ALL_RULES}) == len(ALL_RULES)
     assert len({r.name for r in ALL_RULES}) == len(ALL_RULES)
+
+
+def test_only_code_to_migrate_is_struck_through():
+    """The Deprecated tag (strikethrough) marks code the guides retire; a construct they keep
+    is reported as information, without it."""
+    source = (
+        "from flydsl.expr import arith\n"
+        "def f(a, b):\n"
+        "    kept = arith.MulFOp(a, b, fastmath=arith.FastMathFlags.fast).result\n"
+        "    return arith.addf(kept, b)\n"
+    )
+    found = {d.message.split(":")[0]: d for d in diagnostics("FLY301", source)}
+    kept = found["`arith.MulFOp(...).result` carries `fastmath=arith.FastMathFlags.fast`"]
+    legacy = found["`arith.addf(...)` is a raw arith op"]
+    assert (kept.severity.value, kept.deprecated) == ("information", False)
+    assert (legacy.severity.value, legacy.deprecated) == ("warning", True)

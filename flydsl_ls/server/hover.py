@@ -29,6 +29,10 @@ from flydsl_ls.ruledocs import summary_markdown
 from flydsl_ls.server import diagnostics as diagnostics_module
 from flydsl_ls.server.diagnostics import lsp_range
 
+# Rules whose message names the hovered API's own replacement: their one example would be
+# about another API (FLY901's is `maximumf`).
+_PER_API = {"FLY901"}
+
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
     from flydsl_ls.server.session import Document
@@ -75,7 +79,7 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
             continue
         seen_codes.add(d.code)
         rule = lookup_rule(d.code)
-        sections.append(f"{d.message}\n\n{summary_markdown(rule)}" if rule else d.message)
+        sections.append(f"{d.message}\n\n{summary_markdown(rule, example=d.code not in _PER_API)}" if rule else d.message)
 
     expr = symbol = None
     type_line = None
@@ -145,7 +149,7 @@ def _legacy_sections(
         seen.add("FLY901")
         return [
             f"`{entry.api}` is deprecated (declared removal in FlyDSL {entry.removal}): "
-            f"use {entry.replacement}\n\n{summary_markdown(rule)}"
+            f"use {entry.replacement}\n\n{summary_markdown(rule, example=False)}"
         ]
     name = _local_name(model, pos) if models_for is not None else None
     if models_for is not None and (not name or lines is None):
@@ -171,7 +175,7 @@ def _legacy_sections(
             rule = lookup_rule(d.code)
             if rule is not None:
                 seen.add(d.code)
-                return [f"`{symbol}` is a legacy API ({d.code}).\n\n{summary_markdown(rule)}"]
+                return [f"`{symbol}` is a legacy API ({d.code}).\n\n{summary_markdown(rule, example=d.code not in _PER_API)}"]
     return []
 
 

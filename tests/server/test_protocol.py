@@ -282,6 +282,7 @@ async def test_hover_on_a_legacy_api_through_an_alias(spec, workspace):
         # FLY901's table: fx.get, its replacement and removal release.
         get = await hover_text(client, uri, GET_LINE, KERNEL.splitlines()[GET_LINE].index("get") + 1)
         assert "FLY901" in get and "fx.get_(...).unpack()" in get and "0.4" in get
+        assert "maximumf" not in get  # the rule's one example is about another API
 
 
 async def test_hover_shows_the_inferred_type(spec, workspace):

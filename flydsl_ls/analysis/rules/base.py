@@ -84,14 +84,17 @@ class Rule:
     ) -> None:
         if fix is not None:
             fix, message = self._within_release(fix, message)
+        severity = severity or self.severity
         self.ctx.diagnostics.append(
             Diagnostic(
                 code=self.code,
                 message=message,
                 range=self.ctx.range(node),
-                severity=severity or self.severity,
+                severity=severity,
                 fix=fix,
-                deprecated=self.deprecated_tag,
+                # Struck through only where the code is to go: a construct the guides keep
+                # (reported as information or a hint) is not deprecated.
+                deprecated=self.deprecated_tag and severity in (Severity.WARNING, Severity.ERROR),
                 note=note,
                 statement=self.ctx.statement_range(node) if fix else None,
             )
