@@ -182,3 +182,20 @@ def test_ping_pong_pair_with_a_shared_region_becomes_one_struct_with_a_union(ser
     assert before.kernels[0].resources.lds_bytes == 1280  # two globals, 1024 + 256
     assert result.kernels[0].resources.lds_bytes == 768
     assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_allocation_goes_in_the_body_function_each_kernel_calls_once(service):  # noqa: F811
+    path = KERNELS / "smem_body_helper.py"
+    after = migrate("FLY203", path)
+    # `_emit_reverse` runs inside whichever kernel is traced: the allocation goes at its top.
+    assert (
+        "    def _emit_reverse(X, Out, scale):\n"
+        "        tid = fx.thread_idx.x\n"
+        "        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
+        "        s_row = lds.s_row.view(fx.make_layout(n, 1))\n"
+    ) in after
+    before, result = compile_both(service, path, "scaled", after)
+    assert "memref.global" in first_mlir(before) and "memref.global" not in first_mlir(result)
+    assert before.kernels[0].resources.lds_bytes == 256
+    assert result.kernels[0].resources.lds_bytes == 256
+    assert result.kernels[0].resources.scratch_bytes == 0

@@ -264,6 +264,117 @@ INVALID = [
         count=8,
     ),
     Invalid(
+        # LDS used in a body function each kernel calls once: the allocation goes there.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        '\n'
+        'def build(n, scaled):\n'
+        '    alloc = SmemAllocator(None, arch="gfx942")\n'
+        '    alloc.ptr = n * 4\n'
+        '\n'
+        '    def _emit(X, scale):\n'
+        '        s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(n,))\n'
+        '        s.store(X[0] * scale, [0])\n'
+        '\n'
+        '    if scaled:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 2.0)\n'
+        '\n'
+        '    else:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 1.0)\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        alloc.finalize()\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        'def build(n, scaled):\n'
+        '    @fx.struct\n'
+        '    class SharedStorage:\n'
+        '        s: fx.Array[fx.Float32, n]\n'
+        '\n'
+        '    def _emit(X, scale):\n'
+        '        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '        s = lds.s.view(fx.make_layout(n, 1))\n'
+        '        fx.memref_store(X[0] * scale, s, 0)\n'
+        '\n'
+        '    if scaled:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 2.0)\n'
+        '\n'
+        '    else:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 1.0)\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        unsafe=True,
+        line=8,
+        column=13,
+        count=3,
+    ),
+    Invalid(
+        # The body function is called twice by one kernel: two SharedAllocators, no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        '\n'
+        'def build(n, scaled):\n'
+        '    alloc = SmemAllocator(None, arch="gfx942")\n'
+        '    alloc.ptr = n * 4\n'
+        '\n'
+        '    def _emit(X, scale):\n'
+        '        s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(n,))\n'
+        '        s.store(X[0] * scale, [0])\n'
+        '\n'
+        '    if scaled:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 2.0)\n'
+        '            _emit(X, 3.0)\n'
+        '\n'
+        '    else:\n'
+        '\n'
+        '        @flyc.kernel\n'
+        '        def k(X: fx.Tensor):\n'
+        '            _emit(X, 1.0)\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        alloc.finalize()\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        expected=None,
+        line=8,
+        column=13,
+        count=3,
+        message="`k` calls `_emit` more than once (line 20)",
+    ),
+    Invalid(
         # Aliased import; two buffers overlap: no fix.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'

@@ -31,6 +31,7 @@ class Planner(OffsetAlgebra, Rewriter):
         self.ctx = ctx
         self._parents = parents
         self._calls = calls
+        self._hosts: set[int] = set()  # id() of kernel body helpers holding the allocation
 
     def groups(self) -> list[Group]:
         groups = []
@@ -105,7 +106,11 @@ class Planner(OffsetAlgebra, Rewriter):
         alloc = group.binding
         self._enter(group)
         group.deleted.append(self._alloc_stmt)
-        for use in self.model.uses_of(alloc):
+        uses = self.model.uses_of(alloc)
+        # Padding under control flow is the reason worth naming first: the reads of the
+        # pointer around it are only there to compute it.
+        uses = sorted(uses, key=lambda use: not self._pads(use))
+        for use in uses:
             parent = self._parents.get(id(use))
             stmt = self._statement(use)
             attr = parent.attr if isinstance(parent, ast.Attribute) and parent.value is use else None
@@ -115,6 +120,7 @@ class Planner(OffsetAlgebra, Rewriter):
                     raise Unproven(f"`{alloc.name}.get_base` is used other than as a call")
                 holder = self._parents.get(id(call))
                 if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+                    self._base_name_uses(holder, alloc.name)
                     group.base_stmts.append(holder)
                     group.deleted.append(holder)
                 elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
@@ -151,7 +157,7 @@ class Planner(OffsetAlgebra, Rewriter):
                         group.deleted.append(stmt)
                         continue
                 raise Unproven(f"line {stmt.lineno}: `{alloc.name}.{attr}` is used in a way that cannot be mapped")
-            elif attr == "ptr" and isinstance(parent.ctx, ast.Store):
+            elif self._pads(use):
                 raise Unproven(
                     f"line {use.lineno}: `{alloc.name}.ptr` is moved under control flow (padding LDS by a "
                     "computed amount, e.g. to cap occupancy): an `@fx.struct` has no field of a run-dependent size"
@@ -166,6 +172,32 @@ class Planner(OffsetAlgebra, Rewriter):
         if not group.ptr_calls:
             raise Unproven("no `SmemPtr(...)` views this allocator")
         group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _pads(self, use: ast.Name) -> bool:
+        """`allocator.ptr` written outside the allocator's block (under an `if`)."""
+        parent = self._parents.get(id(use))
+        if not (isinstance(parent, ast.Attribute) and parent.attr == "ptr" and isinstance(parent.ctx, ast.Store)):
+            return False
+        stmt = self._statement(use)
+        return stmt is None or self._body_of(stmt) is not self._alloc_body
+
+    def _base_name_uses(self, stmt: ast.Assign, alloc: str) -> None:
+        """`base = allocator.get_base()` is deleted: every read of `base` must be a
+        `SmemPtr(base, ...)` (the views replace them)."""
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        if binding is None:
+            raise Unproven(f"line {stmt.lineno}: cannot follow `{stmt.targets[0].id}`")
+        for use in self.model.uses_of(binding):
+            holder = self._parents.get(id(use))
+            if isinstance(holder, ast.keyword):
+                holder = self._parents.get(id(holder))
+            if isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is use:
+                continue
+            what = ast.unparse(holder.func) if isinstance(holder, ast.Call) else type(holder).__name__
+            raise Unproven(
+                f"line {use.lineno}: the base memref `{binding.name}` (`{alloc}.get_base()`) is used by "
+                f"`{what}`, which needs a builtin memref; `fx.SharedAllocator` gives fx pointers and views"
+            )
 
     def _enter(self, group: Group) -> None:
         """Make ``group`` the allocator the offset algebra reads."""
@@ -286,21 +318,68 @@ class Planner(OffsetAlgebra, Rewriter):
         return list(by_kernel.values())
 
     def _kernel_of(self, nodes: list[ast.AST]) -> ast.FunctionDef:
-        kernels = set()
+        """The function the allocation goes in: the kernel, or a helper that holds the
+        kernel's body (called once by each kernel that uses it, so each trace creates one
+        SharedAllocator)."""
+        hosts = set()
         for node in nodes:
             function = self._outer_kernel(node)
             if function is None:
-                owner = self._enclosing_function(node)
-                name = owner.name if owner is not None else "module level"
-                raise Unproven(
-                    f"LDS is used in `{name}` (line {node.lineno}), not in a `@flyc.kernel`: "
-                    "`fx.SharedAllocator` must be created inside the kernel"
-                )
-            kernels.add(function)
-        if len(kernels) != 1:
-            names = ", ".join(sorted(k.name for k in kernels))
+                function, why = self._kernel_body(node)
+                if function is None:
+                    raise Unproven(why)
+            hosts.add(function)
+        if len(hosts) != 1:
+            names = ", ".join(sorted(k.name for k in hosts))
             raise Unproven(f"the allocator is shared by several kernels ({names}): migrate them by hand")
-        return kernels.pop()
+        return hosts.pop()
+
+    def _kernel_body(self, node: ast.AST):
+        """(the innermost function around ``node`` that only kernels call, once each and
+        not in a loop; None and why not)."""
+        why = None
+        for function in (p for p in self._ancestors(node) if isinstance(p, FUNCTIONS)):
+            problem = self._called_once_by_kernels(function)
+            if problem is None:
+                self._hosts.add(id(function))
+                return function, None
+            why = why or (
+                f"LDS is used in `{function.name}` (line {node.lineno}), not in a `@flyc.kernel`, "
+                f"and {problem}: `fx.SharedAllocator` must be created once per kernel"
+            )
+        owner = self._enclosing_function(node)
+        return None, why or (
+            f"LDS is used at {'module level' if owner is None else owner.name} (line {node.lineno}), "
+            "not in a `@flyc.kernel`: `fx.SharedAllocator` must be created inside the kernel"
+        )
+
+    def _called_once_by_kernels(self, function) -> str | None:
+        """None when every read of ``function`` is a statement-level call in a
+        `@flyc.kernel`, at most one per kernel, outside loops; else what is not."""
+        scope = self._scope_at(function)
+        binding = next((b for b in scope.bindings.get(function.name, ()) if b.node is function), None) if scope else None
+        if binding is None or len(scope.bindings.get(function.name, ())) != 1:
+            return f"`{function.name}` is bound more than once"
+        uses = self.model.uses_of(binding)
+        if not uses:
+            return f"`{function.name}` is never called"
+        kernels = set()
+        for use in uses:
+            call = self._parents.get(id(use))
+            stmt = self._parents.get(id(call))
+            if not (isinstance(call, ast.Call) and call.func is use and isinstance(stmt, ast.Expr)):
+                return f"`{function.name}` is used other than called (line {use.lineno})"
+            kernel = self._outer_kernel(call)
+            if kernel is None:
+                return f"`{function.name}` is called outside a kernel (line {use.lineno})"
+            if id(kernel) in kernels:
+                return f"`{kernel.name}` calls `{function.name}` more than once (line {use.lineno})"
+            loops = (ast.For, ast.While, ast.AsyncFor, *FUNCTIONS)
+            inner = next(p for p in self._ancestors(call) if isinstance(p, loops))
+            if inner is not kernel:
+                return f"`{function.name}` is called inside a loop or a nested function (line {use.lineno})"
+            kernels.add(id(kernel))
+        return None
 
     def _outer_kernel(self, node: ast.AST):
         kernels = [p for p in self._ancestors(node) if isinstance(p, FUNCTIONS) and self._is_kernel(p)]
@@ -310,9 +389,9 @@ class Planner(OffsetAlgebra, Rewriter):
         return next((p for p in self._ancestors(node) if isinstance(p, FUNCTIONS)), None)
 
     def _is_traced(self, function) -> bool:
-        """A @flyc.kernel or @flyc.jit function, or one nested in it."""
+        """A @flyc.kernel or @flyc.jit function, a kernel's body helper, or one nested in them."""
         return any(
-            isinstance(node, FUNCTIONS) and self._decorated(node, ("flyc.kernel", "flyc.jit"))
+            isinstance(node, FUNCTIONS) and (self._decorated(node, ("flyc.kernel", "flyc.jit")) or id(node) in self._hosts)
             for node in self._ancestors(function, inclusive=True)
         )
 
