@@ -1,5 +1,8 @@
 import ast
 
+from flydsl_ls.analysis.rawtypes import raw_result_type
+from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules._llvm_pointer_support import FX_ADDRESS_SPACES, constant_value, llvm_address_space
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 from flydsl_ls.analysis.versions import at_least, parse
 
@@ -32,6 +35,7 @@ _PTRTOINT = "fx.ptrtoint"
 # Pointer-valued calls that may be repeated at the use site (no side effects).
 _PURE_POINTER_CALLS = {"fx.get_iter", "fx.recast_iter", "fx.add_offset"}
 _MAX_HOPS = 8
+_I32_I64 = ("fx.Int32", "fx.Int64")
 LLVM_PTR_SINCE = "0.3.0"  # fx.to_llvm_ptr / Pointer.llvm_ptr (DESIGN.md, PyPI wheels)
 
 
@@ -82,7 +86,9 @@ class LlvmPtrCast(Rule):
             return
         spelled = ast.unparse(node.func)
         if symbol in INT_TO_PTR_HELPERS:
-            self._int_to_ptr(node, node, call_argument(node, 0, "value"), f"`{spelled}(...)`")
+            space = self._helper_space(node, INT_TO_PTR_HELPERS[symbol])
+            address = call_argument(node, 0, "value")
+            self._int_to_ptr(node, node, address, f"`{spelled}(...)`", space, helper=True)
         elif symbol in ELEMENT_PTR_HELPERS:
             self.report(
                 node,
@@ -95,32 +101,85 @@ class LlvmPtrCast(Rule):
                 parent = self.ctx.parent
                 is_result = isinstance(parent, ast.Attribute) and parent.attr == "result"
                 replaced = parent if is_result else None
-            self._int_to_ptr(node, replaced, call_argument(node, 1, "arg"), f"hand-made `{spelled}(...)`")
+            if any(k.arg not in ("res", "arg") for k in node.keywords):
+                replaced = None  # `dereferenceable=`, `loc=`, `ip=`: fx.inttoptr takes none
+            pointer_type = call_argument(node, 0, "res")
+            space = llvm_address_space(self.model, pointer_type) if pointer_type is not None else None
+            address = call_argument(node, 1, "arg")
+            self._int_to_ptr(node, replaced, address, f"hand-made `{spelled}(...)`", space, helper=False)
 
-    def _int_to_ptr(self, node: ast.Call, replaced: ast.AST | None, address, spelled: str) -> None:
+    def _helper_space(self, node: ast.Call, default: int) -> int | None:
+        given = call_argument(node, 1, "address_space")
+        if given is None:
+            return None if any(k.arg is None for k in node.keywords) else default
+        return constant_value(self.model, given, int)
+
+    def _int_to_ptr(self, node, replaced, address, spelled: str, space: int | None, helper: bool) -> None:
         pointer = self._pointer_source(address) if address is not None else None
         if pointer is None:
-            self.report(
-                node,
-                f"{spelled} builds an !llvm.ptr from an integer with a hard-coded address space: "
-                "use `ptr.llvm_ptr` / `fx.to_llvm_ptr(ptr)` on the fx pointer, or "
-                "`fx.inttoptr(ptr_type, addr)` for a raw integer address",
-            )
+            self._raw_address(node, replaced, address, spelled, space, helper)
             return
         text = self.model.index.slice(self.model.index.node_range(pointer))
         simple = isinstance(pointer, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
         receiver = text if simple and "\n" not in text else f"({text})"
         version = self.ctx.options.flydsl_version
         fix = None
-        if replaced is not None and (parse(version) is None or at_least(version, LLVM_PTR_SINCE)):
-            fix = self.replace(replaced, f"{receiver}.llvm_ptr", self.fix_title, safe=False)
-        self.report(
-            node,
+        message = (
             f"{spelled} casts the address of the fx pointer `{ast.unparse(pointer)}` back to an "
             f"!llvm.ptr by hand: use `{ast.unparse(pointer)}.llvm_ptr` (the backend resolves the "
-            "address space)",
+            "address space)"
+        )
+        if replaced is None:
+            message += " (no fix: the op itself is used, not its `.result`)"
+        elif parse(version) is None or at_least(version, LLVM_PTR_SINCE):
+            fix = self.replace(replaced, f"{receiver}.llvm_ptr", self.fix_title, safe=False)
+        else:
+            message += f" (no fix: `.llvm_ptr` is not in FlyDSL {version}; it arrives in {LLVM_PTR_SINCE})"
+        self.report(node, message, fix=fix)
+
+    def _raw_address(self, node, replaced, address, spelled: str, space: int | None, helper: bool) -> None:
+        """A raw integer address: `fx.to_llvm_ptr(fx.inttoptr(<i8 pointer type>, addr))`
+        when the address space is a constant fx has a pointer for."""
+        message = (
+            f"{spelled} builds an !llvm.ptr from an integer with a hard-coded address space: "
+            "use `ptr.llvm_ptr` / `fx.to_llvm_ptr(ptr)` on the fx pointer, or "
+            "`fx.inttoptr(ptr_type, addr)` for a raw integer address"
+        )
+        space_name = FX_ADDRESS_SPACES.get(space) if space is not None else None
+        reason = None
+        if address is None:
+            reason = "the address is not a plain argument"
+        elif space is None:
+            reason = "the address space is not a constant this file spells"
+        elif space_name is None:
+            reason = f"address space {space} has no fx pointer"
+        elif replaced is None:
+            reason = "the op itself is used, or it takes options `fx.inttoptr` has not"
+        if reason is not None:
+            self.report(node, f"{message} (no fix: {reason})")
+            return
+        fx, imports = fx_alias(self.model)
+        addr = self.text(address)
+        if isinstance(address, (ast.NamedExpr, ast.Lambda, ast.Yield, ast.YieldFrom)):
+            addr = f"({addr})"
+        if helper and not self._is_int32_or_int64(address):
+            addr = f"{fx}.Int64({addr})"  # fx.inttoptr takes i32/i64, the helper also index
+        pointer_type = f"{fx}.PointerType.get({fx}.Int8.ir_type, {fx}.AddressSpace.{space_name})"
+        content = f"{fx}.to_llvm_ptr({fx}.inttoptr({pointer_type}, {addr}))"
+        fix = self.replace(replaced, content, "Build the pointer with fx.inttoptr", safe=False, extra=imports)
+        self.report(
+            node,
+            f"{spelled} builds an !llvm.ptr<{space}> from an integer by hand: build a typed fx pointer "
+            f"with `fx.inttoptr(fx.PointerType.get(elem, fx.AddressSpace.{space_name}, align), addr)` "
+            "and convert it with `fx.to_llvm_ptr` only where an !llvm.ptr is needed (the fix "
+            "uses an i8 element type and no alignment: the !llvm.ptr keeps neither)",
             fix=fix,
         )
+
+    def _is_int32_or_int64(self, expr: ast.expr) -> bool:
+        if self.model.type_of(expr).name in _I32_I64:
+            return True
+        return isinstance(expr, ast.Call) and raw_result_type(self.model, expr) in _I32_I64
 
     # --- where an address comes from -------------------------------------------
     def _pointer_source(self, expr: ast.expr) -> ast.expr | None:
@@ -235,10 +294,15 @@ class LlvmPtrCast(Rule):
             unsafe=True,
         ),
         Invalid(
+            # A raw integer address of unknown kind: fx.Int64 takes index, i32 and i64 alike.
             "from aiter.ops.flydsl.kernels.buffer_ops import create_llvm_ptr\n"
             "def f(counter_addr):\n"
             "    return create_llvm_ptr(counter_addr, address_space=1)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\n"
+            "def f(counter_addr):\n"
+            "    return fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global), "
+            "fx.Int64(counter_addr)))\n",
+            unsafe=True,
             message="fx.inttoptr",
         ),
         Invalid(
@@ -248,9 +312,11 @@ class LlvmPtrCast(Rule):
             "    a = _create_llvm_ptr(stream_ptr)\n"
             "    b = mem_ops.to_llvm_ptr(fx.ptrtoint(lds.ptr), address_space=3)\n"
             "    return a, b\n",
-            expected="from kernels.common.mem_ops import _create_llvm_ptr\n"
+            # _create_llvm_ptr's address space defaults to 1 (global)
+            expected="import flydsl.expr as fx\n"
             "def f(stream_ptr, lds):\n"
-            "    a = _create_llvm_ptr(stream_ptr)\n"
+            "    a = fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global), "
+            "fx.Int64(stream_ptr)))\n"
             "    b = lds.ptr.llvm_ptr\n"
             "    return a, b\n",
             unsafe=True,
@@ -264,10 +330,14 @@ class LlvmPtrCast(Rule):
             message="offset math",
         ),
         Invalid(
+            # The raw op takes an i32/i64 address already: it is passed on as it is.
             "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm as _llvm\n"
             "def f(addr):\n"
             '    return _llvm.IntToPtrOp(ir.Type.parse("!llvm.ptr<1>"), addr).result\n',
-            expected=None,
+            expected="import flydsl.expr as fx\n"
+            "def f(addr):\n"
+            "    return fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global), addr))\n",
+            unsafe=True,
             message="fx.inttoptr",
             line=4,
             column=12,
@@ -286,19 +356,28 @@ class LlvmPtrCast(Rule):
             unsafe=True,
         ),
         Invalid(
+            # The pointer type is a parameter: its address space is unknown.
             "import flydsl.expr as fx\n"
             "def f(ty, addr):\n"
             "    return fx.rocdl.llvm.inttoptr(ty, addr)\n",
             expected=None,
+            message="no fix: the address space is not a constant",
         ),
         Invalid(
-            # The pointer's name is rebound after the address was taken: no fix.
+            # The pointer's name is rebound after the address was taken: not `lds.ptr.llvm_ptr`,
+            # a raw address (an fx.Index, made i64 as create_llvm_ptr does).
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(lds, other):\n"
             "    idx = fx.Index(fx.ptrtoint(lds.ptr))\n"
             "    lds = other\n"
             "    return buffer_ops.create_llvm_ptr(idx, address_space=3)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\n"
+            "def f(lds, other):\n"
+            "    idx = fx.Index(fx.ptrtoint(lds.ptr))\n"
+            "    lds = other\n"
+            "    return fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Shared), "
+            "fx.Int64(idx)))\n",
+            unsafe=True,
         ),
         Invalid(
             # The address is offset after ptrtoint: a raw integer address, no fix.
@@ -314,5 +393,109 @@ class LlvmPtrCast(Rule):
             "    return buffer_ops.create_llvm_ptr(fx.ptrtoint(lds.ptr), address_space=3)\n",
             expected=None,
             settings={"flydsl_version": "0.2.4"},
+            message="no fix: `.llvm_ptr` is not in FlyDSL 0.2.4",
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import buffer_ops\n"
+            "def f(addr):\n"
+            "    return buffer_ops.create_llvm_ptr(addr, address_space=3)\n",
+            expected=None,
+            settings={"flydsl_version": "0.2.4"},
+            message="no fix: `fx.to_llvm_ptr` is not in FlyDSL 0.2.4",
+        ),
+        Invalid(
+            # An fx.Int64 / a raw i64 address is passed on unwrapped; the pointer types are read
+            # off a module constant, a helper returning one, and llvm.PointerType.get.
+            "import flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            '_PTR3 = "!llvm.ptr<3>"\n'
+            "def _lds_ptr_t():\n"
+            '    """the LDS pointer type"""\n'
+            "    return ir.Type.parse(_PTR3)\n"
+            "def f(base, off, i):\n"
+            "    a = buffer_ops.create_llvm_ptr(fx.Int64(base) + 4, address_space=3)\n"
+            "    b = buffer_ops.create_llvm_ptr(arith.index_cast(T.i64, i), address_space=1)\n"
+            "    c = llvm.inttoptr(_lds_ptr_t(), fx.as_ir_value(off))\n"
+            "    d = llvm.IntToPtrOp(llvm.PointerType.get(address_space=1), off).result\n"
+            "    return a, b, c, d\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir import ir\n"
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            '_PTR3 = "!llvm.ptr<3>"\n'
+            "def _lds_ptr_t():\n"
+            '    """the LDS pointer type"""\n'
+            "    return ir.Type.parse(_PTR3)\n"
+            "def f(base, off, i):\n"
+            "    a = fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Shared), "
+            "fx.Int64(base) + 4))\n"
+            "    b = fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global), "
+            "arith.index_cast(T.i64, i)))\n"
+            "    c = fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Shared), "
+            "fx.as_ir_value(off)))\n"
+            "    d = fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global), off))\n"
+            "    return a, b, c, d\n",
+            unsafe=True,
+            count=4,
+        ),
+        Invalid(
+            # A lazily set module global (None first), a type bound in the enclosing function,
+            # and the generic `!llvm.ptr` (address space 0).
+            "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+            "_LDS = None\n"
+            "def lds(addr):\n"
+            "    global _LDS\n"
+            "    if _LDS is None:\n"
+            '        _LDS = ir.Type.parse("!llvm.ptr<3>")\n'
+            "    return llvm.inttoptr(_LDS, addr)\n"
+            "def outer():\n"
+            '    ptr_ty = ir.Type.parse("!llvm.ptr")\n'
+            "    def inner(addr):\n"
+            "        return llvm.IntToPtrOp(ptr_ty, addr).result\n"
+            "    return inner\n",
+            expected="from flydsl._mlir import ir\nimport flydsl.expr as fx\n"
+            "_LDS = None\n"
+            "def lds(addr):\n"
+            "    global _LDS\n"
+            "    if _LDS is None:\n"
+            '        _LDS = ir.Type.parse("!llvm.ptr<3>")\n'
+            "    return fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Shared), addr))\n"
+            "def outer():\n"
+            "    def inner(addr):\n"
+            "        return fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Generic), addr))\n"
+            "    return inner\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import buffer_ops\n"
+            "def f(addr, address_space):\n"
+            "    return buffer_ops.create_llvm_ptr(addr, address_space=address_space)\n",
+            expected=None,
+            message="no fix: the address space is not a constant",
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import buffer_ops\n"
+            "def f(addr):\n"
+            "    return buffer_ops.create_llvm_ptr(addr, address_space=5)\n",
+            expected=None,
+            message="no fix: address space 5 has no fx pointer",
+        ),
+        Invalid(
+            "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(addr, space):\n"
+            '    return llvm.inttoptr(ir.Type.parse(f"!llvm.ptr<{space}>"), addr)\n',
+            expected=None,
+            message="no fix: the address space is not a constant",
+        ),
+        Invalid(
+            # The op, not its result, and an attribute fx.inttoptr cannot carry.
+            "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(addr, attr):\n"
+            '    op = llvm.IntToPtrOp(ir.Type.parse("!llvm.ptr<1>"), addr)\n'
+            '    p = llvm.inttoptr(ir.Type.parse("!llvm.ptr<1>"), addr, dereferenceable=attr)\n'
+            "    return op.result, p\n",
+            expected=None,
+            count=2,
+            message="no fix: the op itself is used",
         ),
     ]
