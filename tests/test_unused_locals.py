@@ -75,6 +75,21 @@ def test_a_function_alias_an_ir_type_a_literal_and_python_arithmetic_are_deleted
     assert cleaned(before, after) == head_without("arith", "ir", "vector") + "def k(v):\n    return v\n"
 
 
+def test_parsed_and_llvm_pointer_types_are_deleted():
+    before, after = fixed(
+        "def k(v):\n"
+        '    lds_ptr_ty = ir.Type.parse("!llvm.ptr<3>")\n'
+        "    glb_ptr_ty = llvm.PointerType.get(address_space=1)\n"
+        "    return llvm.inttoptr(lds_ptr_ty, v), llvm.inttoptr(glb_ptr_ty, v)\n",
+        "llvm.inttoptr(lds_ptr_ty, v), llvm.inttoptr(glb_ptr_ty, v)",
+        "v, v",
+    )
+    before = before.replace("import vector\n", "import llvm, vector\n")
+    after = after.replace("import vector\n", "import llvm, vector\n")
+    # llvm goes with its last reader; vector was unused before the fix and stays
+    assert cleaned(before, after) == head_without("ir") + "def k(v):\n    return v, v\n"
+
+
 def test_a_multi_line_statement_goes_whole_and_a_lone_one_becomes_pass():
     before, after = fixed(
         "def k(v, c):\n"

@@ -13,8 +13,8 @@ T.i32)`` behind with no reader. Such a binding is deleted only when all of this 
   ``dir()`` that could read it without naming it;
 - its value builds no IR and has no side effect: a literal, a name, a module attribute
   (``_uw = arith.unwrap``), an MLIR type (``T.i32``, ``T.vec(4, T.i32)``,
-  ``ir.VectorType.get([8], bf16)``), a tuple or list of those, or Python arithmetic on
-  them. A call that creates an op (``arith.constant(1)``, ``fx.Int32(v)``) emits IR even
+  ``ir.VectorType.get([8], bf16)``, ``ir.Type.parse("!llvm.ptr<3>")``), a tuple or list
+  of those, or Python arithmetic on them. A call that creates an op (``arith.constant(1)``, ``fx.Int32(v)``) emits IR even
   when its result is unused, so it stays.
 
 Deleting one binding can leave the ones its value read unused (``elem = T.i32`` read only
@@ -39,6 +39,8 @@ _LOCALS_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 # MLIR type constructors: they return a uniqued type and create no operation.
 _TYPE_MODULE = "fx.T"  # flydsl.expr.typing.T and flydsl._mlir.extras.types
 _IR_TYPE_GET = re.compile(r"mlir\.ir\.\w+Type\.get\w*")
+# Also uniqued types, parsed or built: `ir.Type.parse("!llvm.ptr<3>")`, `llvm.PointerType.get(...)`.
+_TYPE_BUILDERS = frozenset({"mlir.ir.Type.parse", "mlir.llvm.PointerType.get"})
 
 def stale_local_edits(old: SemanticModel, new: SemanticModel) -> list[Edit]:
     """Edits on ``new``'s text deleting locals read in ``old`` and read nowhere in ``new``
@@ -175,7 +177,11 @@ def _module_attribute(model: SemanticModel, expr: ast.Attribute) -> bool:
 
 def _is_type_constructor(symbol: str) -> bool:
     module, _, attribute = symbol.rpartition(".")
-    return (module == _TYPE_MODULE and bool(attribute)) or bool(_IR_TYPE_GET.fullmatch(symbol))
+    return (
+        (module == _TYPE_MODULE and bool(attribute))
+        or bool(_IR_TYPE_GET.fullmatch(symbol))
+        or symbol in _TYPE_BUILDERS
+    )
 
 
 def _deletions(model: SemanticModel, stmts: list[ast.Assign]) -> list[Edit]:
