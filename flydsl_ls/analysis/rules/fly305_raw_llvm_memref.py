@@ -17,6 +17,20 @@ ADVICE = {
     "memref-alloc": "declare LDS as an `@fx.struct` of `fx.Array` fields allocated with `fx.SharedAllocator()`, registers with `fx.make_rmem_tensor`",
     "memref-access": "use a layout view: `view[i]`, `view[i] = v`, `fx.make_view(fx.get_iter(t), layout)`, or a copy atom + `fx.copy`",
 }
+# Memory-model options of llvm loads/stores no layout view or copy expresses: such an access
+# is kept as it is (keyword -> what it makes the access).
+KEPT_OPTIONS = {
+    "volatile_": "volatile",
+    "ordering": "atomic",
+    "syncscope": "atomic",
+    "nontemporal": "nontemporal",
+    "invariant": "invariant",
+    "invariantGroup": "invariant",
+    "invariant_group": "invariant",
+    "alias_scopes": "alias-scoped",
+    "noalias_scopes": "alias-scoped",
+    "tbaa": "TBAA-tagged",
+}
 MEMREF_ALLOC = {"global_", "get_global", "alloca", "alloc", "AllocaOp", "AllocOp", "GlobalOp", "GetGlobalOp"}
 
 
@@ -36,7 +50,9 @@ class RawLlvmMemref(Rule):
     `llvm.inline_asm`/`InlineAsmOp`/`call_intrinsic` (hard boundaries, kept on purpose),
     the pointer casts `IntToPtrOp`/`inttoptr` (FLY202), the modern `fx.llvm.*` atomics and
     `generic_load/store`, and type references that are not calls. Diagnostic only: the
-    replacement depends on the surrounding data layout.
+    replacement depends on the surrounding data layout. A load or store that is volatile,
+    atomic (`ordering=`, `syncscope=`), nontemporal, invariant or carries alias-scope / TBAA
+    metadata is reported as one to keep: a layout view cannot say any of that.
     """
 
     code = "FLY305"
@@ -55,10 +71,34 @@ class RawLlvmMemref(Rule):
         spelled = ast.unparse(node.func)
         if module == "mlir.llvm" and op in LLVM_KINDS and op not in LLVM_KEEP:
             kind = LLVM_KINDS[op]
+            kept = self._kept_options(node) if kind in ("load", "store") else []
+            if kept:
+                self.report(
+                    node,
+                    f"raw llvm {kind} `{spelled}(...)` is {' and '.join(kept)}: keep it as it is "
+                    f"(no fix: a layout view cannot express that)",
+                )
+                return
             self.report(node, f"raw llvm {kind} `{spelled}(...)`: {ADVICE[kind]}")
         elif module == "mlir.memref" and op[:1].isalpha():
             kind = "memref-alloc" if op in MEMREF_ALLOC else "memref-access"
             self.report(node, f"raw memref op `{spelled}(...)` works on builtin memrefs fx layouts cannot see: {ADVICE[kind]}")
+
+    @staticmethod
+    def _kept_options(node: ast.Call) -> list[str]:
+        """What the access's memory-model keywords make it (``volatile_=False`` and the like
+        are no option)."""
+        kept = []
+        for keyword in node.keywords:
+            what = KEPT_OPTIONS.get(keyword.arg or "")
+            value = keyword.value
+            if what is None or (isinstance(value, ast.Constant) and value.value in (False, None)):
+                continue
+            if isinstance(value, ast.Attribute) and value.attr == "not_atomic":
+                continue
+            if what not in kept:
+                kept.append(what)
+        return kept
 
     VALID = [
         Valid(
@@ -119,6 +159,42 @@ class RawLlvmMemref(Rule):
             "    return memref_dialect.load(v, [i])\n",
             expected=None,
             count=2,
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(v, p, ty, scopes):\n"
+            '    llvm.StoreOp(v, p, alignment=4, ordering=llvm.AtomicOrdering.release, syncscope="agent")\n',
+            expected=None,
+            message="is atomic: keep it as it is (no fix: a layout view cannot express that)",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(v, p, ty, scopes):\n"
+            "    llvm.StoreOp(v, p, nontemporal=True, volatile_=True)\n",
+            expected=None,
+            message="is nontemporal and volatile: keep it",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(ty, p):\n"
+            "    return llvm.load(ty, p, invariant=True)\n",
+            expected=None,
+            message="is invariant: keep it",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm as _llvm\n"
+            "def f(ty, p, scopes):\n"
+            "    return _llvm.LoadOp(ty, p, alias_scopes=scopes).result\n",
+            expected=None,
+            message="is alias-scoped: keep it",
+        ),
+        Invalid(
+            # Options switched off, or a non-atomic ordering: an ordinary access.
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(ty, p):\n"
+            "    return llvm.LoadOp(ty, p, volatile_=False, ordering=llvm.AtomicOrdering.not_atomic).result\n",
+            expected=None,
+            message="read through a layout view",
         ),
         Invalid(
             "from flydsl._mlir.dialects import memref\n"
