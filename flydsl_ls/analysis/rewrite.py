@@ -80,6 +80,18 @@ def _find_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str,
     return name, (_import_edit(model, f"import {dotted} as {name}"),)
 
 
+def name_import(model: SemanticModel, module: str, name: str) -> tuple[str, tuple[Edit, ...]] | None:
+    """The module-level name bound to ``module.name`` by an import, or ``name`` plus an edit
+    adding ``from module import name``; None when ``name`` means something else there."""
+    dotted = f"{module}.{name}"
+    for local, binding in model.module_imports:
+        if binding.dotted == dotted:
+            return local, ()
+    if name in model.module_scope.bindings:
+        return None
+    return name, (_import_edit(model, f"from {module} import {name}"),)
+
+
 def _import_edit(model: SemanticModel, statement: str) -> Edit:
     """Insert ``statement`` after the module's last top-level import (or docstring)."""
     body = model.tree.body
