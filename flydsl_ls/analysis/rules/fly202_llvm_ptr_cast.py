@@ -56,13 +56,26 @@ class LlvmPtrCast(Rule):
     itself is the modern API and is never flagged (`mem_ops.to_llvm_ptr` is a different
     function).
 
-    A fix is offered only when the address visibly comes from an fx pointer in the same
-    function, as in `idx = fx.Index(fx.ptrtoint(lds.x.ptr))` ...
-    `create_llvm_ptr(idx, address_space=3)`, which becomes `lds.x.ptr.llvm_ptr`. It is
-    unsafe: the address space now comes from the pointer instead of the literal `N`.
-    Raw integer addresses get no fix: the address space, element type and alignment of
-    the `fx.inttoptr` pointer need a human. `get_llvm_ptr` keeps its offset arithmetic
-    (a layout view or `fx.add_offset`), so it is reported without a fix.
+    When the address visibly comes from an fx pointer in the same function, as in
+    `idx = fx.Index(fx.ptrtoint(lds.x.ptr))` ... `create_llvm_ptr(idx, address_space=3)`,
+    the fix is `lds.x.ptr.llvm_ptr` (unsafe: the address space now comes from the pointer
+    instead of the literal `N`).
+
+    Any other integer address gets `fx.to_llvm_ptr(fx.inttoptr(fx.PointerType.get(
+    fx.Int8.ir_type, fx.AddressSpace.Shared), addr))` when the address space is a constant
+    the file spells: `address_space=` (or the helper's default), `ir.Type.parse` of a
+    literal or a string constant, `llvm.PointerType.get(address_space=N)`, or a name, a
+    lazily set global or an argument-less helper bound to one. LLVM 0/1/3 are
+    `Generic`/`Global`/`Shared`. The result is the same `!llvm.ptr<N>` the raw consumers
+    took, and it lowers to the same `llvm.inttoptr` (the first MLIR gains `fly.inttoptr`
+    and `fly.to_llvm_ptr`). An i8 element type and no alignment are what an opaque
+    `!llvm.ptr` carries; set real ones when the pointer moves on to fx loads and views.
+    An address `create_llvm_ptr` received as an index (or of unknown type) is wrapped in
+    `fx.Int64(...)`, as the helper cast it; the fix stays unsafe because a raw i32 there
+    would now be sign-extended. No fix for an address space passed in or built from an
+    f-string, 5 and the buffer spaces (no fx pointer), an `IntToPtrOp` used as an op, or
+    `dereferenceable=`. `get_llvm_ptr` keeps its offset arithmetic (a layout view or
+    `fx.add_offset`), so it is reported without a fix.
     """
 
     code = "FLY202"
