@@ -502,3 +502,21 @@ def test_explicit_non_py_file_is_checked(project):
     assert len(items) == 3
     _, walked = check_json(".", cwd=project)
     assert {Path(i["filename"]).name for i in walked} == {"legacy.py"}
+
+
+@pytest.mark.parametrize("terms", [500, 5000])
+def test_a_deeply_nested_file_is_analysed_and_fixed(tmp_path, terms):
+    # A long flat sum is a left-nested chain of BinOps, deeper than Python's recursion
+    # limit lets a recursive walk go: its findings must not be lost.
+    body = " + ".join(f"x{i}" for i in range(terms))
+    (tmp_path / "deep.py").write_text(
+        "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+        f"def f(t: fx.Int32, *x):\n    y = ArithValue(t) + 1\n    return {body}\n",
+        encoding="utf-8",
+    )
+    result, items = check_json("deep.py", cwd=tmp_path)
+    assert result.stderr == ""
+    assert [(i["code"], i["location"]["row"]) for i in items] == [("FLY101", 4)]
+    fixed = run("check", "--fix", "deep.py", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (tmp_path / "deep.py").read_text(encoding="utf-8").splitlines()[3] == "    y = t + 1"

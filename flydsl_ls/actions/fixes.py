@@ -10,13 +10,14 @@ to that fix's span.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.actions.imports import cleanup_edits
+from flydsl_ls.analysis.deep import on_deep_stack
+from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.text import LineIndex, apply_edits
 
 MAX_PASSES = 60  # one rule per pass (see fix_all), a few rounds each
@@ -142,7 +143,10 @@ def _overlaps(a: tuple, b: tuple[int, int]) -> bool:
 
 def parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        try:
+            parse(text)
+        except RecursionError:
+            on_deep_stack(lambda: parse(text))  # valid, only deeper than the recursion limit
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

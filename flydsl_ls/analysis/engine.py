@@ -8,10 +8,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
+from flydsl_ls.analysis.deep import on_deep_stack
 from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.project import ProjectView
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.analysis.rules.base import Rule
@@ -42,20 +43,29 @@ def analyze(
 ) -> FileAnalysis:
     """Diagnostics of one file. ``model`` may be one already built for this exact source."""
     options = options or AnalysisOptions()
+    run = functools.partial(_analyze, source, rules, options, package, path, project, model)
+    try:
+        return run()
+    except RecursionError:
+        pass
+    try:
+        return on_deep_stack(run)  # a deeply nested file: walk it again with room to recurse
+    except RecursionError:
+        return FileAnalysis([], None, ["file too deeply nested to analyse"])
+    except MemoryError:
+        return FileAnalysis([], None, ["out of memory analysing the file"])
+
+
+def _analyze(source, rules, options, package, path, project, model) -> FileAnalysis:
     codes = {rule.code for rule in rules}
     try:
         tree = model.tree if model is not None else parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError) as error:
         diagnostics = [syntax_error(source, error)] if SYNTAX_ERROR in codes else []
         return FileAnalysis(diagnostics, None)
-    except (RecursionError, MemoryError):
-        return FileAnalysis([], None, ["file too deeply nested to parse"])
-    try:
-        if model is None:
-            model = SemanticModel(source, tree, package, project)
-        diagnostics, errors = run_rules(model, rules, options, path)
-    except RecursionError:
-        return FileAnalysis([], None, ["file too deeply nested to analyse"])
+    if model is None:
+        model = SemanticModel(source, tree, package, project)
+    diagnostics, errors = run_rules(model, rules, options, path)
     return FileAnalysis(finish(source, diagnostics), model, errors)
 
 
