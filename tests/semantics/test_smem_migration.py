@@ -199,3 +199,18 @@ def test_allocation_goes_in_the_body_function_each_kernel_calls_once(service):  
     assert before.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_helpers_that_take_the_pointer_or_its_memref_receive_the_view(service):  # noqa: F811
+    path = KERNELS / "smem_helpers.py"
+    after = migrate("FLY203", path)
+    assert "def stage(ptr, v, i):\n    \"\"\"Helpers of the kernel take the LDS pointer (or its memref) as an argument.\"\"\"\n    fx.memref_store(v, ptr, i)\n" in after
+    assert "def read_back(tile, i):\n    return tile[i]\n" in after
+    assert "    stage(s_tile, X[0, tid], tid)\n" in after and "    tile = s_tile\n" in after
+    before, result = compile_both(service, path, "one_tile", after)
+    new = first_mlir(result)
+    assert "memref.view" in first_mlir(before) and "memref.view" not in new
+    assert "fly.memref.store" in new and "fly.memref.load" in new
+    assert before.kernels[0].resources.lds_bytes == 256
+    assert result.kernels[0].resources.lds_bytes == 256
+    assert result.kernels[0].resources.scratch_bytes == 0

@@ -398,7 +398,7 @@ INVALID = [
         message='overlap',
     ),
     Invalid(
-        # The SmemPtr is passed to a helper: no fix.
+        # The SmemPtr is passed to a helper of this file: the helper receives the view.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'
         'from flydsl.expr.typing import T\n'
@@ -416,11 +416,54 @@ INVALID = [
         'def k(X: fx.Tensor):\n'
         '    s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(256,))\n'
         '    stage(s, X[0])\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        'def stage(ptr, v):\n'
+        '    fx.memref_store(v, ptr, 0)\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    s: fx.Array[fx.Float32, 256]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    s = lds.s.view(fx.make_layout(256, 1))\n'
+        '    stage(s, X[0])\n',
+        unsafe=True,
+        line=6,
+        column=9,
+        count=2,
+    ),
+    Invalid(
+        # The helper is also called with something else: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        'def stage(ptr, v):\n'
+        '    ptr.store(v, [0])\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(256,))\n'
+        '    stage(s, X[0])\n'
+        '    stage(X, X[1])\n',
         expected=None,
         line=6,
         column=9,
         count=2,
-        message='escapes',
+        message="its call at line 18 passes something else",
     ),
     Invalid(
         # The offset is a kernel argument: no fix.

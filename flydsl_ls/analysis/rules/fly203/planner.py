@@ -234,6 +234,7 @@ class Planner(OffsetAlgebra, Rewriter):
         rewrites: dict[int, tuple[ast.AST, str]] = {}
         slots: list[list[tuple[Buffer, int | None]]] = []
         taken: set[str] = set()
+        self._followed: dict[tuple, tuple] = {}  # (helper, parameter) -> what it receives
         for group in family:
             self._enter(group)
             deleted.extend(group.deleted)
@@ -252,6 +253,7 @@ class Planner(OffsetAlgebra, Rewriter):
                         break
                     raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
             slots.extend(self._order(buffers))
+        self._check_helpers()
         for group in family:
             for call in group.align_calls:
                 if not self._inside_any(call, deleted):
@@ -547,6 +549,12 @@ class Planner(OffsetAlgebra, Rewriter):
                 deleted.append(stmt)
                 return
             raise Unproven(f"line {ptr.lineno}: `{spelled}.{parent.attr}` cannot be mapped to a layout view")
+        helper = self._helper_param(ptr)
+        if helper is not None:
+            if inline:
+                rewrites[id(ptr)] = (ptr, view)  # the helper receives the view
+            self._follow_into(helper, "pointer", rank, rewrites, deleted)
+            return
         raise Unproven(f"the pointer `{spelled}` escapes at line {ptr.lineno} (passed on or stored)")
 
     def _rewrite_method(self, call, method, args, keywords, view, rank, rewrites, deleted, spelled) -> None:
@@ -597,11 +605,78 @@ class Planner(OffsetAlgebra, Rewriter):
                     coord = self._coord(call.args[2], rank, line)
                     rewrites[id(call)] = (call, self._store_text(call.args[0], view, coord, rank))
                     return
+        helper = self._helper_param(use)
+        if helper is not None:
+            self._follow_into(helper, "memref", rank, rewrites, [])
+            return
         what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
         raise Unproven(
             f"line {line}: the memref from `.get()` is used by `{what}`; a layout view is not a "
             "builtin memref (only `memref.load`/`memref.store` on it can be mapped)"
         )
+
+    # --- pointers and memrefs passed to helpers of this file ----------------------------
+    def _helper_param(self, use: ast.expr):
+        """(helper, parameter binding, call) when ``use`` is an argument of a call to a
+        function defined in this file; None otherwise."""
+        parent = self._parents.get(id(use))
+        keyword = None
+        if isinstance(parent, ast.keyword):
+            keyword = parent.arg
+            parent = self._parents.get(id(parent))
+        if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func is not use):
+            return None
+        callee = self.model.binding_of(parent.func)
+        function = getattr(callee, "node", None)
+        if not isinstance(function, FUNCTIONS):
+            return None
+        if any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
+            raise Unproven(f"line {use.lineno}: `{function.name}(*args)` receives LDS: which parameter cannot be told")
+        args = function.args
+        if keyword is not None:
+            param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == keyword), None)
+        else:
+            positional = [*args.posonlyargs, *args.args]
+            index = next(i for i, a in enumerate(parent.args) if a is use)
+            param = positional[index] if index < len(positional) else None
+        if param is None:
+            raise Unproven(f"line {use.lineno}: `{function.name}` takes LDS through `*args`/`**kwargs`")
+        bindings = self.model.function_scope(function).bindings.get(param.arg, ())
+        if len(bindings) != 1:
+            raise Unproven(f"`{param.arg}` of `{function.name}` (line {function.lineno}) is rebound")
+        return function, bindings[0], parent
+
+    def _follow_into(self, helper, kind: str, rank: int, rewrites, deleted) -> None:
+        """The helper now receives a layout view: rewrite its parameter's uses, once."""
+        function, binding, call = helper
+        key = (id(function), binding.name)
+        seen = self._followed.get(key)
+        if seen is not None:
+            if seen[:2] != (kind, rank):
+                raise Unproven(
+                    f"line {call.lineno}: `{function.name}` receives LDS buffers of different kinds or "
+                    f"ranks through `{binding.name}`"
+                )
+            seen[2].add(id(call))
+            return
+        self._followed[key] = (kind, rank, {id(call)}, function, binding)
+        if len(self._followed) > MAX_DEPTH:
+            raise Unproven(f"line {call.lineno}: LDS is passed through too many helpers")
+        for use in self.model.uses_of(binding):
+            if kind == "pointer":
+                self._rewrite_pointer_use(use, binding.name, rank, rewrites, deleted)
+            else:
+                self._rewrite_memref_use(use, binding.name, rank, rewrites)
+
+    def _check_helpers(self) -> None:
+        """A helper whose parameter now takes a view must take one at every call."""
+        for kind, _, calls, function, binding in self._followed.values():
+            for call in self.model.calls_to(function):
+                if id(call) not in calls:
+                    raise Unproven(
+                        f"`{function.name}` receives an LDS {kind} through `{binding.name}`, but its call "
+                        f"at line {call.lineno} passes something else"
+                    )
 
     def _coord(self, idxs, rank: int, line: int) -> str:
         if idxs is None:
