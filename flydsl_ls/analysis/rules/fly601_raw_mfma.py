@@ -2,8 +2,9 @@ import ast
 import re
 
 from flydsl_ls.analysis.diagnostic import Applicability, Fix
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rewrite import fx_alias, module_alias, name_import
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.scopes import lookup
 from flydsl_ls.analysis.text import Range
 
 _NAME = re.compile(
@@ -38,6 +39,22 @@ _FRAGMENT_METHODS = {
     "retile",
 }
 _FRAGMENT_CALLS = {"fx.make_fragment_like", "fx.make_rmem_tensor", "fx.mma_make_fragment", "fx.make_view"}
+# (M, K, operand suffix) of the single-block MFMAs FlyDSL's CDNA3 atom issues from its SSA
+# call (`emitAtomCallSSA`, the same table in 0.3.1 and 0.5.0). The multi-block forms
+# (`32x32x4f16`, `16x16x4f16`, `32x32x1f32`...) return more accumulator lanes than the atom's
+# f32x4 / f32x16 and are left raw.
+_SSA_MFMA = {
+    (16, 4, "f32"), (32, 2, "f32"),
+    (16, 16, "f16"), (32, 8, "f16"), (16, 32, "f16"), (32, 16, "f16"),
+    (16, 16, "bf16_1k"), (32, 8, "bf16_1k"), (16, 32, "bf16"), (32, 16, "bf16"),
+    (16, 32, "fp8_fp8"), (32, 16, "fp8_fp8"), (16, 32, "i8"), (32, 16, "i8"),
+}
+# cbsz / blgp of a scaled MFMA (ROCDL MatrixFormat) -> the operand's fx class.
+_SCALE_FORMATS = {0: "Float8E4M3FN", 1: "Float8E5M2", 2: "Float6E2M3FN", 3: "Float6E3M2FN", 4: "Float4E2M1FN"}
+_SCALED_SHAPES = {(16, 16, 128), (32, 32, 64)}
+# Calls whose result already is an ``ir.Value``: not wrapped again in ``fx.as_ir_value``.
+_RAW_VALUE_CALLS = {"fx.as_ir_value", "fx.arith.unwrap", "fx.arith._to_raw"}
+_FLY_DIALECT = "flydsl._mlir.dialects.fly"
 
 
 def decode(op: str) -> dict | None:
@@ -45,6 +62,38 @@ def decode(op: str) -> dict | None:
     if match is None or not (match["family"] or match["scale"]):
         return None
     return match.groupdict()
+
+
+def _leftmost_name(expr: ast.expr) -> ast.Name | None:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, ast.Name) else None
+
+
+def _visible(name: str, dotted: str, scope, at: tuple[int, int], imports: tuple) -> bool:
+    """Whether ``name`` means ``dotted`` at ``at`` (or is free there, when the fix imports it)."""
+    binding = lookup(name, scope, at)
+    if imports:
+        return binding is None
+    return binding is not None and binding.dotted == dotted
+
+
+def _int_literal(expr: ast.expr) -> int | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    return None
+
+
+def _is_zero(expr: ast.expr) -> bool:
+    return _int_literal(expr) == 0
+
+
+def _scale_formats(node: ast.Call) -> list[str] | None:
+    """The fx classes of a scaled MFMA's A and B, from its literal cbsz / blgp operands."""
+    if len(node.args) != 2 or not isinstance(node.args[1], ast.List) or len(node.args[1].elts) != 9:
+        return None
+    formats = [_SCALE_FORMATS.get(_int_literal(o)) for o in node.args[1].elts[3:5]]
+    return None if None in formats else formats
 
 
 class RawMfma(Rule):
@@ -66,20 +115,41 @@ class RawMfma(Rule):
     merely contain `mfma` (`_unwrap_mfma_operand`, `mfma_epilog`, `sched_mfma`) and MFMA
     text in inline-asm strings are not intrinsic calls and are never flagged.
 
-    The fix (unsafe) is offered only when the operands are fx tensors visible in the
-    function: `d.store(rocdl.mfma_...(ty, [a.load(), b.load(), c.load(), 0, 0, 0]))` with
-    `a`, `b`, `c` built by `make_fragment_*` / `partition_*` / `retile` /
-    `fx.make_fragment_like` / `fx.make_rmem_tensor`. It becomes
-    `mma = fx.make_mma_atom(...)` and `fx.gemm(mma, d, a, b, c)`; `fx.gemm` walks the
-    fragments' layouts, so check that they are one atom's worth (compare the generated
-    code). Everywhere else the diagnostic names the exact atom to use.
+    Two fixes, both unsafe. Where the operands are fx tensors visible in the function,
+    `d.store(rocdl.mfma_...(ty, [a.load(), b.load(), c.load(), 0, 0, 0]))` with `a`, `b`,
+    `c` built by `make_fragment_*` / `partition_*` / `retile` / `fx.make_fragment_like` /
+    `fx.make_rmem_tensor` becomes `mma = fx.make_mma_atom(...)` and
+    `fx.gemm(mma, d, a, b, c)`; `fx.gemm` walks the fragments' layouts, so check that they
+    are one atom's worth (compare the generated code).
+
+    Elsewhere the operands are register values (vectors, packed `i64`s) whose fragment
+    layouts the code does not show, and `fx.gemm` cannot take them (it needs rank-1 or
+    rank-3 fragments, see FLY602). A list-convention call
+    `rocdl.mfma_...(ty, [a, b, c, 0, 0, 0])` — also through a local alias
+    (`mfma_fn = rocdl.mfma_...` then `mfma_fn(ty, [...])`) — becomes the atom applied to the
+    same values, as FlyDSL's own kernels do:
+    `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(fx.rocdl.MFMA(...)), fx.as_ir_value(a),
+    fx.as_ir_value(b), fx.as_ir_value(c))` (`fly` is `flydsl._mlir.dialects.fly`; the SSA
+    call takes `ir.Value`s only, where the raw wrapper unwrapped fx values itself). The
+    atom issues the same instruction (FlyDSL 0.3.1 and 0.5.0 dispatch on M, K and the
+    operand type; operands of another vector type are bitcast), so the ISA is unchanged.
+    Offered for the single-block shapes the atom issues: f16, bf16 (`_1k` up to K=16),
+    f32 16x16x4 / 32x32x2, i8 and fp8 16x16x32 / 32x32x16. The fp8 class follows
+    `target-arch`; without one, a binding of the file choosing
+    `fx.Float8E4M3FN if ... else fx.Float8E4M3FNUZ` is reused, else the choice is made at
+    trace time (`fx.Float8E4M3FN if "gfx95" in get_rocm_arch() else fx.Float8E4M3FNUZ`).
+    A scaled MFMA `[a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b]` with literal
+    formats becomes `fx.rocdl.cdna4.MFMA_Scale(m, n, k, <types>, opsel_a=..., opsel_b=...)`
+    with the scales as atom state (`.set_value({"scale_a": ..., "scale_b": ...})`); its
+    A/B vectors must have the format's width (8 x i32 for fp8, 4 x i32 for fp4), which the
+    atom bitcasts to. WMMA has no fix yet; gfx120x has no fp8 WMMA atom at all.
     """
 
     code = "FLY601"
     name = "raw-mfma"
     summary = "`rocdl.mfma_*` / `rocdl.wmma_*` intrinsic calls"
     replacement = "`fx.make_mma_atom(fx.rocdl.MFMA(m, n, k, ty))` + `fx.gemm(mma, d, a, b, c)`"
-    fix_safety = "unsafe (only where the operands are fx fragments)"
+    fix_safety = "unsafe (fragments: fx.gemm; register values: the atom's SSA call, same instruction)"
     fix_title = "Use an MMA atom and fx.gemm"
     example_before = "c = rocdl.mfma_f32_16x16x16f16(T.f32x4, [a, b, c, 0, 0, 0])"
     example_after = "mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))\nfx.gemm(mma, frag_c, frag_a, frag_b, frag_c)"
@@ -92,27 +162,36 @@ class RawMfma(Rule):
         parts = decode(op)
         if parts is None:
             return
-        atom, why = self._atom(parts)
+        atom, why = self._atom(parts, node)
         spelled = f"`{ast.unparse(node.func)}(...)`"
-        if atom is None:
-            self.report(node, f"raw MMA intrinsic {spelled}: {why}")
-            return
-        message = f"raw MMA intrinsic {spelled}: use `fx.make_mma_atom({atom})` + `fx.gemm(mma, d, a, b, c)`"
-        fix = self._fix(node, atom) if parts["family"] == "mfma" and not parts["scale"] else None
-        self.report(node, message, fix=fix)
+        message = (
+            f"raw MMA intrinsic {spelled}: {why}" if atom is None
+            else f"raw MMA intrinsic {spelled}: use `fx.make_mma_atom({atom})` + `fx.gemm(mma, d, a, b, c)`"
+        )
+        fix = self._fix(node, atom) if atom and parts["family"] == "mfma" and not parts["scale"] else None
         if fix is not None:
+            self.report(node, message, fix=fix)
             self.ctx.diagnostics[-1].statement = self.ctx.range(self.ctx.parents[-2])
+            return
+        self.report(node, message, fix=self._ssa_fix(node, parts))
 
-    def _atom(self, parts: dict) -> tuple[str | None, str]:
+    def _atom(self, parts: dict, node: ast.Call) -> tuple[str | None, str]:
         m, n, k, ty = parts["m"], parts["n"], parts["k"], parts["ty"]
         arch = self.ctx.options.target_arch or ""
         if parts["scale"] == "mfma_scale_":
+            formats = _scale_formats(node)
+            types = ", ".join(f"fx.{f}" for f in dict.fromkeys(formats)) if formats else "<a type>[, <b type>]"
             return None, (
-                f"scaled MFMA: use `fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale({m}, {n}, {k}, <a type>[, <b type>]))` "
+                f"scaled MFMA: use `fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale({m}, {n}, {k}, {types}))` "
                 "+ `fx.gemm(mma, d, a, b, c, scale_a=..., scale_b=...)` (gfx950)"
             )
         if parts["scale"]:
             return None, "no MMA atom form; keep the raw intrinsic at this boundary"
+        if parts["family"] == "wmma" and ty in ("fp8_fp8", "fp8"):
+            return None, (
+                "RDNA4 fp8 is E4M3FN, but FlyDSL's gfx120x WMMA atom issues only f16/bf16; "
+                "keep the raw intrinsic at this boundary"
+            )
         if ty in ("fp8_fp8", "fp8"):
             fp8 = next((v for a, v in _FP8.items() if arch.startswith(a)), None)
             if fp8 is None:
@@ -182,6 +261,105 @@ class RawMfma(Rule):
         text = f"{mma} = {alias}.make_mma_atom({atom})\n{indent}{alias}.gemm({mma}, {self.text(dest)}, {a}, {b}, {c})"
         end = self.model.index.from_ast(stmt.end_lineno, stmt.end_col_offset)
         return Fix("Use an MMA atom and fx.gemm (unsafe)", Applicability.UNSAFE, (self.edit(Range(start, end), text), *imports))
+
+    def _ssa_fix(self, node: ast.Call, parts: dict) -> Fix | None:
+        """`mfma(ty, [a, b, c, 0, 0, 0])` on register values ->
+        `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(<atom>), a, b, c)`: the same values in
+        and out, the atom picks the instruction (what FlyDSL's own kernels call on vectors)."""
+        if node.keywords or len(node.args) != 2 or not isinstance(node.args[1], ast.List):
+            return None
+        result_type, operands = node.args[0], node.args[1].elts
+        if any(isinstance(o, ast.Starred) for o in (result_type, *operands)):
+            return None
+        head = _leftmost_name(node.func)
+        scope = self.model.scope_of(head) if head is not None else None
+        if scope is None:
+            return None
+        at = (node.lineno, node.col_offset)
+        fx, fx_imports = fx_alias(self.model)
+        fly, fly_imports = name_import(self.model, "flydsl._mlir.dialects", "fly") or module_alias(self.model, _FLY_DIALECT, "fly")
+        if not (_visible(fx, "flydsl.expr", scope, at, fx_imports) and _visible(fly, _FLY_DIALECT, scope, at, fly_imports)):
+            return None
+        if parts["scale"] == "mfma_scale_":
+            atom, extra = self._scaled_atom(parts, node, fx), ()
+        elif parts["family"] == "mfma" and not parts["scale"] and all(_is_zero(o) for o in operands[3:]):
+            atom, extra = self._mfma_atom(parts, fx, scope, at)
+            atom = atom and f"{fx}.make_mma_atom({atom})"
+        else:
+            return None
+        if atom is None or not 3 <= len(operands) <= (9 if parts["scale"] else 6):
+            return None
+        values = ", ".join(self._raw_value(o, fx) for o in operands[:3])
+        text = f"{fly}.mma_atom_call_ssa([{self.text(result_type)}], {atom}, {values})"
+        return self.replace(node, text, "Call an MMA atom on the same values", safe=False, extra=(*fx_imports, *fly_imports, *extra))
+
+    def _mfma_atom(self, parts: dict, fx: str, scope, at) -> tuple[str | None, tuple]:
+        m, n, k, ty = int(parts["m"]), int(parts["n"]), int(parts["k"]), parts["ty"]
+        if m != n or (m, k, ty) not in _SSA_MFMA:
+            return None, ()
+        extra: tuple = ()
+        if ty == "fp8_fp8":
+            fx_ty, extra = self._fp8_type(fx, scope, at)
+            if fx_ty is None:
+                return None, ()
+        else:
+            fx_ty = f"{fx}.{_TYPES[ty]}"
+        acc = f", {fx}.Int32" if parts["acc"] == "i32" else ""
+        return f"{fx}.rocdl.MFMA({m}, {n}, {k}, {fx_ty}{acc})", extra
+
+    def _fp8_type(self, fx: str, scope, at) -> tuple[str | None, tuple]:
+        """CDNA fp8 is E4M3FNUZ on gfx942 and E4M3FN (OCP) on gfx950: the target arch's
+        class, else the kernel's own arch choice of the two, else one made at trace time."""
+        arch = self.ctx.options.target_arch or ""
+        for prefix, name in _FP8.items():
+            if arch.startswith(prefix):
+                return f"{fx}.{name}", ()
+        if arch:
+            return None, ()
+        for name, value in self._fp8_choices():
+            binding = lookup(name, scope, at)
+            if binding is not None and binding.value is value:
+                return name, ()
+        found = name_import(self.model, "flydsl.runtime.device", "get_rocm_arch")
+        if found is None or not _visible(found[0], "flydsl.runtime.device.get_rocm_arch", scope, at, found[1]):
+            return None, ()
+        arch_of, imports = found
+        return f'{fx}.Float8E4M3FN if "gfx95" in {arch_of}() else {fx}.Float8E4M3FNUZ', imports
+
+    def _fp8_choices(self) -> list[tuple[str, ast.IfExp]]:
+        """(name, value) of the file's assignments `X = fx.Float8E4M3FN if c else
+        fx.Float8E4M3FNUZ` (either order)."""
+        found = []
+        for stmt in ast.walk(self.model.tree):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.IfExp) and {self.model.resolve(value.body), self.model.resolve(value.orelse)} == {
+                "fx.Float8E4M3FN", "fx.Float8E4M3FNUZ"
+            }:
+                found.append((stmt.targets[0].id, value))
+        return found
+
+    def _scaled_atom(self, parts: dict, node: ast.Call, fx: str) -> str | None:
+        """`[a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b]`: the formats pick the
+        operand classes, the opsels are atom parameters, the scales atom state."""
+        m, n, k = int(parts["m"]), int(parts["n"]), int(parts["k"])
+        formats = _scale_formats(node)
+        if formats is None or (m, n, k) not in _SCALED_SHAPES:
+            return None
+        operands = node.args[1].elts
+        types = f"{fx}.{formats[0]}" + (f", {fx}.{formats[1]}" if formats[1] != formats[0] else "")
+        opsel = "".join(
+            f", {key}={self.text(o)}" for key, o in (("opsel_a", operands[5]), ("opsel_b", operands[7])) if not _is_zero(o)
+        )
+        state = f'{{"scale_a": {self.text(operands[6])}, "scale_b": {self.text(operands[8])}}}'
+        return f"{fx}.make_mma_atom({fx}.rocdl.cdna4.MFMA_Scale({m}, {n}, {k}, {types}{opsel})).set_value({state})"
+
+    def _raw_value(self, operand: ast.expr, fx: str) -> str:
+        """`fly.mma_atom_call_ssa` takes `ir.Value`s only (the raw wrappers unwrapped fx values)."""
+        if isinstance(operand, ast.Call) and self.model.resolve(operand.func) in _RAW_VALUE_CALLS:
+            return self.text(operand)
+        return f"{fx}.as_ir_value({self.text(operand)})"
 
     def _is_fragment(self, name: ast.Name) -> bool:
         bindings = self.model.reaching_bindings(name)
@@ -258,28 +436,172 @@ class RawMfma(Rule):
             line=7,
         ),
         Invalid(
-            # Vectors, not fragments: the diagnostic names the exact atom.
+            # Register values, not fragments: the atom's SSA call on the same values.
             "from flydsl.expr import rocdl, T\n"
             "def qk(k_ops, q_ops, acc):\n"
             "    return rocdl.mfma_f32_32x32x8bf16_1k(T.f32x16, [k_ops, q_ops, acc, 0, 0, 0])\n",
-            expected=None,
+            expected="from flydsl.expr import T\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def qk(k_ops, q_ops, acc):\n"
+            "    return fly.mma_atom_call_ssa([T.f32x16], fx.make_mma_atom(fx.rocdl.MFMA(32, 32, 8, fx.BFloat16)), "
+            "fx.as_ir_value(k_ops), fx.as_ir_value(q_ops), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            line=3,
+            column=12,
             message="fx.make_mma_atom(fx.rocdl.MFMA(32, 32, 8, fx.BFloat16))",
         ),
         Invalid(
+            # fp8 on gfx942 is E4M3FNUZ; an operand already an ir.Value is not wrapped again.
             "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
             "def qk(k, q, acc):\n"
-            "    return fx.rocdl.mfma_f32_16x16x32_fp8_fp8(fx.T.f32x4, [k, q, acc, 0, 0, 0])\n",
-            expected=None,
+            "    return fx.rocdl.mfma_f32_16x16x32_fp8_fp8(fx.T.f32x4, [k, q, fx.as_ir_value(acc), 0, 0, 0])\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def qk(k, q, acc):\n"
+            "    return fly.mma_atom_call_ssa([fx.T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FNUZ)), "
+            "fx.as_ir_value(k), fx.as_ir_value(q), fx.as_ir_value(acc))\n",
+            unsafe=True,
             message="fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FNUZ)",
             settings={"target_arch": "gfx942", "flydsl_version": "0.5.0"},
         ),
         Invalid(
+            # gfx950's fp8 is OCP E4M3FN; FlyDSL 0.3.1 has the same atom and SSA call.
             "import flydsl.expr as fx\n"
             "def qk(k, q, acc):\n"
             "    return fx.rocdl.mfma_f32_16x16x32_fp8_fp8(fx.T.f32x4, [k, q, acc, 0, 0, 0])\n",
-            expected=None,
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def qk(k, q, acc):\n"
+            "    return fly.mma_atom_call_ssa([fx.T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FN)), "
+            "fx.as_ir_value(k), fx.as_ir_value(q), fx.as_ir_value(acc))\n",
+            unsafe=True,
             message="fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FN)",
-            settings={"target_arch": "gfx950", "flydsl_version": "0.5.0"},
+            settings={"target_arch": "gfx950", "flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # No target arch: fp8's class is picked at trace time, as the kernels do.
+            "from flydsl.expr import rocdl, T\n"
+            "def qk(k, q, acc):\n"
+            "    return rocdl.mfma_f32_16x16x32_fp8_fp8(T.f32x4, [k, q, acc, 0, 0, 0])\n",
+            expected="from flydsl.expr import T\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "from flydsl.runtime.device import get_rocm_arch\n"
+            "def qk(k, q, acc):\n"
+            "    return fly.mma_atom_call_ssa([T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, "
+            'fx.Float8E4M3FN if "gfx95" in get_rocm_arch() else fx.Float8E4M3FNUZ)), '
+            "fx.as_ir_value(k), fx.as_ir_value(q), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            message="set target-arch to pick one",
+        ),
+        Invalid(
+            # No target arch, but the builder already chose its fp8 class by arch: reuse it.
+            "import flydsl.expr as fx\n"
+            "from flydsl.runtime.device import get_rocm_arch\n"
+            "def build():\n"
+            "    FP8 = fx.Float8E4M3FN if 'gfx95' in get_rocm_arch() else fx.Float8E4M3FNUZ\n"
+            "    def qk(k, q, acc):\n"
+            "        return fx.rocdl.mfma_f32_32x32x16_fp8_fp8(fx.T.f32x16, [k, q, acc, 0, 0, 0])\n"
+            "    return qk, FP8\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.runtime.device import get_rocm_arch\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def build():\n"
+            "    FP8 = fx.Float8E4M3FN if 'gfx95' in get_rocm_arch() else fx.Float8E4M3FNUZ\n"
+            "    def qk(k, q, acc):\n"
+            "        return fly.mma_atom_call_ssa([fx.T.f32x16], fx.make_mma_atom(fx.rocdl.MFMA(32, 32, 16, FP8)), "
+            "fx.as_ir_value(k), fx.as_ir_value(q), fx.as_ir_value(acc))\n"
+            "    return qk, FP8\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # The intrinsic passed around as a callable: the call is fixed, the alias dropped.
+            "from flydsl.expr import rocdl, T\n"
+            "def build(n):\n"
+            "    mfma_fn = rocdl.mfma_f32_16x16x32_bf16\n"
+            "    def step(a, b, acc):\n"
+            "        return mfma_fn(T.vec(n, T.f32), [a, b, acc, 0, 0, 0])\n"
+            "    return step\n",
+            expected="from flydsl.expr import T\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def build(n):\n"
+            "    def step(a, b, acc):\n"
+            "        return fly.mma_atom_call_ssa([T.vec(n, T.f32)], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, fx.BFloat16)), "
+            "fx.as_ir_value(a), fx.as_ir_value(b), fx.as_ir_value(acc))\n"
+            "    return step\n",
+            unsafe=True,
+            line=5,
+            column=16,
+            message="`mfma_fn(...)`",
+        ),
+        Invalid(
+            # Scaled fp4 MFMA: formats -> operand classes, opsels -> atom parameters, scales
+            # -> atom state.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def step(a, b, acc, sa, sb, in_b):\n"
+            "    return rocdl.mfma_scale_f32_16x16x128_f8f6f4(fx.T.f32x4, [a, b, acc, 4, 4, 2, sa, 2 + in_b, sb])\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def step(a, b, acc, sa, sb, in_b):\n"
+            "    return fly.mma_atom_call_ssa([fx.T.f32x4], fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale(16, 16, 128, "
+            'fx.Float4E2M1FN, opsel_a=2, opsel_b=2 + in_b)).set_value({"scale_a": sa, "scale_b": sb}), '
+            "fx.as_ir_value(a), fx.as_ir_value(b), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            message="fx.rocdl.cdna4.MFMA_Scale(16, 16, 128, fx.Float4E2M1FN)",
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # Mixed formats (fp8 A, fp4 B); zero opsels are left out.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def step(a, b, acc, sa, sb):\n"
+            "    return rocdl.mfma_scale_f32_32x32x64_f8f6f4(fx.T.f32x16, [a, b, acc, 0, 4, 0, sa, 0, sb])\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def step(a, b, acc, sa, sb):\n"
+            "    return fly.mma_atom_call_ssa([fx.T.f32x16], fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale(32, 32, 64, "
+            'fx.Float8E4M3FN, fx.Float4E2M1FN)).set_value({"scale_a": sa, "scale_b": sb}), '
+            "fx.as_ir_value(a), fx.as_ir_value(b), fx.as_ir_value(acc))\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # Formats held in variables: the operand classes are not in the code.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def step(a, b, acc, cbsz, blgp, sa, sb):\n"
+            "    return rocdl.mfma_scale_f32_16x16x128_f8f6f4(fx.T.f32x4, [a, b, acc, cbsz, blgp, 0, sa, 0, sb])\n",
+            expected=None,
+            message="<a type>[, <b type>]",
+        ),
+        Invalid(
+            # A multi-block shape (f32x32 result) the atom does not issue; cbsz/abid/blgp set.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def f(a, b, c):\n"
+            "    x = rocdl.mfma_f32_32x32x4f16(fx.T.vec(32, fx.T.f32), [a, b, c, 0, 0, 0])\n"
+            "    return rocdl.mfma_f32_16x16x16f16(fx.T.f32x4, [a, b, x, 1, 0, 0])\n",
+            expected=None,
+            count=2,
+        ),
+        Invalid(
+            # `fx` means something else where the call is: no fix.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl, T\n"
+            "def f(fx, a, b, c):\n"
+            "    return rocdl.mfma_f32_16x16x16f16(T.f32x4, [a, b, c, 0, 0, 0])\n",
+            expected=None,
+        ),
+        Invalid(
+            # gfx120x WMMA has no fp8 atom (RDNA4 fp8 is E4M3FN): keep it raw.
+            "from flydsl.expr import rocdl\n"
+            "def f(ty, a, b, c):\n"
+            "    return rocdl.wmma_f32_16x16x16_fp8_fp8(ty, a, b, c).result\n",
+            expected=None,
+            message="gfx120x WMMA atom issues only f16/bf16",
         ),
         Invalid(
             # Raw ODS class through the raw dialect; i8 accumulates in i32.
