@@ -222,7 +222,7 @@ class _Follower:
                     inner = self.model.parent_map(helper)
                     found = [u for use in self.model.uses_of(binding) for u in self.uses(use, inner, depth + 1)]
                     return found or [Use(Sink.DISCARDED, arg, spelled)]
-        return [Use(Sink.PASSED_ON, arg, spelled)]
+        return [Use(Sink.PASSED_ON, arg, spelled, symbol)]
 
     def _assigned(self, statement, value: ast.expr, parents, depth) -> list[Use]:
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]

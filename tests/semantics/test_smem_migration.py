@@ -130,7 +130,7 @@ def test_dead_buffer_resource_becomes_make_buffer_tensor(service):  # noqa: F811
 @pytest.mark.parametrize(
     "use",
     [
-        "buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Float32)",
+        "buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Float32, mask=tid)",
         "fx.rocdl.raw_ptr_buffer_load(ty, rsrc, tid, 0, 0)",
     ],
 )

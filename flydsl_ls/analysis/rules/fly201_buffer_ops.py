@@ -1,25 +1,53 @@
-import ast
+"""FLY201: buffer_ops resources, loads and stores -> buffer tensors/pointers and fx.ptr_load/ptr_store."""
 
+import ast
+from dataclasses import dataclass, field
+
+from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.model import _is_raw_op
 from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules._buffer_access import (
+    LOAD,
+    SHIM,
+    STORE,
+    Access,
+    element_bytes,
+    is_int_literal,
+    read_access,
+)
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, is_raw_builder, kind_change_blocker, value_uses
+from flydsl_ls.analysis.versions import at_least
 
-SHIM = "shim.buffer_ops."
 CREATE = SHIM + "create_buffer_resource"
-LOADS_STORES = {SHIM + "buffer_load", SHIM + "buffer_store"}
+FROM_ADDR = SHIM + "create_buffer_resource_from_addr"
+# aiter's `tensor_shim.ptr_rsrc(p)`: `create_buffer_resource_from_addr` of an fx pointer's address.
+PTR_RSRC = "shim.tensor_shim.ptr_rsrc"
+ORIGINS = (CREATE, FROM_ADDR, PTR_RSRC)
+BRIDGE = "fx.rocdl.get_buffer_rsrc"
 COPY_FORM = (
     "`t = fx.make_view(fx.get_iter(buf), fx.make_layout(shape, stride))` + "
     "`atom = fx.make_copy_atom(fx.rocdl.BufferCopy128b(), dtype)` + `fx.copy(atom, src, dst)`"
 )
 OTHER_HELPERS = {
-    SHIM + "create_buffer_resource_from_addr": (
+    FROM_ADDR: (
         "builds a buffer resource from a raw 64-bit address: build a typed fx pointer "
-        "(`fx.inttoptr(fx.PointerType.get(elem, fx.AddressSpace.Global, align), addr)`), view it with "
-        "`fx.make_view(ptr, layout)` and make it a buffer tensor with `fx.rocdl.make_buffer_tensor(view)` "
-        "(`num_records_bytes=` for the byte bound)"
+        "(`fx.inttoptr(fx.PointerType.get(elem, fx.AddressSpace.Global, align), addr)`) and make it a "
+        "buffer pointer with `fx.rocdl.make_buffer_ptr(ptr)` (or view it with `fx.make_view(ptr, layout)` "
+        "and use `fx.rocdl.make_buffer_tensor(view)`; `num_records_bytes=` for the byte bound)"
     ),
     SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
 }
+TITLE = "Use a buffer tensor/pointer with fx.ptr_load/fx.ptr_store"
+
+
+@dataclass
+class Plan:
+    """The fix of one named resource: its definition and every access of it, together."""
+
+    fix: Fix | None = None
+    problem: str | None = None  # why there is no fix
+    access_problems: dict[int, str] = field(default_factory=dict)  # id(call) -> why that access keeps the shim
 
 
 class BufferOps(Rule):
@@ -31,118 +59,365 @@ class BufferOps(Rule):
     replaced by a buffer descriptor), views it with a layout and moves data with a copy
     atom (`fx.rocdl.BufferCopy128b()` ...) and `fx.copy`.
 
-    `create_buffer_resource(t)` / `create_buffer_resource(t, max_size=True)` gets the fix
-    `fx.rocdl.make_buffer_tensor(t)` (unsafe: the value becomes an fx tensor instead of a raw
-    `!llvm.ptr<8>` resource). It is offered only where the resource is not consumed as a raw
-    resource (no `buffer_load`/`buffer_store`/raw intrinsic takes it): otherwise those uses
-    must move to `fx.copy` first, and the diagnostic says which. `stride=`,
-    `num_records_bytes=`, `base_byte_offset=` or `max_size=False` get no fix
-    (`make_buffer_tensor` takes `max_size=`/`num_records_bytes=` itself; check the bound).
+    The fix rewrites a resource and its loads and stores together (unsafe): a resource named
+    in the function, `rsrc = create_buffer_resource(t)` (`max_size=True` and
+    `num_records_bytes=` carry over), becomes `rsrc = fx.rocdl.make_buffer_tensor(t)`;
+    `create_buffer_resource_from_addr(addr)` becomes a buffer pointer,
+    `fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int32.ir_type,
+    fx.AddressSpace.Global, 4), addr))`, typed like the loads and stores that use it. Each
+    `buffer_load(rsrc, off, vec_width=V, dtype=D)` becomes
+    `fx.ptr_load(fx.recast_iter(D, fx.get_iter(rsrc)) + off)` (`V` = 1) or
+    `fx.memref_load_vec(fx.make_view(..., fx.make_layout(V, 1)))`, and
+    `buffer_store(v, rsrc, off)` `fx.ptr_store(v, ...)`: on a buffer-descriptor pointer,
+    `+ off` scales the element offset by the element size as the shim did, and the load and
+    store lower to the same raw buffer instructions (identical ISA on gfx942 with FlyDSL
+    0.5.0 and 0.3.1). Offsets that are not known to be `fx.Int32` are wrapped in
+    `fx.Int32(...)`, the width the shim casts them to. A load or store the fix cannot
+    rewrite takes the tensor's raw resource, `fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc))`,
+    and a later pass rewrites it once it can (so do stores on such a resource already in the
+    code); a resource created in place (`buffer_load(create_buffer_resource_from_addr(p),
+    ...)`) is rewritten with its access.
 
-    `buffer_load`/`buffer_store` get a diagnostic only: their offsets are in ELEMENTS of the
-    dtype (multiplied by sizeof(dtype) internally, a classic bug source when ported to byte
-    offsets); the replacement is a layout view plus a copy atom and `fx.copy`.
-    `create_buffer_resource_from_addr` and `extract_base_index` get a diagnostic with their
-    replacement (`fx.ptrtoint(fx.get_iter(t))` for the latter). The shims' own definitions
-    and `rocdl.raw_ptr_buffer_load`/`buffer_load_to_lds` are never flagged.
+    What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
+    `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
+    with no layout form may stay on buffer_ops, the cleanup guide says), a width that is not
+    a literal (1 loads a scalar, more a vector), an element type that is not an fx numeric
+    type, a stored value whose element type the code does not show (the offset is in
+    elements of it), a scalar load whose raw `ArithValue` result reaches a raw builder, code
+    that cannot be followed, or integer `>>`/`/` (unsigned on `ArithValue`, signed on fx
+    integers); a resource made with `stride=`, `base_byte_offset=` or `max_size=False`, passed
+    in from elsewhere, rebound, or used other than as a call argument. A resource only used
+    raw gets no fix: its consumers must move first.
+
+    `create_buffer_resource_from_addr` and `extract_base_index` otherwise get a diagnostic
+    with their replacement (`fx.ptrtoint(fx.get_iter(t))` for the latter). The shims' own
+    definitions and `rocdl.raw_ptr_buffer_load`/`buffer_load_to_lds` are never flagged.
     """
 
     code = "FLY201"
     name = "buffer-ops"
     summary = "`buffer_ops.create_buffer_resource/buffer_load/buffer_store` (and bare calls of them)"
     replacement = "`fx.rocdl.make_buffer_tensor` + layout view + copy atom + `fx.copy` (offsets are in elements)"
-    fix_safety = "unsafe for `create_buffer_resource(t, max_size=True)`; none for load/store"
+    fix_safety = (
+        "unsafe for a resource built in the function and its loads and stores (buffer tensor/pointer + "
+        "`fx.ptr_load`/`fx.ptr_store`); none for `mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` "
+        "accesses, unknown element types and resources passed in"
+    )
     fix_title = "Use fx.rocdl.make_buffer_tensor"
     example_before = (
         "rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
         "data = buffer_ops.buffer_load(rsrc, row * K + k, vec_width=4, dtype=fx.Float32)"
     )
     example_after = (
-        "bufA = fx.rocdl.make_buffer_tensor(A)\n"
-        "tA = fx.make_view(fx.get_iter(bufA), fx.make_layout((M, K), (K, 1)))\n"
-        "copy = fx.make_copy_atom(fx.rocdl.BufferCopy128b(), fx.Float32)\n"
-        "fx.copy(copy, fx.slice(tA, (None, tid)), rA)"
+        "rsrc = fx.rocdl.make_buffer_tensor(A)\n"
+        "data = fx.memref_load_vec(fx.make_view(fx.recast_iter(fx.Float32, fx.get_iter(rsrc)) + fx.Int32(row * K + k), "
+        "fx.make_layout(4, 1)))"
     )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._plans: dict[int, Plan] = {}
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
         if not symbol or not symbol.startswith(SHIM):
             return
         spelled = ast.unparse(node.func)
-        if symbol == CREATE:
-            self._create(node, spelled)
-        elif symbol in LOADS_STORES:
-            verb = "load" if symbol.endswith("load") else "store"
-            self.report(
-                node,
+        if symbol in (LOAD, STORE):
+            verb = "load" if symbol == LOAD else "store"
+            message = (
                 f"`{spelled}(...)` is a hand-addressed buffer {verb}: its offset is in ELEMENTS of the "
                 f"dtype (the shim multiplies by sizeof(dtype)), not bytes. Use a buffer tensor and a copy "
-                f"atom: {COPY_FORM}",
+                f"atom: {COPY_FORM}"
             )
+            self._report(node, message, *self._access_fix(read_access(self.model, node, symbol)))
+        elif symbol in (CREATE, FROM_ADDR):
+            if symbol == CREATE:
+                message = (
+                    f"`{spelled}(...)` builds a raw buffer resource: use `fx.rocdl.make_buffer_tensor(t)` "
+                    "and a copy atom + `fx.copy` (buffer offsets are in elements)"
+                )
+            else:
+                message = f"`{spelled}(...)` {OTHER_HELPERS[symbol]}"
+            self._report(node, message, *self._definition_fix(node, symbol))
         elif symbol in OTHER_HELPERS:
             self.report(node, f"`{spelled}(...)` {OTHER_HELPERS[symbol]}")
 
-    def _create(self, node: ast.Call, spelled: str) -> None:
-        base = f"`{spelled}(...)` builds a raw buffer resource: use `fx.rocdl.make_buffer_tensor(t)` and a copy atom + `fx.copy` (buffer offsets are in elements)"
-        reason = self._why_no_fix(node)
-        if reason is not None:
-            self.report(node, f"{base}; no automatic fix: {reason}")
-            return
-        fx, imports = fx_alias(self.model)
-        text = f"{fx}.rocdl.make_buffer_tensor({self.text(node.args[0])})"
-        self.report(node, base, fix=self.replace(node, text, self.fix_title, safe=False, extra=imports))
+    def _report(self, node: ast.Call, message: str, fix: Fix | None, problem: str | None) -> None:
+        if fix is None:
+            self.report(node, f"{message}; no automatic fix: {problem}" if problem else message)
+        else:
+            self.report(node, message, fix=fix)
 
-    def _why_no_fix(self, node: ast.Call) -> str | None:
-        if len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
-            return "only `create_buffer_resource(t)` with one tensor argument maps 1:1"
+    # --- a resource's definition ----------------------------------------------------------
+    def _definition_fix(self, node: ast.Call, symbol: str) -> tuple[Fix | None, str | None]:
+        parent = self.ctx.parent
+        if isinstance(parent, ast.Call):
+            outer = self.model.resolve(parent.func)
+            if outer in (LOAD, STORE):
+                access = read_access(self.model, parent, outer)
+                if access.rsrc is node:
+                    return self._access_fix(access)
+        problem = self._definition_problem(node, symbol)
+        if problem:
+            return None, problem
+        fx, imports = fx_alias(self.model)
+        if isinstance(parent, ast.Expr):  # built and dropped
+            return self._fix([Edit(self.ctx.range(node), self._definition_text(fx, node, symbol, "Int8"))], imports), None
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+            return None, "the resource is used in place (it must be a tensor where it is consumed)"
+        binding = self._binding_of(parent)
+        if binding is None:
+            return None, "the resource is not a local of one function"
+        plan = self._plan(binding, node, symbol)
+        return plan.fix, plan.problem
+
+    def _definition_problem(self, node: ast.Call, symbol: str) -> str | None:
+        what = {CREATE: "create_buffer_resource(t)", FROM_ADDR: "create_buffer_resource_from_addr(addr)"}.get(symbol, "ptr_rsrc(p)")
+        if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or (symbol == PTR_RSRC and node.keywords):
+            return f"only `{what}` with one argument maps 1:1"
         for kw in node.keywords:
-            if kw.arg == "max_size" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+            if kw.arg == "num_records_bytes" or (
+                symbol == CREATE and kw.arg == "max_size" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+            ):
                 continue
             name = kw.arg or "**kwargs"
             return f"`{name}=` changes the record bound or base (pass `max_size=`/`num_records_bytes=` to `make_buffer_tensor` by hand)"
-        parent = self.ctx.parent
-        if isinstance(parent, ast.Expr):
-            return None
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
-            return "the resource is used in place (it must be a tensor where it is consumed)"
-        bindings = [b for b in self._target_bindings(parent)]
-        if len(bindings) != 1:
-            return "the resource's name is rebound"
-        # Its uses lie in its scope: that scope's parent map will do (a module's is big).
-        parent_map = self.model.parent_map(bindings[0].scope.node)
-        for use in self.model.uses_of(bindings[0]):
-            problem = self._raw_use(use, parent_map)
-            if problem:
-                return problem
         return None
 
-    def _target_bindings(self, stmt: ast.Assign):
-        target = stmt.targets[0]
-        function = self.ctx.enclosing_function()
-        scope = self.model.function_scope(function) if function is not None else self.model.module_scope
-        for binding in scope.bindings.get(target.id, ()) if scope else ():
-            if binding.node is stmt or binding.node is target:
-                yield binding
-        if scope and len(scope.bindings.get(target.id, ())) > 1:
-            yield None
+    def _definition_text(self, fx: str, node: ast.Call, symbol: str, dtype: str) -> str:
+        bound = next((kw for kw in node.keywords if kw.arg == "num_records_bytes"), None)
+        tail = f", num_records_bytes={self.text(bound.value)}" if bound is not None else ""
+        if symbol == CREATE:
+            return f"{fx}.rocdl.make_buffer_tensor({self.text(node.args[0])}{tail})"
+        if symbol == PTR_RSRC:
+            return f"{fx}.rocdl.make_buffer_ptr({self.text(node.args[0])})"
+        pointer_type = f"{fx}.PointerType.get({fx}.{dtype}.ir_type, {fx}.AddressSpace.Global, {element_bytes(dtype)})"
+        return f"{fx}.rocdl.make_buffer_ptr({fx}.inttoptr({pointer_type}, {self.text(node.args[0])}){tail})"
 
-    def _raw_use(self, use: ast.Name, parent_map: dict[int, ast.AST]) -> str | None:
-        call = parent_map.get(id(use))
-        if isinstance(call, ast.Call) and use is not call.func:
-            symbol = self.model.resolve(call.func) or ""
-            if symbol.startswith(SHIM) or symbol.startswith("mlir.") or _is_raw_op(symbol) or (
-                symbol.startswith("fx.rocdl.") and symbol.split(".")[-1][:1].islower() and "make_buffer" not in symbol
-            ):
-                return (
-                    f"the resource is consumed raw by `{ast.unparse(call.func)}` (line {call.lineno}); "
-                    f"migrate that to a copy atom + `fx.copy` first (offsets in elements)"
+    def _binding_of(self, statement: ast.Assign):
+        target = statement.targets[0]
+        function = self.ctx.enclosing_function()
+        scope = self.model.function_scope(function) if function is not None else None
+        bindings = scope.bindings.get(target.id, ()) if scope else ()
+        # Other bindings of the name are other resources: each read must reach this one alone.
+        return next((b for b in bindings if b.node in (statement, target)), None)
+
+    def _plan(self, binding, create: ast.Call, symbol: str) -> Plan:
+        plan = self._plans.get(id(binding))
+        if plan is None:
+            plan = self._plans[id(binding)] = self._make_plan(binding, create, symbol)
+        return plan
+
+    def _make_plan(self, binding, create: ast.Call, symbol: str) -> Plan:
+        """Rewrite the definition and every access; other uses get the raw resource."""
+        plan = Plan()
+        tensor = symbol == CREATE
+        parents = self.model.parent_map(binding.scope.node)
+        converted: list[Access] = []
+        bridged: list[tuple[ast.Name, ast.Call]] = []
+        for use in self.model.uses_of(binding):
+            if self.model.reaching_bindings(use) != [binding]:
+                plan.problem = "the resource's name is rebound"
+                return plan
+            call = parents.get(id(use))
+            if isinstance(call, ast.Call) and use is not call.func:
+                consumer = self.model.resolve(call.func) or ""
+                if consumer in (LOAD, STORE):
+                    access = read_access(self.model, call, consumer)
+                    if access.rsrc is use:
+                        problem = access.problem or (self._form_problem(access, None) if symbol != FROM_ADDR else None)
+                        if problem is None:
+                            access.raw = self._needs_raw(access, parents)
+                            converted.append(access)
+                            continue
+                        plan.access_problems[id(call)] = problem
+                elif tensor and consumer.startswith("fx.") and not _takes_raw(consumer):
+                    continue  # fx APIs take the tensor
+                bridged.append((use, call))
+                continue
+            if tensor and isinstance(call, (ast.Subscript, ast.Attribute)) and call.value is use:
+                continue
+            plan.problem = f"the resource is used at line {use.lineno} in a way a tensor may not support"
+            return plan
+        if bridged and not converted:
+            use, call = bridged[0]
+            consumer = self.model.resolve(call.func) or ""
+            why = plan.access_problems.get(id(call))
+            if consumer.startswith(SHIM) or _takes_raw(consumer):
+                plan.problem = (
+                    f"the resource is consumed raw by `{ast.unparse(call.func)}` (line {call.lineno})"
+                    + (f", which keeps it: {why}" if why else "; migrate that to a copy atom + `fx.copy` first (offsets in elements)")
                 )
-            if symbol.startswith("fx."):
-                return None
-            return f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), which may need the raw resource"
-        if isinstance(call, (ast.Subscript, ast.Attribute)):
+            else:
+                plan.problem = (
+                    f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), which may need the raw resource"
+                )
+            return plan
+        fx, imports = fx_alias(self.model)
+        if symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
+            pointer, dtype = f"{fx}.get_iter({binding.name})" if tensor else binding.name, None
+            definition = self._definition_text(fx, create, symbol, "Int8")
+        else:
+            # The widest element type: the pointer's alignment, so every access recasts to its own.
+            dtype = max((a.dtype for a in converted), key=element_bytes, default="Int8")
+            pointer = binding.name
+            definition = self._definition_text(fx, create, symbol, dtype)
+        replacements: dict[int, tuple[ast.AST, str]] = {}
+        for use, _call in bridged:
+            replacements[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
+        for access in sorted(converted, key=self._size):  # inner accesses first: outer ones embed them
+            replacements[id(access.call)] = (access.call, self._access_text(fx, access, pointer, dtype, replacements))
+        edits = [Edit(self.ctx.range(create), definition)]
+        edits += [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
+        plan.fix = self._fix(edits, imports)
+        return plan
+
+    # --- one load or store -----------------------------------------------------------------
+    def _access_fix(self, access: Access) -> tuple[Fix | None, str | None]:
+        if access.problem:
+            return None, access.problem
+        rsrc = access.rsrc
+        if isinstance(rsrc, ast.Name):
+            bindings = self.model.reaching_bindings(rsrc)
+            value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            origin = self.model.resolve(value.func) if isinstance(value, ast.Call) else None
+            if origin in ORIGINS and bindings[0].scope.kind == "function":
+                statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
+                if self._definition_problem(value, origin):
+                    return None, f"the resource is built with {self._definition_problem(value, origin)}"
+                if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                    return None, "the resource is not assigned to one name"
+                plan = self._plan(bindings[0], value, origin)
+                if plan.fix is None or id(access.call) in plan.access_problems:
+                    return None, plan.access_problems.get(id(access.call)) or plan.problem
+                return plan.fix, None
+            if origin == BRIDGE:
+                return self._bridged_fix(access, value)
+            where = "a parameter" if bindings and bindings[0].kind == "param" else "code this rule does not follow"
+            return None, f"the resource `{rsrc.id}` comes from {where}: make a buffer tensor where the resource is made"
+        origin = self.model.resolve(rsrc.func) if isinstance(rsrc, ast.Call) else None
+        if origin in ORIGINS:
+            problem = self._definition_problem(rsrc, origin)
+            if problem:
+                return None, f"the resource is built with {problem}"
+            fx, imports = fx_alias(self.model)
+            if origin == CREATE:
+                pointer, dtype = f"{fx}.get_iter({self._definition_text(fx, rsrc, origin, 'Int8')})", None
+            elif origin == PTR_RSRC:
+                pointer, dtype = self._definition_text(fx, rsrc, origin, "Int8"), None
+            else:
+                pointer, dtype = self._definition_text(fx, rsrc, origin, access.dtype), access.dtype
+            return self._single_fix(access, fx, imports, pointer, dtype)
+        if origin == BRIDGE:
+            return self._bridged_fix(access, rsrc)
+        return None, f"the resource `{self.text(rsrc)}` comes from code this rule does not follow: make a buffer tensor where it is made"
+
+    def _bridged_fix(self, access: Access, bridge: ast.Call) -> tuple[Fix | None, str | None]:
+        """A resource taken from a buffer tensor's iterator: use the iterator."""
+        pointer = bridge.args[0] if len(bridge.args) == 1 and not bridge.keywords else None
+        inner = pointer.args[0] if isinstance(pointer, ast.Call) and self.model.resolve(pointer.func) == "fx.get_iter" and len(pointer.args) == 1 else pointer
+        if not isinstance(inner, ast.Name) or len(self.model.reaching_bindings(inner)) != 1:
+            return None, "the buffer tensor the resource comes from is not one named value"
+        fx, imports = fx_alias(self.model)
+        return self._single_fix(access, fx, imports, self.text(pointer), None)
+
+    def _single_fix(self, access, fx, imports, pointer, dtype) -> tuple[Fix | None, str | None]:
+        function = self.ctx.enclosing_function()
+        access.raw = self._needs_raw(access, self.model.parent_map(function or self.model.tree))
+        problem = self._form_problem(access, dtype)
+        if problem:
+            return None, problem
+        text = self._access_text(fx, access, pointer, dtype, {})
+        return self._fix([Edit(self.model.index.node_range(access.call), text)], imports), None
+
+    def _access_text(self, fx: str, access: Access, pointer: str, base: str | None, replacements) -> str:
+        """``base``: the element type of ``pointer``, whose alignment is its size; None when
+        unknown (a tensor's or a pointer argument's). Then the access goes through a byte
+        pointer: recasting to a wider type than the alignment fails ("alignment must be a
+        positive multiple of element byte size"), and a vector load of bytes is not legal."""
+        dtype = access.dtype
+        size = element_bytes(dtype)
+        by_element = size == 1 or (base is not None and element_bytes(base) % size == 0)
+        if not by_element:
+            dtype, size = "Int8", size if access.width else 1
+        if base != dtype:
+            pointer = f"{fx}.recast_iter({fx}.{dtype}, {pointer})"
+        offset = access.offset
+        if not is_int_literal(offset, 0):
+            scale = 1 if by_element else size
+            pointer = f"{pointer} + {self._offset_text(fx, offset, scale, replacements)}"
+        if not access.load:
+            return f"{fx}.ptr_store({self._render(access.data, replacements)}, {pointer})"
+        if by_element and access.width > 1:
+            return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({access.width}, 1)))"
+        if access.width > 1:
+            return f"{fx}.ptr_load({pointer}, {fx}.Vector[{fx}.{access.dtype}, {access.width}])"
+        typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
+        return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
+
+    def _offset_text(self, fx: str, offset: ast.expr, scale: int, replacements) -> str:
+        """The element offset as `fx.Int32` (the width the shim casts it to), times ``scale``."""
+        if isinstance(offset, ast.Constant) and type(offset.value) is int:
+            return str(offset.value * scale)
+        text = self._render(offset, replacements)
+        if self.model.type_of(offset).name not in ("fx.Int32", "int"):
+            text = f"{fx}.Int32({text})"
+        elif not isinstance(offset, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            text = f"({text})"
+        return text if scale == 1 else f"{text} * {scale}"
+
+    def _form_problem(self, access: Access, base: str | None) -> str | None:
+        """Why the access has no form on a pointer of element type ``base`` (None: unknown)."""
+        if not access.load or access.width <= 1 or access.dtype == "Int8":
             return None
-        return f"the resource is used at line {use.lineno} in a way a tensor may not support"
+        if base is not None and element_bytes(base) % element_bytes(access.dtype) == 0:
+            return None
+        version = self.ctx.options.flydsl_version
+        if version and not at_least(version, "0.5.0"):
+            return (
+                f"a vector load through a byte pointer (the buffer's alignment is not known here) needs "
+                f"`fx.Vector[dtype, lanes]`, which FlyDSL {version} lacks (0.5.0 has it)"
+            )
+        return None
+
+    def _needs_raw(self, access: Access, parents) -> bool:
+        """Whether a scalar load's users need the raw `ArithValue` the shim gave (then the fx
+        scalar is unwrapped with `.ir_value()`, which gives the same `ArithValue`). A vector
+        load gives an fx.Vector either way."""
+        if not access.load or access.width != 1:
+            return False
+        uses = [
+            use
+            for use in value_uses(self.model, access.call, parents, through_operators=True)
+            if not (use.sink is Sink.PASSED_ON and (use.symbol or "").startswith(SHIM))  # the shim unwraps fx values
+        ]
+        operators = (">>", "/") if access.dtype.startswith(("Int", "Uint")) else ()
+        return (kind_change_blocker(uses, "fx", operators=operators) or fx_result_blocker(uses)) is not None
+
+    # --- text ------------------------------------------------------------------------------
+    def _render(self, node: ast.AST, replacements) -> str:
+        """``node``'s source with the replacements that lie inside it applied."""
+        index = self.model.index
+        rng = index.node_range(node)
+        start, end = index.offset(rng.start), index.offset(rng.end)
+        text = index.slice(rng)
+        inside = []
+        for inner, content in replacements.values():
+            r = index.node_range(inner)
+            lo, hi = index.offset(r.start), index.offset(r.end)
+            if start <= lo and hi <= end and (lo, hi) != (start, end):
+                inside.append((lo, hi, content))
+        for lo, hi, content in sorted(_outermost_spans(inside), reverse=True):
+            text = text[: lo - start] + content + text[hi - start :]
+        return text
+
+    def _size(self, access: Access) -> int:
+        r = self.model.index.node_range(access.call)
+        return self.model.index.offset(r.end) - self.model.index.offset(r.start)
+
+    def _fix(self, edits: list[Edit], imports) -> Fix:
+        return Fix(title=f"{TITLE} (unsafe)", applicability=Applicability.UNSAFE, edits=(*edits, *imports))
 
     VALID = [
         Valid("import flydsl.expr as fx\ndef f(A):\n    return fx.rocdl.make_buffer_tensor(A)\n"),
@@ -195,13 +470,141 @@ class BufferOps(Rule):
             unsafe=True,
         ),
         Invalid(
+            # A resource and its vector load, together. A tensor's alignment is not known here:
+            # the load goes through a byte pointer (a wider recast could fail).
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, row, K, k):\n"
             "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
             "    return buffer_ops.buffer_load(rsrc, row * K + k, vec_width=4, dtype=fx.Float32)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\n"
+            "def f(A, row, K, k):\n"
+            "    rsrc = fx.rocdl.make_buffer_tensor(A)\n"
+            "    return fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(row * K + k) * 4, fx.Vector[fx.Float32, 4])\n",
+            unsafe=True,
             count=2,
-            message="consumed raw by `buffer_ops.buffer_load`",
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        Invalid(
+            # FlyDSL 0.3.1 has no fx.Vector[dtype, lanes]: that load keeps the shim, on the
+            # tensor's raw resource; the scalar load and the store move.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid):\n"
+            "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
+            "    v = buffer_ops.buffer_load(rsrc, tid, vec_width=4, dtype=fx.Int32)\n"
+            "    s = buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32)\n"
+            "    buffer_ops.buffer_store(s, rsrc, 0)\n"
+            "    return v\n",
+            expected="import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid):\n"
+            "    rsrc = fx.rocdl.make_buffer_tensor(A)\n"
+            "    v = buffer_ops.buffer_load(fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc)), tid, vec_width=4, dtype=fx.Int32)\n"
+            "    s = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(tid) * 4, fx.Int32)\n"
+            "    fx.ptr_store(s, fx.recast_iter(fx.Int8, fx.get_iter(rsrc)))\n"
+            "    return v\n",
+            unsafe=True,
+            count=4,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid):\n"
+            "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
+            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=4, dtype=fx.Int32)\n",
+            count=2,
+            message="which FlyDSL 0.3.1 lacks",
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # Scalar loads: one feeds a raw builder (unwrapped with .ir_value(), the ArithValue
+            # the shim gave), one only operators; a byte-offset store; an `int + 1` store.
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(A, B, tid):\n"
+            "    src = buffer_ops.create_buffer_resource(A)\n"
+            "    dst = buffer_ops.create_buffer_resource(B, max_size=True)\n"
+            "    x = buffer_ops.buffer_load(src, tid, vec_width=1, dtype=T.i32)\n"
+            "    y = buffer_ops.buffer_load(src, tid + 64, vec_width=1, dtype=T.i32)\n"
+            "    buffer_ops.buffer_store(arith.addi(x, x), dst, 0, offset_is_bytes=True)\n"
+            "    buffer_ops.buffer_store(y + 1, dst, tid)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(A, B, tid):\n"
+            "    src = fx.rocdl.make_buffer_tensor(A)\n"
+            "    dst = fx.rocdl.make_buffer_tensor(B)\n"
+            "    x = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(src)) + fx.Int32(tid) * 4, fx.Int32).ir_value()\n"
+            "    y = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(src)) + fx.Int32(tid + 64) * 4, fx.Int32)\n"
+            "    fx.ptr_store(arith.addi(x, x), fx.recast_iter(fx.Int8, fx.get_iter(dst)))\n"
+            "    fx.ptr_store(y + 1, fx.recast_iter(fx.Int8, fx.get_iter(dst)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+            count=6,
+        ),
+        Invalid(
+            # From raw addresses: a pointer typed like its widest access (its alignment), the
+            # narrower one recast; a resource made in place moves with its load.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(addr, table, tid):\n"
+            "    crfa = buffer_ops.create_buffer_resource_from_addr\n"
+            "    counts = crfa(addr)\n"
+            "    n = buffer_ops.buffer_load(counts, tid, vec_width=1, dtype=fx.Int32)\n"
+            "    buffer_ops.buffer_store(fx.Int64(n), counts, 0)\n"
+            "    peer = buffer_ops.buffer_load(crfa(table), tid, vec_width=2, dtype=fx.Int64)\n"
+            "    return peer\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(addr, table, tid):\n"
+            "    counts = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), addr))\n"
+            "    n = fx.ptr_load(fx.recast_iter(fx.Int32, counts) + fx.Int32(tid))\n"
+            "    fx.ptr_store(fx.Int64(n), counts)\n"
+            "    peer = fx.memref_load_vec(fx.make_view(fx.rocdl.make_buffer_ptr(fx.inttoptr("
+            "fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), table)) + fx.Int32(tid), fx.make_layout(2, 1)))\n"
+            "    return peer\n",
+            unsafe=True,
+            count=5,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
+            "import flydsl.expr as fx\n"
+            "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
+            "from aiter.ops.flydsl.kernels.tensor_shim import ptr_rsrc\n"
+            "def f(p, q, i):\n"
+            "    v = buffer_load(ptr_rsrc(p), i, vec_width=1, dtype=fx.BFloat16)\n"
+            "    buffer_store(v, ptr_rsrc(q), i)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(p, q, i):\n"
+            "    v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.rocdl.make_buffer_ptr(p)) + fx.Int32(i) * 2, fx.BFloat16)\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.rocdl.make_buffer_ptr(q)) + fx.Int32(i) * 2)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            # A store on a buffer tensor's raw resource already in the code uses the tensor.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(Y, tid, v: fx.Float32):\n"
+            "    y_buf = fx.rocdl.make_buffer_tensor(Y)\n"
+            "    y_rsrc = fx.rocdl.get_buffer_rsrc(fx.get_iter(y_buf))\n"
+            "    buffer_ops.buffer_store(v, y_rsrc, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(Y, tid, v: fx.Float32):\n"
+            "    y_buf = fx.rocdl.make_buffer_tensor(Y)\n"
+            "    y_rsrc = fx.rocdl.get_buffer_rsrc(fx.get_iter(y_buf))\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(y_buf)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # No layout form: the guide lets it stay; its resource is consumed raw.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid, ok):\n"
+            "    rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, mask=ok)\n",
+            count=2,
+            message="consumed raw by `buffer_ops.buffer_load` (line 5), which keeps it: `mask=` has no counterpart",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid, data):\n"
+            "    rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "    buffer_ops.buffer_store(data, rsrc, tid)\n",
+            count=2,
+            message="the element type of `data` is not known here",
         ),
         Invalid(
             "from kernels.common import buffer_ops as _bo\n"
@@ -209,6 +612,12 @@ class BufferOps(Rule):
             "    _bo.buffer_store(data, rsrc, off)\n",
             expected=None,
             message="ELEMENTS",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(rsrc, tid):\n"
+            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32)\n",
+            message="comes from a parameter",
         ),
         Invalid(
             "from kernels.common.buffer_ops import buffer_load\n"
@@ -240,3 +649,27 @@ class BufferOps(Rule):
             message="fx.inttoptr",
         ),
     ]
+
+
+def _takes_raw(symbol: str) -> bool:
+    return symbol.startswith(SHIM) or symbol.startswith("mlir.") or _is_raw_op(symbol) or is_raw_builder(symbol)
+
+
+def _outermost_spans(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    return [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
+
+
+def _outermost(replacements) -> list[tuple[ast.AST, str]]:
+    """The replacements not inside another one (those embed the inner ones' text)."""
+    items = list(replacements)
+    spans = {id(node): _span(node) for node, _ in items}
+
+    def inside(a, b):
+        (a0, a1), (b0, b1) = spans[id(a)], spans[id(b)]
+        return a is not b and b0 <= a0 and a1 <= b1
+
+    return [(node, text) for node, text in items if not any(inside(node, other) for other, _ in items)]
+
+
+def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
