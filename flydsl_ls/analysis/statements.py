@@ -1,4 +1,5 @@
-"""Deleting a whole statement for the fix clean-up (stale imports, stale locals)."""
+"""Deleting a whole statement: the fix clean-up (stale imports, stale locals) and rule fixes
+that make a statement dead."""
 
 from __future__ import annotations
 
