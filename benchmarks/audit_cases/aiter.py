@@ -21,9 +21,13 @@ run ``aiter/ops/flydsl/__init__.py``; that file only re-exports the host APIs an
 registers the package from its real spec without executing that ``__init__``. Nothing is
 stubbed: every module a case uses is aiter's own file, imported normally.
 
-Not importable that way (they need aiter's compiled core, ``aiter.jit``/``aiter.utility``,
-triton or mori): qk_norm_rope_quant*.py, quant_utils.py, silu_and_mul_fq.py,
-fused_compress_attn*.py, moe_fused_route_quant_scatter.py, small_m_hgemm.py, hgemm_dispatch.py,
+``aiter/jit`` and ``aiter/utility`` are extracted too, for small_m_hgemm.py (chip_info) and the
+gfx1250 fused_compress_attn*.py (mx_types -> aiter.jit.core): see :func:`_aiter_jit`. Their fp8
+variants still ask aiter's C++ build (hipcc) for a conversion op, so only bf16 ones are cases.
+
+Not importable that way (they need aiter's compiled core, triton or mori):
+qk_norm_rope_quant*.py, quant_utils.py, silu_and_mul_fq.py,
+moe_fused_route_quant_scatter.py, hgemm_dispatch.py,
 mxmoe_dispatcher.py, mxfp4_preshuffle_gfx1250_tdm.py, mqa_logits/{fp8_mqa_logits,
 pa_mqa_logits_fp4,pa_mqa_logits_fp4_prefill}.py, flydsl_dispatch_combine_intranode_*.py,
 mega_moe/{dispatch,mega_moe_stage1,mega_moe_v2}.py, mega_moe_gfx1250/{combine,dispatch,
@@ -39,7 +43,15 @@ COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
 FLYDSL = "0.3.1"  # aiter pins flydsl==0.3.1: compile with a venv that has it
 # extracted from the commit; the extraction root goes on sys.path.
 # prefill_batch_metadata.py (torch only) is imported by causal_conv1d_flydsl.py.
-PATHS = ["aiter/ops/flydsl", "aiter/ops/prefill_batch_metadata.py"]
+# aiter/jit, aiter/utility, aiter/ops/enum.py: small_m_hgemm.py imports aiter.jit.utils.chip_info,
+# fused_compress_attn*.py aiter.utility.mx_types -> aiter.jit.core (see _aiter_jit).
+PATHS = [
+    "aiter/ops/flydsl",
+    "aiter/ops/prefill_batch_metadata.py",
+    "aiter/jit",
+    "aiter/utility",
+    "aiter/ops/enum.py",
+]
 FIX_ROOTS = ["aiter/ops/flydsl"]  # where flydsl-ls check --fix runs
 # never executed by the cases (see _flydsl_package): leave out of the import closure used to
 # attribute a case to the rules that edited its files (it imports every host wrapper)
@@ -47,6 +59,7 @@ IMPORT_GRAPH_SKIP = ["aiter/ops/flydsl/__init__.py"]
 
 BOTH = ("gfx942", "gfx950")
 GFX950 = ("gfx950",)
+GFX1250 = ("gfx1250",)  # wave32 kernels; run with --arch gfx1250
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -58,6 +71,38 @@ def _flydsl_package() -> None:
     if "aiter.ops.flydsl" not in sys.modules:
         spec = importlib.util.find_spec("aiter.ops.flydsl")
         sys.modules["aiter.ops.flydsl"] = importlib.util.module_from_spec(spec)
+
+
+def _aiter_jit() -> None:
+    """Make ``aiter.jit`` importable: its ``core.py`` puts ``aiter/jit/utils`` on sys.path (chip_info
+    imports ``build_targets``, ``cpp_extension`` by plain name; small_m_hgemm.py imports chip_info
+    directly, so the folder goes on sys.path here too). ``cpp_extension`` reads the ROCm version at
+    import (the FlyDSL compile never uses it); the audit's ROCM_PATH only holds device bitcode, so
+    ROCM_HOME points at a folder holding just a version file while importing."""
+    import importlib.util
+    import os
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(importlib.util.find_spec("aiter.ops.flydsl").submodule_search_locations[0]).parents[2]
+    utils = str(root / "aiter" / "jit" / "utils")
+    if utils not in sys.path:
+        sys.path.insert(0, utils)
+    if "cpp_extension" in sys.modules:
+        return
+    saved = os.environ.get("ROCM_HOME")
+    home = Path(tempfile.mkdtemp(prefix="rocm-version-"))
+    (home / ".info").mkdir()
+    (home / ".info" / "version").write_text("6.4.0\n")
+    os.environ["ROCM_HOME"] = str(home)
+    try:
+        import cpp_extension  # noqa: F401
+    finally:
+        if saved is None:
+            os.environ.pop("ROCM_HOME", None)
+        else:
+            os.environ["ROCM_HOME"] = saved
 
 
 def _t(shape, dtype, device):
@@ -224,6 +269,40 @@ def splitk_hgemm_bf16(device):
     from aiter.ops.flydsl.kernels.splitk_hgemm import compile_hgemm_kernel
 
     fn = compile_hgemm_kernel("bf16", 256, 512, TILE_M=64, TILE_N=128, TILE_K=64, STAGES=2, SPLIT_K=2)
+    p = lambda: _p(device)  # noqa: E731
+    return fn, (p(), p(), p(), p(), 64, p(), p(), _stream())
+
+
+def _small_m_hgemm(device, **options):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.small_m_hgemm import compile_small_m_hgemm_kernel
+
+    fn = compile_small_m_hgemm_kernel("bf16", 256, 512, **options)
+    p = lambda: _p(device)  # noqa: E731
+    # C, A, B, BIAS, m, semaphore, signal, stream (hgemm_dispatch -> the same launcher as splitk_hgemm)
+    return fn, (p(), p(), p(), p(), 8, p(), p(), _stream())
+
+
+def small_m_hgemm_splitk(device):
+    return _small_m_hgemm(device, TILE_N=128, TILE_K=64, SPLIT_K=2, HAS_BIAS=True)
+
+
+def small_m_hgemm_repeat(device):
+    return _small_m_hgemm(device, TILE_N=64, TILE_K=64, BLOCK_N_WARPS=1, N_TILE_REPEAT=2)
+
+
+def small_m_hgemm_b_to_lds(device):
+    return _small_m_hgemm(device, TILE_N=128, TILE_K=64, SPLIT_K=2, B_TO_LDS=True)
+
+
+def splitk_hgemm_bf16_bias(device):
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.splitk_hgemm import compile_hgemm_kernel
+
+    fn = compile_hgemm_kernel(
+        "bf16", 256, 512, TILE_M=64, TILE_N=128, TILE_K=64, STAGES=2, SPLIT_K=2, HAS_BIAS=True
+    )
     p = lambda: _p(device)  # noqa: E731
     return fn, (p(), p(), p(), p(), 64, p(), p(), _stream())
 
@@ -590,6 +669,141 @@ def mxfp4_gemm2_a4w4(device):
     return fn, (0, 0, 0, 0, 0, 0, 0, 0, 16, 8, 0, 0, _stream())
 
 
+# -- gfx1250 attention (fmha_kernels.py -> kernels/fmha_gfx1250/fmha_kernel.py) ----------------
+def fmha_gfx1250_varlen_d192(device):
+    """flash_attn_varlen_d192_gfx1250's launcher (causal, with LSE), called the way that host
+    wrapper does: byte strides for q/k/v, element strides for out."""
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.fmha_gfx1250 import fmha_kernel as m
+
+    m._ensure_kernel(True, True)
+    heads, tokens, bpp = 4, 256, m.BPP
+    q = _t((tokens, heads, m.HEAD_DIM_QK), "bfloat16", device)
+    k = _t((tokens, heads, m.HEAD_DIM_QK), "bfloat16", device)
+    v = _t((tokens, heads, m.HEAD_DIM_V), "bfloat16", device)
+    out = _t((tokens, heads, m.HEAD_DIM_V), "bfloat16", device)
+    lse = _t((tokens, heads), "float32", device)
+    cu = _t((3,), "int32", device)
+    return m._launch_fns[(True, True)], (
+        out, q, k, v, lse, cu, cu, 0.07,
+        q.stride(0) * bpp, k.stride(0) * bpp, v.stride(0) * bpp, out.stride(0),
+        q.stride(1) * bpp, k.stride(1) * bpp, v.stride(1) * bpp, out.stride(1),
+        1, 128, 128, heads, 2, _stream(),
+    )
+
+
+# -- gfx1250 (wave32) kernels: compiled for gfx1250 only -------------------------------------
+# bf16 variants: the fp8 ones ask aiter's C++ build (hipcc) for their conversion op.
+def _fca_args(device, *, head_dim, rope, ratio, overlap, state, kpb, kv_cache, tail):
+    full = (2 if overlap else 1) * head_dim
+    kv_in, score_in = _t((8, full), "bfloat16", device), _t((8, full), "bfloat16", device)
+    kv_state, score_state = _t((2, state, full), "float32", device), _t((2, state, full), "float32", device)
+    rms = _t((head_dim,), "float32", device)
+    cos, sin = _t((64, rope // 2), "bfloat16", device), _t((64, rope // 2), "bfloat16", device)
+    bt = _t((2, 4), "int32", device)
+    return (
+        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
+        kv_state, kv_state.stride(0), kv_state.stride(1),
+        score_state, score_state.stride(0), score_state.stride(1),
+        _t((2,), "int32", device), _t((ratio, full), "float32", device), rms, cos, sin,
+        kv_cache, kv_cache.stride(0), kv_cache.stride(1), rms, 0,  # cache_scale: fp32 dummy (no quant)
+        *tail(cos), bt, bt.stride(0), 4, _stream(),
+    )  # fmt: skip
+
+
+def fused_compress_attn_bf16(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_gfx1250 import (
+        compile_flydsl_fused_compress_attn_gfx1250,
+    )
+
+    fn = compile_flydsl_fused_compress_attn_gfx1250(
+        head_dim=128, rope_head_dim=64, ratio=4, overlap=True, state_size=8, k_per_block=16,
+        has_block_table=True, quant=False, use_ue8m0=True, preshuffle=False,
+        rms_weight_is_bf16=False, rms_eps=1e-6,
+    )  # fmt: skip
+    cache = _t((4, 16, 128), "bfloat16", device)
+    # k_rope_buff: bf16 dummy (cos) with zero strides, as the host wrapper passes it
+    return fn, _fca_args(device, head_dim=128, rope=64, ratio=4, overlap=True, state=8, kpb=16,
+                         kv_cache=cache, tail=lambda cos: (cos, 0, 0))  # fmt: skip
+
+
+def fused_compress_attn_ksplit_bf16(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_gfx1250 import (
+        compile_flydsl_fused_compress_attn_ksplit_gfx1250,
+    )
+
+    fn = compile_flydsl_fused_compress_attn_ksplit_gfx1250(
+        head_dim=128, rope_head_dim=64, ratio=4, overlap=True, state_size=8, k_per_block=16,
+        k_split_num_waves=2, quant=False, use_ue8m0=True, preshuffle=False,
+        rms_weight_is_bf16=False, rms_eps=1e-6,
+    )  # fmt: skip
+    cache = _t((4, 16, 128), "bfloat16", device)
+    return fn, _fca_args(device, head_dim=128, rope=64, ratio=4, overlap=True, state=8, kpb=16,
+                         kv_cache=cache, tail=lambda cos: ())  # fmt: skip
+
+
+def hca_compress_forward(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_hca_gfx1250 import (
+        compile_hca_compress_forward_gfx1250,
+    )
+
+    fn = compile_hca_compress_forward_gfx1250(head_dim=512, ratio=4, state_size=8, k_split_num_waves=2)
+    kv_in, score_in = _t((8, 512), "bfloat16", device), _t((8, 512), "bfloat16", device)
+    kv_state, score_state = _t((2, 8, 512), "float32", device), _t((2, 8, 512), "float32", device)
+    out = _t((4, 512), "float32", device)
+    return fn, (
+        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
+        kv_state, kv_state.stride(0), kv_state.stride(1),
+        score_state, score_state.stride(0), score_state.stride(1),
+        _t((2,), "int32", device), _t((4, 512), "float32", device), out, out.stride(0), 4, _stream(),
+    )  # fmt: skip
+
+
+def hca_norm_rope_scatter(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_hca_gfx1250 import (
+        compile_hca_norm_rope_scatter_gfx1250,
+    )
+
+    fn = compile_hca_norm_rope_scatter_gfx1250(
+        head_dim=512, rope_head_dim=64, ratio=4, k_per_block=16, rms_weight_is_bf16=False, rms_eps=1e-6
+    )
+    kvc, cache = _t((4, 512), "float32", device), _t((4, 16, 512), "bfloat16", device)
+    krope, bt = _t((4, 16, 64), "bfloat16", device), _t((2, 4), "int32", device)
+    return fn, (
+        kvc, kvc.stride(0), _t((4, 4), "int32", device), _t((512,), "float32", device),
+        _t((64, 32), "bfloat16", device), _t((64, 32), "bfloat16", device),
+        cache, cache.stride(0), cache.stride(1), bt, bt.stride(0),
+        krope, krope.stride(0), krope.stride(1), 4, _stream(),
+    )  # fmt: skip
+
+
+def fmha_d192_lse(device):
+    """flash_attn_varlen_d192_gfx1250(..., return_lse=True): its launcher from _ensure_kernel."""
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.fmha_gfx1250 import fmha_kernel
+
+    fmha_kernel._ensure_kernel(False, True)
+    fn = fmha_kernel._launch_fns[(False, True)]
+    q, k = _t((64, 2, 192), "bfloat16", device), _t((64, 1, 192), "bfloat16", device)
+    v, out = _t((64, 1, 128), "bfloat16", device), _t((64, 2, 128), "bfloat16", device)
+    lse, cu = _t((64, 2), "float32", device), _t((2,), "int32", device)
+    bpp = fmha_kernel.BPP
+    return fn, (
+        out, q, k, v, lse, cu, cu, 192**-0.5,
+        q.stride(0) * bpp, k.stride(0) * bpp, v.stride(0) * bpp, out.stride(0),
+        q.stride(1) * bpp, k.stride(1) * bpp, v.stride(1) * bpp, out.stride(1),
+        2, 64, 64, 2, 1, _stream(),
+    )  # fmt: skip
+
+
 CASES = {
     "kernels/moe_sorting_kernel.py::oneshot_e32_top4_m16": (moe_sorting_oneshot, BOTH),
     "kernels/moe_sorting_kernel.py::p0v2_p23_e64_top8_m512": (moe_sorting_p0v2_p23, BOTH),
@@ -604,6 +818,10 @@ CASES = {
     "kernels/mxfp4_gemm1.py::a4w4_bm64": (mxfp4_gemm1_a4w4, GFX950),
     "kernels/mxfp4_gemm2.py::a4w4_atomic_bm32": (mxfp4_gemm2_a4w4, GFX950),
     "kernels/splitk_hgemm.py::bf16_n256_k512_splitk2": (splitk_hgemm_bf16, BOTH),
+    "kernels/small_m_hgemm.py::bf16_n256_k512_splitk2_bias": (small_m_hgemm_splitk, GFX950),
+    "kernels/small_m_hgemm.py::bf16_n256_k512_repeat2": (small_m_hgemm_repeat, GFX950),
+    "kernels/small_m_hgemm.py::bf16_n256_k512_splitk2_b_to_lds": (small_m_hgemm_b_to_lds, GFX950),
+    "kernels/splitk_hgemm.py::bf16_n256_k512_splitk2_bias": (splitk_hgemm_bf16_bias, BOTH),
     "kernels/preshuffle_gemm.py::fp8_n256_k512": (preshuffle_gemm_fp8, BOTH),
     "kernels/preshuffle_gemm.py::int8_n256_k512": (preshuffle_gemm_int8, BOTH),
     "kernels/gemm_a8w8_8wave.py::fp8_256x256_k1024": (gemm_a8w8_8wave, GFX950),
@@ -631,4 +849,13 @@ CASES = {
     "kernels/moe_g2l_lut.py::g2l": (moe_g2l_lut, BOTH),
     "kernels/moe_reduce.py::bf16_top4_mask_weight": (moe_reduction_bf16, BOTH),
     "kernels/swiglu_and_mul.py::inter256": (swiglu_and_mul, BOTH),
+    "kernels/fmha_gfx1250/fmha_kernel.py::varlen_d192_causal_lse": (fmha_gfx1250_varlen_d192, ("gfx1250",)),
+    "kernels/fused_compress_attn_gfx1250.py::bf16_d128_r4_ovl": (fused_compress_attn_bf16, GFX1250),
+    "kernels/fused_compress_attn_gfx1250.py::ksplit2_bf16_d128_r4_ovl": (
+        fused_compress_attn_ksplit_bf16,
+        GFX1250,
+    ),
+    "kernels/fused_compress_attn_hca_gfx1250.py::compress_forward_d512_r4": (hca_compress_forward, GFX1250),
+    "kernels/fused_compress_attn_hca_gfx1250.py::norm_rope_scatter_d512": (hca_norm_rope_scatter, GFX1250),
+    "kernels/fmha_gfx1250/fmha_kernel.py::d192_lse": (fmha_d192_lse, GFX1250),
 }
