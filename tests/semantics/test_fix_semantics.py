@@ -200,6 +200,23 @@ def test_fly103_index_constants_are_materialised_differently(compile_pair):
         assert _texts(before, emit) == _texts(after, emit), emit
 
 
+def test_fly403_hand_made_sched_barrier_becomes_the_rocdl_op_with_the_same_llvm_ir(compile_pair):
+    """`llvm.call_intrinsic(None, "llvm.amdgcn.sched.barrier", [mask_val], [], [])` ->
+    `fx.rocdl.sched_barrier(mask)` (unsafe): the first MLIR calls the intrinsic through
+    `llvm.call_intrinsic` on an i32 constant before and emits `rocdl.sched.barrier` after;
+    the LLVM IR and the ISA are the same."""
+    outcome, before, after = _unsafe_pair(compile_pair, "sched_barrier.py", "FLY403")
+    assert "    fx.rocdl.sched_barrier(mask)\n" in outcome.text and "mask_val" not in outcome.text
+    removed, added = _changed_lines(before, after)
+    assert any("llvm.call_intrinsic" in line for line in removed)
+    assert any("rocdl.sched.barrier" in line for line in added)
+    assert _texts(before, "isa") == _texts(after, "isa")
+    # the same two barriers reach the backend either way
+    for result in (before, after):
+        assert "".join(_texts(result, "llvm")).count("call void @llvm.amdgcn.sched.barrier(i32") == 2
+    assert _texts(before, "llvm") == _texts(after, "llvm")
+
+
 # --- value kinds: what the fixes refuse, and why ------------------------------------------
 def test_unsafe_fixes_on_value_kinds_still_compile_and_refuse_what_cannot_trace(compile_pair):
     """All fixes, unsafe included, on value_kinds.py: the kernel compiles. The `_raw(zero)` in

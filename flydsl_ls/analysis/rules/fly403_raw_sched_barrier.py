@@ -2,6 +2,7 @@ import ast
 
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.statements import delete_statement
 from flydsl_ls.analysis.versions import at_least, parse
 
 RAW_BARRIERS = {
@@ -9,6 +10,11 @@ RAW_BARRIERS = {
     "mlir.rocdl.sched_group_barrier": "sched_group_barrier",
 }
 WRAPPERS_SINCE = "0.2.0"  # fx.rocdl.sched_barrier / sched_group_barrier: every release since
+# The same barrier emitted by hand: llvm.call_intrinsic(None, "llvm.amdgcn.sched.barrier", [mask], [], [])
+CALL_INTRINSIC = "mlir.llvm.call_intrinsic"
+INTRINSICS = {"llvm.amdgcn.sched.barrier": "sched_barrier"}
+_ARITH_CONSTANTS = {"fx.arith.constant", "mlir.arith.constant"}
+_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw"}
 
 
 class RawSchedBarrier(Rule):
@@ -28,19 +34,30 @@ class RawSchedBarrier(Rule):
     module (`from flydsl.expr import rocdl; rocdl.sched_barrier(0)`, `fx.rocdl.sched_barrier`)
     already reach the wrappers and are not flagged. The wrappers are not in
     `fx.rocdl.__all__`, like every scheduling primitive of the ROCDL backend.
+
+    The same barrier emitted by hand, `llvm.call_intrinsic(None, "llvm.amdgcn.sched.barrier",
+    [mask_val], [], [])` (aiter's fmha kernels), is flagged too. Where the mask is an
+    `arith.constant` of a Python int (also through `arith.unwrap`, or bound to a local read
+    only there, which the fix deletes), the call becomes `fx.rocdl.sched_barrier(mask)`:
+    unsafe, as the first MLIR then holds the `rocdl.sched.barrier` op instead of the
+    intrinsic call, though the LLVM IR and the ISA are the same (checked with FlyDSL 0.5.0).
     """
 
     code = "FLY403"
     name = "raw-sched-barrier"
     summary = "raw `rocdl.sched_barrier(...)` / `rocdl.sched_group_barrier(...)` from `flydsl._mlir.dialects`"
     replacement = "`fx.rocdl.sched_barrier(...)` / `fx.rocdl.sched_group_barrier(...)` with the same arguments"
-    fix_safety = "safe (unsafe when the mask is an int or string literal, which the raw builder rejects)"
+    fix_safety = "safe (unsafe when the mask is an int or string literal, which the raw builder rejects, and for the intrinsic called by hand)"
     fix_title = "Use the fx.rocdl wrapper"
     example_before = "rocdl_dialect.sched_group_barrier(mask_attr, 1, 0)"
     example_after = "fx.rocdl.sched_group_barrier(mask_attr, 1, 0)"
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = RAW_BARRIERS.get(self.model.resolve(node.func))
+        symbol = self.model.resolve(node.func)
+        if symbol == CALL_INTRINSIC:
+            self._hand_made(node)
+            return
+        name = RAW_BARRIERS.get(symbol)
         if name is None:
             return
         spelled = ast.unparse(node.func)
@@ -61,6 +78,68 @@ class RawSchedBarrier(Rule):
             fix=self.replace(node.func, wrapper, f"Use {fx}.rocdl.{name}", safe=not literal, extra=imports),
         )
 
+    def _hand_made(self, node: ast.Call) -> None:
+        """``llvm.call_intrinsic(None, "llvm.amdgcn.sched.barrier", [mask], [], [])``: the fix
+        passes the mask's Python int to the wrapper (unsafe: another op is built, the
+        ``rocdl.sched.barrier`` the wrapper emits, for the same instruction)."""
+        intrinsic = node.args[1] if len(node.args) > 1 else None
+        if not (isinstance(intrinsic, ast.Constant) and intrinsic.value in INTRINSICS):
+            return
+        name = INTRINSICS[intrinsic.value]
+        fx, imports = fx_alias(self.model)
+        wrapper = f"{fx}.rocdl.{name}"
+        message = f"`{ast.unparse(node.func)}(..., \"{intrinsic.value}\", ...)` emits the scheduling barrier by hand: use `{wrapper}(mask)`"
+        found = self._intrinsic_mask(node)
+        if found is None:
+            self.report(node, f"{message} (no fix: the mask is not a constant built from a Python int here)")
+            return
+        mask, dead = found
+        extra = (*imports, *((delete_statement(self.model, dead),) if dead is not None else ()))
+        fix = self.replace(node, f"{wrapper}({self.text(mask)})", f"Use {wrapper}", safe=False, extra=extra)
+        self.report(node, message, fix=fix)
+
+    def _intrinsic_mask(self, node: ast.Call) -> tuple[ast.expr, ast.stmt | None] | None:
+        """The Python int behind the single operand (``arith.constant(m, type=T.i32)``, also
+        through ``arith.unwrap(...)``), and the assignment that the fix leaves dead when the
+        constant is bound to a name read only here."""
+        operands = node.args[2] if len(node.args) > 2 else None
+        if not (isinstance(operands, ast.List) and len(operands.elts) == 1):
+            return None
+        value, dead = operands.elts[0], None
+        if isinstance(value, ast.Name):
+            bindings = self.model.reaching_bindings(value)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            value = bindings[0].value
+            statement = self.model.parent_map(bindings[0].scope.node).get(id(bindings[0].node))
+            if self.model.uses_of(bindings[0]) == [operands.elts[0]] and isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                dead = statement
+        if isinstance(value, ast.Call) and self.model.resolve(value.func) in _UNWRAPS and len(value.args) == 1:
+            value = value.args[0]
+        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) in _ARITH_CONSTANTS and value.args):
+            return None
+        mask = value.args[0]
+        if isinstance(mask, ast.Constant) and type(mask.value) is int:
+            return mask, dead
+        if isinstance(mask, ast.Name) and (self.model.type_of(mask).is_python or self._int_parameter(mask)):
+            return mask, dead
+        return None
+
+    def _int_parameter(self, name: ast.Name) -> bool:
+        """A parameter annotated ``int`` or defaulting to an int literal (``mask=0``)."""
+        bindings = self.model.reaching_bindings(name)
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return False
+        arg, function = bindings[0].node, bindings[0].scope.node
+        if isinstance(arg.annotation, ast.Name) and arg.annotation.id == "int":
+            return True
+        args = function.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        default = defaults.get(arg)
+        return isinstance(default, ast.Constant) and type(default.value) is int
+
     @staticmethod
     def _mask(node: ast.Call) -> ast.expr | None:
         if node.args and not isinstance(node.args[0], ast.Starred):
@@ -77,6 +156,8 @@ class RawSchedBarrier(Rule):
         # Not calls, or not FlyDSL.
         Valid("from flydsl._mlir.dialects import rocdl\nop = rocdl.SchedBarrier\n# rocdl.sched_barrier(0)\n"),
         Valid("import torch\ntorch.sched_barrier(0)\n"),
+        # Other intrinsics by hand are not this rule's.
+        Valid("from flydsl._mlir.dialects import llvm\nllvm.call_intrinsic(t, 'llvm.amdgcn.cvt.pk.bf16.f32', [a, b], [], [])\n"),
     ]
     INVALID = [
         Invalid(
@@ -103,6 +184,26 @@ class RawSchedBarrier(Rule):
             expected="import flydsl.expr as _fx\n_fx.rocdl.sched_barrier(0)\n",
             unsafe=True,
             message="TypeError",
+        ),
+        # The barrier emitted by hand through the llvm dialect (aiter's fmha kernels); the
+        # mask's constant is left unused and goes with the fix.
+        Invalid(
+            "from flydsl._mlir.dialects import llvm as llvm_dialect\nfrom flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n\n"
+            "def _sched_barrier(mask=0):\n"
+            "    mask_val = arith.unwrap(arith.constant(mask, type=T.i32))\n"
+            "    llvm_dialect.call_intrinsic(None, \"llvm.amdgcn.sched.barrier\", [mask_val], [], [])\n",
+            expected="import flydsl.expr as fx\n\n"
+            "def _sched_barrier(mask=0):\n"
+            "    fx.rocdl.sched_barrier(mask)\n",
+            unsafe=True,
+            message="emits the scheduling barrier by hand",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm\n"
+            "def k(m):\n    llvm.call_intrinsic(None, 'llvm.amdgcn.sched.barrier', [m], [], [])\n",
+            expected=None,
+            message="no fix: the mask is not a constant built from a Python int here",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\nrocdl.sched_barrier(m)\n",
