@@ -32,6 +32,7 @@ _FX_NUMERIC = set(_MLIR_TYPES.values()) | {"Uint8", "Uint16", "Uint32", "Uint64"
 # Options with no counterpart on fx.ptr_load/ptr_store (their aux and soffset are 0).
 _LOAD_OPTIONS = {"mask": 4, "cache_modifier": 5, "soffset_bytes": 6, "is_scalar": 7}
 _STORE_OPTIONS = {"mask": 3, "cache_modifier": 4, "soffset_bytes": None}
+KEPT = "a load or store with no layout form may stay on buffer_ops (the cleanup guide keeps it)"
 _BYTES = {"Int8": 1, "Uint8": 1, "Int16": 2, "Uint16": 2, "Float16": 2, "BFloat16": 2, "Int32": 4, "Uint32": 4,
           "Float32": 4, "Int64": 8, "Uint64": 8, "Float64": 8}
 
@@ -53,6 +54,7 @@ class Access:
     dtype: str | None = None  # the fx class of the element type ("Int32")
     problem: str | None = None  # why fx has no form for it (None: it does)
     raw: bool = False  # a scalar load whose users need the raw value the shim gave
+    kept: bool = False  # no layout form: the cleanup guide lets it stay on the shim
 
 
 def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
@@ -70,10 +72,8 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
     for name, index in options.items():
         value = call_argument(call, index, name) if index is not None else _keyword(call, name)
         if value is not None and not _is_default(value):
-            access.problem = (
-                f"`{name}=` has no counterpart on `fx.ptr_load`/`fx.ptr_store`; a load or store with "
-                "no layout form may stay on buffer_ops (the cleanup guide keeps it)"
-            )
+            access.problem = f"`{name}=` has no counterpart on `fx.ptr_load`/`fx.ptr_store`; {KEPT}"
+            access.kept = True
             return access
     if access.rsrc is None or access.offset is None or (not load and access.data is None):
         access.problem = "its resource, offset or data is not passed"

@@ -3,7 +3,7 @@
 import ast
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix, Severity
 from flydsl_ls.analysis.model import _is_raw_op
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules._buffer_access import (
@@ -80,7 +80,8 @@ class BufferOps(Rule):
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
-    with no layout form may stay on buffer_ops, the cleanup guide says), a width that is not
+    with no layout form may stay on buffer_ops, the cleanup guide says, so these are
+    reported as information, not warnings), a width that is not
     a literal (1 loads a scalar, more a vector), an element type that is not an fx numeric
     type, a stored value whose element type the code does not show (the offset is in
     elements of it), a scalar load whose raw `ArithValue` result reaches a raw builder, code
@@ -130,7 +131,11 @@ class BufferOps(Rule):
                 f"dtype (the shim multiplies by sizeof(dtype)), not bytes. Use a buffer tensor and a copy "
                 f"atom: {COPY_FORM}"
             )
-            self._report(node, message, *self._access_fix(read_access(self.model, node, symbol)))
+            access = read_access(self.model, node, symbol)
+            if access.kept:  # the guide's keep-case: noted, not a warning
+                self.report(node, f"{message}; no automatic fix: {access.problem}", severity=Severity.INFORMATION)
+                return
+            self._report(node, message, *self._access_fix(access))
         elif symbol in (CREATE, FROM_ADDR):
             if symbol == CREATE:
                 message = (
@@ -597,6 +602,12 @@ class BufferOps(Rule):
             "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, mask=ok)\n",
             count=2,
             message="consumed raw by `buffer_ops.buffer_load` (line 5), which keeps it: `mask=` has no counterpart",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(rsrc, tid):\n"
+            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, soffset_bytes=64)\n",
+            message="`soffset_bytes=` has no counterpart on `fx.ptr_load`/`fx.ptr_store`; a load or store with no layout form may stay",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
