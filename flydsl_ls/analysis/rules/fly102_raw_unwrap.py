@@ -4,7 +4,9 @@ from flydsl_ls.analysis.rewrite import replacement_text
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
-UNWRAPPERS = {"fx.arith.unwrap", "fx.arith._to_raw", "shim.tensor_shim._to_raw"}
+# `buffer_ops._unwrap_value` (FlyDSL's and aiter's buffer_ops shims) unwraps as `_to_raw` does:
+# `.ir_value()` of an fx value, the raw value of an ArithValue, a raw value as it is.
+UNWRAPPERS = {"fx.arith.unwrap", "fx.arith._to_raw", "shim.tensor_shim._to_raw", "shim.buffer_ops._unwrap_value"}
 
 
 # The head of the rule's kernel cases: a traced function with a static fx value.
@@ -20,7 +22,8 @@ class RawUnwrap(Rule):
     really needed (a raw MLIR builder, an `scf.IfOp` condition).
 
     Aliases are followed: `from flydsl.expr.arith import _to_raw as _raw`,
-    `_to_raw as as_mlir_value`, aiter's `tensor_shim._to_raw`, or `_raw = arith.unwrap`,
+    `_to_raw as as_mlir_value`, aiter's `tensor_shim._to_raw`, the buffer_ops shims'
+    `_unwrap_value`, or `_raw = arith.unwrap`,
     also when imported from a sibling module of the project. Hand-rolled copies (a
     function of one parameter that returns either it or its `.ir_value()`, such as
     `def _raw(v): return v.ir_value() if hasattr(v, "ir_value") else v`) are `_to_raw`
@@ -82,8 +85,9 @@ class RawUnwrap(Rule):
             # A raw ir.Value has no `.ir_value()`, an fx value must not lose the call.
             self.report(
                 node,
-                f"{message} (no fix: `{self.text(inner)}` may be an fx value or already a raw "
-                "ir.Value, which has no `.ir_value()`)",
+                f"`{spelled}(v)` is legacy: on an fx value use `v.ir_value()` where a raw value is "
+                "needed; on a value that is already an ir.Value drop the call (no fix: "
+                f"`{self.text(inner)}` may be either, and a raw ir.Value has no `.ir_value()`)",
             )
 
     def _receiver(self, inner: ast.expr) -> str:
@@ -128,7 +132,15 @@ class RawUnwrap(Rule):
             "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
             "def f(v):\n    return as_mlir_value(v)\n",
             expected=None,
-            message="no fix: `v` may be an fx value or already a raw ir.Value",
+            message="on a value that is already an ir.Value drop the call (no fix: `v` may be either",
+        ),
+        # The buffer_ops shims' `_unwrap_value` is `_to_raw` by another name.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from aiter.ops.flydsl.kernels import buffer_ops\n"
+            "def f(slot: fx.Int32):\n    return arith.extsi(T.i64, buffer_ops._unwrap_value(slot))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(slot: fx.Int32):\n    return arith.extsi(T.i64, slot.ir_value())\n",
         ),
         Invalid(
             "from flydsl.expr import arith\n_raw = arith._to_raw\n"
