@@ -25,6 +25,15 @@ FROM_ADDR = SHIM + "create_buffer_resource_from_addr"
 PTR_RSRC = "shim.tensor_shim.ptr_rsrc"
 ORIGINS = (CREATE, FROM_ADDR, PTR_RSRC)
 BRIDGE = "fx.rocdl.get_buffer_rsrc"
+# fx APIs that take a tensor where the code gave the raw resource; any other consumer
+# (fx converters such as `fx.arith._to_raw`, `fx.rocdl.buffer_load_to_lds`) gets the raw one.
+TENSOR_APIS = {
+    f"fx.{name}"
+    for name in (
+        "get_iter", "get_layout", "slice", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+        "copy", "copy_atom_call", "memref_load", "memref_store", "memref_load_vec", "memref_store_vec",
+    )
+}
 COPY_FORM = (
     "`t = fx.make_view(fx.get_iter(buf), fx.make_layout(shape, stride))` + "
     "`atom = fx.make_copy_atom(fx.rocdl.BufferCopy128b(), dtype)` + `fx.copy(atom, src, dst)`"
@@ -237,11 +246,9 @@ class BufferOps(Rule):
                             converted.append(access)
                             continue
                         plan.access_problems[id(call)] = problem
-                elif tensor and consumer.startswith("fx.") and not _takes_raw(consumer):
-                    continue  # fx APIs take the tensor
+                elif tensor and consumer in TENSOR_APIS:
+                    continue
                 bridged.append((use, call))
-                continue
-            if tensor and isinstance(call, (ast.Subscript, ast.Attribute)) and call.value is use:
                 continue
             plan.problem = f"the resource is used at line {use.lineno} in a way a tensor may not support"
             return plan
@@ -249,7 +256,7 @@ class BufferOps(Rule):
             use, call = bridged[0]
             consumer = self.model.resolve(call.func) or ""
             why = plan.access_problems.get(id(call))
-            if consumer.startswith(SHIM) or _takes_raw(consumer):
+            if consumer.startswith(("fx.", SHIM)) or _takes_raw(consumer):
                 plan.problem = (
                     f"the resource is consumed raw by `{ast.unparse(call.func)}` (line {call.lineno})"
                     + (f", which keeps it: {why}" if why else "; migrate that to a copy atom + `fx.copy` first (offsets in elements)")
@@ -463,16 +470,27 @@ class BufferOps(Rule):
         ),
         Invalid(
             # Bare import from aiter's shim, no fx import yet: one is added.
-            "from aiter.ops.flydsl.kernels.buffer_ops import create_buffer_resource\n"
-            "def f(A):\n"
+            "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, create_buffer_resource\n"
+            "def f(A, i):\n"
             "    out = create_buffer_resource(A)\n"
-            "    return out[0]\n",
-            # The fx import is added; the shim import, now unused, is cleaned up.
+            "    return buffer_load(out, i, vec_width=1)\n",
+            # The fx import is added; the shim import, now unused, is cleaned up. The default
+            # dtype is f32; a value returned to callers not seen stays the raw ArithValue.
             expected="import flydsl.expr as fx\n"
-            "def f(A):\n"
+            "def f(A, i):\n"
             "    out = fx.rocdl.make_buffer_tensor(A)\n"
-            "    return out[0]\n",
+            "    return fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(i) * 4, fx.Float32).ir_value()\n",
             unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            # Only passed on raw: its consumers must move first (fx converters and
+            # fx.rocdl's raw-resource ops included).
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, lds, voff):\n"
+            "    rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "    fx.rocdl.buffer_load_to_lds(rsrc, lds, voff)\n",
+            message="consumed raw by `fx.rocdl.buffer_load_to_lds` (line 5)",
         ),
         Invalid(
             # A resource and its vector load, together. A tensor's alignment is not known here:
