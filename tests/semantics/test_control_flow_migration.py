@@ -62,8 +62,8 @@ def _mlir(result, emit="mlir-first") -> str:
 
 
 def test_fixes_applied(control_flow):
-    # 3 loops, 5 ifs (FLY302); the plain helper's @flyc.jit comes with the FLY302 fix.
-    assert control_flow.applied == {"FLY302": 8}, control_flow.applied
+    # 5 loops, 5 ifs (FLY302); the plain helpers' @flyc.jit come with the FLY302 fixes.
+    assert control_flow.applied == {"FLY302": 10}, control_flow.applied
     text = control_flow.text
     assert "scf.ForOp" not in text and "scf.IfOp" not in text and "with _if_then" not in text
     assert "for loop_iv, loop_state in range(c0, c4, c1, init=[acc0, cnt0]):" in text
@@ -167,6 +167,24 @@ def test_method_on_python_object_through_local_function_identical(pair, control_
     `sink` as an scf.if result (it cannot be flattened), so the body becomes a local
     function: identical IR."""
     before, after = pair(CONTROL_FLOW, "python_object", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
+
+
+def test_entered_loops_identical(pair, control_flow):
+    """Loops entered with `ip.__enter__()` and left with `ip.__exit__(...)`, in a kernel (nothing
+    carried) and in a plain helper (one carried value, which gains @flyc.jit): the body is
+    indented under `for ... in range(..., init=[...])`; identical IR."""
+    text = control_flow.text
+    assert "@flyc.jit\ndef entered_sum(" in text and ".__enter__()" not in text and ".__exit__(" not in text
+    assert (
+        "    for loop_iv, loop_state in range(c0, n_idx, c1, init=[acc0]):\n"
+        "        step = arith.index_cast(fx.T.i32, loop_iv)\n"
+        "        acc = ArithValue(loop_state[0])\n"
+        "        loop_results = yield [acc + step]\n"
+        "    return ArithValue(loop_results)\n"
+    ) in text
+    before, after = pair(CONTROL_FLOW, "entered", control_flow.text)
     comparison = compare_results(before, after)
     assert comparison.identical, comparison.diffs
 

@@ -1,5 +1,6 @@
 import ast
 import re
+from dataclasses import dataclass
 
 from flydsl_ls.analysis import fxtypes as T
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
@@ -56,6 +57,8 @@ class RawScf(Rule):
       with nothing carried keeps its index bounds through `init=[]` (ordinary `range`
       would cast them to i32), or becomes `range_constexpr(n)` when the bounds are
       integer constants and the induction variable is unused (the loop is unrolled).
+      A body entered by hand (`ip = ir.InsertionPoint(loop.body)`, `ip.__enter__()`, ...,
+      `ip.__exit__(None, None, None)` in the same block) is indented under the `for`.
     - A plain helper that gains a Python `if` (or the loop's `yield`) is not rewritten
       by FlyDSL unless it is a `@flyc.jit` function: the fix adds `@flyc.jit` (FLY501).
 
@@ -78,9 +81,9 @@ class RawScf(Rule):
     a function: no `return`/`yield`/`break` out of it, no local it sets read after it or
     read before it rebinds it, and no control flow in it that would then carry a
     variable of the function around it. Forms the fix cannot map exactly (ops with
-    result types, `else` blocks that yield values, bodies entered with `__enter__()`,
-    statements between the op and its body, results used other than by index) get a
-    diagnostic saying why.
+    result types, `else` blocks that yield values, an insertion point used for more than
+    entering and leaving, statements between the op and its body, results used other
+    than by index) get a diagnostic saying why.
     """
 
     code = "FLY302"
@@ -411,32 +414,28 @@ class RawScf(Rule):
         carried = init is not None and bool(init.elts)
         name = parent.targets[0].id
         body, index = self._block_of(parent)
-        with_stmt = _next(body, index)
-        if not self._is_block_with(with_stmt, name, "body"):
-            raise _NoFix(f"the statement after it is not `with ir.InsertionPoint({name}.body):`")
-        self._check_with(with_stmt)
+        region = self._loop_region(body, index, name)
         binding = self._binding_at(parent.targets[0])
         parent_of = self.model.parent_map(function)
-        header_item = with_stmt.items[0].context_expr
         iv_uses, state_uses, result_uses = [], [], []
         for use in self.model.uses_of(binding) if binding else ():
             attr = parent_of.get(id(use))
-            inside = _within(use, with_stmt)
+            inside = _within(use, region.span)
             if not isinstance(attr, ast.Attribute):
                 raise _NoFix(f"`{name}` is used directly (line {use.lineno})")
-            if attr.attr == "body" and any(attr is n for n in ast.walk(header_item)):
+            if attr.attr == "body" and any(attr is n for n in ast.walk(region.opener)):
                 continue
             if attr.attr == "induction_variable" and inside:
                 iv_uses.append(attr)
             elif attr.attr == "inner_iter_args" and inside and carried:
                 state_uses.append(attr)
-            elif attr.attr in ("results", "result") and not inside and _after(use, with_stmt) and carried:
+            elif attr.attr in ("results", "result") and not inside and _after(use, region.end) and carried:
                 result_uses.append((attr, parent_of.get(id(attr))))
             else:
                 raise _NoFix(f"`{name}.{attr.attr}` is used in a way the fix cannot follow (line {use.lineno})")
-        last = with_stmt.body[-1]
+        last = region.body[-1]
         closing = self._yield_call(last)
-        for stmt in with_stmt.body[:-1]:
+        for stmt in region.body[:-1]:
             if self._yield_call(stmt) is not None:
                 raise _NoFix("the body yields before its last statement")
         scope = self.model.function_scope(function)
@@ -473,11 +472,56 @@ class RawScf(Rule):
             else:
                 header = f"for {iv}, _ in range({self.text(lo)}, {self.text(hi)}, {self.text(step)}, init=[])"
             if closing is not None:
-                edits += self._strip_trailing_yield(with_stmt.body, allow_values=False)
+                edits += self._strip_trailing_yield(region.body, allow_values=False)
         for attr in iv_uses:
             edits.append(self.edit(self.ctx.range(attr), iv))
-        edits.append(self._header(with_stmt, header))
+        deleted = closing is not None and not carried and len(region.body) > 1
+        edits += region.header_edits(self, header, keep=region.body[:-1] if deleted else region.body)
         return edits, "Replace scf.ForOp with a Python for over range"
+
+    def _loop_region(self, block: list, index: int, name: str) -> "_LoopRegion":
+        """The body of the loop built at ``block[index]``: `with ir.InsertionPoint(name.body):`
+        right after it, or `ip = ir.InsertionPoint(name.body)`, `ip.__enter__()`, the body,
+        `ip.__exit__(None, None, None)` in the same block."""
+        opener = _next(block, index)
+        if self._is_block_with(opener, name, "body"):
+            self._check_with(opener)
+            return _LoopRegion(opener.body, opener, opener, opener)
+        entered = _next(block, index + 1)
+        if not (
+            isinstance(opener, ast.Assign)
+            and _single_name(opener)
+            and self._is_block_call(opener.value, name, "body")
+            and _method_call(entered, opener.targets[0].id, "__enter__")
+        ):
+            raise _NoFix(
+                f"the statement after it is not `with ir.InsertionPoint({name}.body):` or "
+                f"`ip = ir.InsertionPoint({name}.body)` + `ip.__enter__()`"
+            )
+        ip = opener.targets[0].id
+        end = next((i for i in range(index + 3, len(block)) if _method_call(block[i], ip, "__exit__")), None)
+        if end is None or end == index + 3:
+            raise _NoFix(f"`{ip}.__exit__(...)` does not close a body in the same block")
+        binding = self._binding_at(opener.targets[0])
+        if binding is None or len(self.model.uses_of(binding)) != 2:
+            raise _NoFix(f"`{ip}` is used other than by `__enter__()` and `__exit__()`")
+        body = block[index + 3 : end]
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno:
+                raise _NoFix(f"the body has a string over several lines (line {node.lineno}), which indenting it would change")
+        return _LoopRegion(body, opener, _Span(body[0], body[-1]), block[end], entered)
+
+    def _is_block_call(self, expr, name: str, block: str) -> bool:
+        return (
+            isinstance(expr, ast.Call)
+            and self.model.resolve(expr.func) == INSERTION_POINT
+            and len(expr.args) == 1
+            and not expr.keywords
+            and isinstance(expr.args[0], ast.Attribute)
+            and expr.args[0].attr == block
+            and isinstance(expr.args[0].value, ast.Name)
+            and expr.args[0].value.id == name
+        )
 
     def _result_edit(self, attr: ast.Attribute, outer, results: str, count: int) -> Edit:
         if attr.attr == "result":
@@ -598,17 +642,7 @@ class RawScf(Rule):
     def _is_block_with(self, stmt, name: str, block: str) -> bool:
         if not isinstance(stmt, ast.With) or len(stmt.items) != 1:
             return False
-        expr = stmt.items[0].context_expr
-        return (
-            isinstance(expr, ast.Call)
-            and self.model.resolve(expr.func) == INSERTION_POINT
-            and len(expr.args) == 1
-            and not expr.keywords
-            and isinstance(expr.args[0], ast.Attribute)
-            and expr.args[0].attr == block
-            and isinstance(expr.args[0].value, ast.Name)
-            and expr.args[0].value.id == name
-        )
+        return self._is_block_call(stmt.items[0].context_expr, name, block)
 
     def _check_with(self, with_stmt: ast.With) -> None:
         if with_stmt.items[0].optional_vars is not None:
@@ -1018,7 +1052,60 @@ class RawScf(Rule):
             unsafe=True,
         ),
         Invalid(
-            # A loop entered with __enter__(): no fix.
+            # A loop entered with __enter__() and left with __exit__() (aiter's moe_m_tile_map.py):
+            # the body between them is indented under the Python `for`.
+            "import flydsl.compiler as flyc\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def helper(c0, n, c1, init):\n"
+            "    loop = scf.ForOp(c0, n, c1, [init])\n"
+            "    ip = ir.InsertionPoint(loop.body)\n"
+            "    ip.__enter__()\n"
+            "    acc = loop.inner_iter_args[0]\n"
+            "\n"
+            "    scf.YieldOp([acc + loop.induction_variable])\n"
+            "    ip.__exit__(None, None, None)\n"
+            "    return loop.results[0]\n",
+            expected="import flydsl.compiler as flyc\n"
+            "@flyc.jit\n"
+            "def helper(c0, n, c1, init):\n"
+            "    for loop_iv, loop_state in range(c0, n, c1, init=[init]):\n"
+            "        acc = loop_state[0]\n"
+            "\n"
+            "        loop_results = yield [acc + loop_iv]\n"
+            "    return loop_results\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # Nothing carried, the closing yield dropped, the body indented.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    loop = scf.ForOp(arith.index(0), arith.index_cast(fx.T.index, n), arith.index(1))\n"
+            "    loop_ip = ir.InsertionPoint(loop.body)\n"
+            "    loop_ip.__enter__()\n"
+            "    it = arith.index_cast(fx.T.i32, loop.induction_variable)\n"
+            "    out[it] = 0.0\n"
+            "    scf.YieldOp([])\n"
+            "    loop_ip.__exit__(None, None, None)\n"
+            "    out[0] = 1.0\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    for loop_iv, _ in range(arith.index(0), arith.index_cast(fx.T.index, n), arith.index(1), init=[]):\n"
+            "        it = arith.index_cast(fx.T.i32, loop_iv)\n"
+            "        out[it] = 0.0\n"
+            "    out[0] = 1.0\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # The insertion point is used for more than entering and leaving: no fix.
             "from flydsl._mlir import ir\n"
             "from flydsl._mlir.dialects import scf\n"
             "def helper(c0, n, c1, init):\n"
@@ -1027,10 +1114,11 @@ class RawScf(Rule):
             "    ip.__enter__()\n"
             "    scf.YieldOp([loop.inner_iter_args[0]])\n"
             "    ip.__exit__(None, None, None)\n"
+            "    ip.__enter__()\n"
             "    return loop.results[0]\n",
             expected=None,
             count=1,
-            message="InsertionPoint(loop.body)",
+            message="`ip` is used other than by `__enter__()` and `__exit__()`",
         ),
         Invalid(
             # _if_then on an op built elsewhere (a parameter): reported at the call.
@@ -1102,6 +1190,71 @@ def _const_expr_test(node: ast.If) -> bool:
     """The rewriter's own test (`_is_constexpr`): a call of something named `const_expr`."""
     test = node.test
     return isinstance(test, ast.Call) and cf._called(test, "const_expr")
+
+
+@dataclass(frozen=True)
+class _Span:
+    """Where a run of statements starts and ends (for `_within` / `_after`)."""
+
+    first: ast.stmt
+    last: ast.stmt
+
+    @property
+    def lineno(self):
+        return self.first.lineno
+
+    @property
+    def col_offset(self):
+        return self.first.col_offset
+
+    @property
+    def end_lineno(self):
+        return self.last.end_lineno
+
+    @property
+    def end_col_offset(self):
+        return self.last.end_col_offset
+
+
+@dataclass(frozen=True)
+class _LoopRegion:
+    """A raw loop's body: under `with ir.InsertionPoint(loop.body):` (``entered`` None), or
+    between `ip.__enter__()` (``entered``) and `ip.__exit__(...)` (``end``)."""
+
+    body: list
+    opener: ast.stmt  # the `with`, or `ip = ir.InsertionPoint(loop.body)`
+    span: object  # the body, for uses inside it
+    end: ast.stmt  # what the loop's results are read after
+    entered: ast.stmt | None = None
+
+    def header_edits(self, rule: "RawScf", header: str, keep: list) -> list[Edit]:
+        """The header edit; for the `__enter__()` form also the edits that remove the
+        enter/exit calls and indent ``keep`` (the statements that stay in the body)."""
+        if self.entered is None:
+            return [rule._header(self.opener, header)]
+        index = rule.model.index
+        edits = [
+            rule.edit(rule.ctx.range(self.opener), f"{header}:"),
+            rule._delete_statement(self.entered),
+            rule._delete_statement(self.end),
+        ]
+        unit = " " * 4
+        for line in range(keep[0].lineno - 1, keep[-1].end_lineno):
+            if index.line_text(line).strip():  # blank lines stay empty
+                edits.append(rule.edit(Range(Position(line, 0), Position(line, 0)), unit))
+        return edits
+
+
+def _method_call(stmt, name: str, method: str) -> bool:
+    """``stmt`` is the expression statement `name.method(...)`."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr == method
+        and isinstance(stmt.value.func.value, ast.Name)
+        and stmt.value.func.value.id == name
+    )
 
 
 def _own_nodes(body: list):
