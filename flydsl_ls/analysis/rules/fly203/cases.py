@@ -511,7 +511,32 @@ INVALID = [
         line=6,
         column=9,
         count=2,
-        message='base pointer `alloc.get_base()` escapes',
+        message='line 16: `alloc.get_base()` is passed to `lds_addr`, which passes the builtin memref on (line 11)',
+    ),
+    Invalid(
+        # The base memref is also viewed by a raw memref.view (aiter's MoE gemm1): deleting
+        # it would leave that read undefined, and a view is no builtin memref: no fix.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, ty, off):\n'
+        '    base = alloc.get_base()\n'
+        '    s = SmemPtr(base, 0, T.f32, shape=(16,))\n'
+        '    s.store(X[0], [0])\n'
+        '    view = memref.view(ty, base, off, sizes=[])\n',
+        expected=None,
+        line=7,
+        column=9,
+        count=2,
+        message="line 16: the base memref `base` (`alloc.get_base()`) is used by `memref.view`",
     ),
     Invalid(
         # The memref from .get() feeds a raw vector.store: no fix.

@@ -126,10 +126,7 @@ class Planner(OffsetAlgebra, Rewriter):
                 elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
                     pass
                 else:
-                    raise Unproven(
-                        f"the base pointer `{alloc.name}.get_base()` escapes (line {call.lineno}): "
-                        "it is used other than by `SmemPtr(...)`"
-                    )
+                    raise Unproven(self._escaping_base(call, alloc.name))
                 group.kernel_uses.append(call)
             elif attr == "finalize":
                 call = self._parents.get(id(parent))
@@ -180,6 +177,37 @@ class Planner(OffsetAlgebra, Rewriter):
             return False
         stmt = self._statement(use)
         return stmt is None or self._body_of(stmt) is not self._alloc_body
+
+    def _escaping_base(self, call: ast.Call, alloc: str) -> str:
+        """Why `allocator.get_base()` handed to something other than `SmemPtr` blocks the
+        migration, following it into a helper of this file to the op that takes it."""
+        spelled = f"`{alloc}.get_base()`"
+        try:
+            helper = self._helper_param(call)
+        except Unproven:
+            helper = None
+        if helper is not None:
+            function, binding, _ = helper
+            for use in self.model.uses_of(binding):
+                consumer = self._parents.get(id(use))
+                if isinstance(consumer, ast.Call) and use in consumer.args:
+                    return (
+                        f"line {call.lineno}: {spelled} is passed to `{function.name}`, which hands it to "
+                        f"`{ast.unparse(consumer.func)}` (line {use.lineno}); that needs the builtin memref, "
+                        "and `fx.SharedAllocator` gives fx pointers and views"
+                    )
+            uses = self.model.uses_of(binding)
+            where = f" (line {uses[0].lineno})" if uses else ""
+            return (
+                f"line {call.lineno}: {spelled} is passed to `{function.name}`, which passes the builtin "
+                f"memref on{where}; `fx.SharedAllocator` gives fx pointers and views"
+            )
+        holder = self._parents.get(id(call))
+        what = f"`{ast.unparse(holder.func)}`" if isinstance(holder, ast.Call) else "something other than `SmemPtr(...)`"
+        return (
+            f"line {call.lineno}: the base memref {spelled} is used by {what}, which needs a builtin "
+            "memref; `fx.SharedAllocator` gives fx pointers and views"
+        )
 
     def _base_name_uses(self, stmt: ast.Assign, alloc: str) -> None:
         """`base = allocator.get_base()` is deleted: every read of `base` must be a
