@@ -27,17 +27,36 @@ class SmemAllocator(Rule):
     or padding, the field keeps it as `fx.Array[dtype, n, align]`), puts
     `lds = fx.SharedAllocator().allocate(S).peek()` where the kernel first touches LDS,
     replaces each `.get()` with `lds.<field>.view(fx.make_layout(shape, stride))`
-    (row-major; a view per use, as the guide recommends), `.load(idx)` with `view[idx]` and
-    `.store(v, idx)` with `view[idx] = v` (`memref.load/store` on a `.get()` result alike),
-    and deletes the allocator, its offset bookkeeping, `get_base()` and `finalize()`. The
-    IR differs (one LDS global per field instead of a byte array plus `memref.view`), and
-    buffers may move, hence unsafe.
+    (row-major), `.load(idx)` with `view[idx]` and `.store(v, idx)` with
+    `fx.memref_store(v, view, idx)` (`memref.load/store` on a `.get()` result alike), and
+    deletes the allocator, its offset bookkeeping, `get_base()` and `finalize()`. The IR
+    differs (one LDS allocation per field instead of a byte array plus `memref.view`), and
+    LDS may shrink (untouched buffers and padding go), hence unsafe.
 
-    No fix, and the message says why, when the pattern cannot be proven: offsets that are
-    computed at run time or change under control flow, buffers that overlap (aliasing needs
-    an `fx.union` chosen by hand), a pointer or allocator escaping to another function or
-    kernel, `.get()` results used by raw ops other than `memref.load/store`, index lists that
-    are not literal, or a dtype with no fx class.
+    What it follows. Offsets are integer polynomials over the sizes the builder knows when
+    it runs: `allocator._align(x, a)` rounds them up, `max(a, b)` is at least either, so
+    buffers are ordered and checked for overlap without the sizes. All the allocators a
+    kernel uses (a ping-pong pair) become one struct: FlyDSL allows one `SharedAllocator`
+    per kernel. Views of one region with another type (a region reused by a later phase:
+    same offset, other dtype or shape) become the members of an `@fx.union` field; the
+    struct is then navigated unpeeked (`lds.region.member.peek().view(...)`), since a peeked
+    struct cannot hold a union. `_align` on sizes rather than the bump pointer stays, as
+    `(x + a - 1) // a * a`. A pointer or its `.get()` memref passed to a function of this
+    file is followed into it: the function receives the view, and its parameter's
+    loads/stores are rewritten (every call must pass one). LDS used in a body function
+    that each kernel calls once (not in a loop) gets the allocation there. An allocator
+    built in a builder function and used by the kernel nested in it is the usual case.
+
+    No fix, and the message names the line and what blocks it: offsets computed at run
+    time, the bump pointer moved under control flow (LDS padded by a computed amount, e.g.
+    to cap occupancy), buffers that overlap without starting together, the base memref or
+    a `.get()` memref used by raw ops (`vector.load/store`, `memref.view`,
+    `memref.extract_aligned_pointer_as_index`, helpers of other modules): a layout view is
+    an `!fly.memref`, and those ops take builtin memrefs only (aiter's MoE and fmha kernels
+    on FlyDSL 0.3.1), a pointer stored or passed where it cannot be followed, index lists
+    that are not literal, or a dtype with no fx class. The APIs it uses exist in every
+    tabulated FlyDSL release (0.2.0 on), aiter's 0.3.1 included; the fix is withheld where
+    the project's release lacks one.
     """
 
     code = "FLY203"
@@ -69,7 +88,8 @@ class SmemAllocator(Rule):
         "@flyc.kernel\n"
         "def k(x: fx.Tensor):\n"
         "    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
-        "    lds.s_red.view(fx.make_layout(SLOTS, 1))[i] = v"
+        "    s_red = lds.s_red.view(fx.make_layout(SLOTS, 1))\n"
+        "    fx.memref_store(v, s_red, i)"
     )
 
     def __init__(self, ctx):
