@@ -375,6 +375,56 @@ INVALID = [
         message="`k` calls `_emit` more than once (line 20)",
     ),
     Invalid(
+        # The ping allocator pads LDS under an `if`: the pong allocator, used by the same
+        # kernel, is held back too (a kernel's LDS migrates at once).
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        '\n'
+        'def build(n):\n'
+        '    pong = SmemAllocator(None, arch="gfx942", global_sym_name="smem0")\n'
+        '    ping = SmemAllocator(None, arch="gfx942", global_sym_name="smem1")\n'
+        '    region = max(n * 4, n * 2)\n'
+        '    if pong._align(region, 1024) > 65536:\n'
+        '        raise ValueError(n)\n'
+        '    x_off = pong._align(pong.ptr, 16)\n'
+        '    pong.ptr = x_off + region\n'
+        '    tid_off = pong._align(pong.ptr, 4)\n'
+        '    pong.ptr = tid_off + n * 4\n'
+        '    y_off = ping._align(ping.ptr, 16)\n'
+        '    ping.ptr += n\n'
+        '    if n > 64:\n'
+        '        ping.ptr += n\n'
+        '    ping.ptr = y_off + n * 4\n'
+        '\n'
+        '    @flyc.kernel\n'
+        '    def k(X: fx.Tensor):\n'
+        '        tid = fx.thread_idx.x\n'
+        '        s_x = SmemPtr(pong.get_base(), x_off, T.f32, shape=(n,))\n'
+        '        s_y = SmemPtr(ping.get_base(), y_off, T.f32, shape=(n,))\n'
+        '        s_h = SmemPtr(pong.get_base(), x_off, T.f16, shape=(n,))\n'
+        '        s_tid = SmemPtr(pong.get_base(), tid_off, T.i32, shape=(n,))\n'
+        '        s_x.store(X[tid], [tid])\n'
+        '        s_y.store(s_x.load([tid]), [tid])\n'
+        '        s_h.store(X[tid], [tid])\n'
+        '        s_tid.store(s_h.load([tid]), [tid])\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        pong.finalize()\n'
+        '        ping.finalize()\n'
+        '        k(X).launch(grid=(1, 1, 1), block=(n, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        expected=None,
+        line=8,
+        column=12,
+        count=8,
+        message="`ping`, also used by `k`, cannot be migrated (a kernel's LDS migrates at once): line 20: `ping.ptr` is moved under control flow",
+    ),
+    Invalid(
         # Aliased import; two buffers overlap: no fix.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'

@@ -340,11 +340,23 @@ class Planner(OffsetAlgebra, Rewriter):
         )
 
     def families(self, groups: list[Group]) -> list[list[Group]]:
-        """Surveyed groups, gathered by kernel: a kernel may hold one SharedAllocator."""
+        """Surveyed groups, gathered by kernel: a kernel may hold one SharedAllocator, and
+        its whole LDS migrates at once, so an allocator that cannot keeps the others of its
+        kernel back."""
         by_kernel: dict[int, list[Group]] = {}
         for group in groups:
             if group.reason is None:
                 by_kernel.setdefault(id(group.kernel), []).append(group)
+        for group in groups:
+            if group.reason is None or group.binding is None:
+                continue
+            for call in group.flagged:
+                kernel = self._outer_kernel(call)
+                for other in by_kernel.pop(id(kernel), []) if kernel is not None else []:
+                    other.reason = (
+                        f"`{group.binding.name}`, also used by `{kernel.name}`, cannot be migrated "
+                        f"(a kernel's LDS migrates at once): {group.reason}"
+                    )
         return list(by_kernel.values())
 
     def _kernel_of(self, nodes: list[ast.AST]) -> ast.FunctionDef:
