@@ -1,7 +1,9 @@
-"""FLY601 on raw MFMAs over register values, checked with the real compiler (FlyDSL 0.5.0).
+"""FLY601 on raw MFMAs / WMMAs over register values, checked with the real compiler
+(FlyDSL 0.5.0).
 
 fixtures/raw_mfma_values.py issues `rocdl.mfma_*` on vectors and packed i64s (f16, fp8,
-bf16 through a callable alias, scaled fp4). The unsafe fix replaces each with
+bf16 through a callable alias, scaled fp4) and `rocdl.wmma_*(...).result` (bf16, compiled
+for gfx11 and gfx120x, whose WMMA atoms differ). The unsafe fix replaces each with
 `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(<atom>), a, b, c)`. The first MLIR changes
 (the atom call instead of `rocdl.mfma`); the atom lowers to the same intrinsic, so each
 kernel must issue the same MFMA instructions, and the LLVM IR and ISA must be identical.
@@ -11,6 +13,7 @@ fixed text is compiled for gfx942 and gfx950.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,7 @@ EXAMPLES = {
     "fp8": (("gfx942", "gfx950"), "v_mfma_f32_16x16x32_fp8_fp8"),
     "bf16": (("gfx950",), "v_mfma_f32_16x16x32_bf16"),
     "scaled_fp4": (("gfx950",), "v_mfma_scale_f32_16x16x128_f8f6f4"),
+    "wmma_bf16": (("gfx1100", "gfx1201"), "v_wmma_f32_16x16x16_bf16"),
 }
 
 
@@ -39,9 +43,9 @@ def fixed():
 
 
 def test_every_raw_mfma_is_fixed(fixed):
-    assert fixed.applied == {"FLY601": 4}, fixed.applied
+    assert fixed.applied == {"FLY601": 5}, fixed.applied
     text = fixed.text
-    assert "rocdl.mfma" not in text and "mfma_fn" not in text
+    assert "rocdl.mfma" not in text and "rocdl.wmma" not in text and "mfma_fn" not in text
     assert (
         "acc = fly.mma_atom_call_ssa([T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, "
         'fx.Float8E4M3FN if "gfx95" in get_rocm_arch() else fx.Float8E4M3FNUZ)), '
@@ -63,5 +67,7 @@ def test_same_instruction_and_isa(service, fixed, example, arch):
     assert after.ok, f"the fixed kernel does not compile: {after.error}"
     (old,), (new,) = before.kernels, after.kernels
     assert old.mfma == new.mfma == [EXAMPLES[example][1]]
-    assert "rocdl.mfma" in old.text("mlir-first") and "fly.mma_atom_call_ssa" in new.text("mlir-first")
+    raw_op = re.compile(r"rocdl\.(mfma|wmma)")
+    assert raw_op.search(old.text("mlir-first")) and not raw_op.search(new.text("mlir-first"))
+    assert "fly.mma_atom_call_ssa" in new.text("mlir-first")
     assert compare_results(before, after).differences == [f"{old.name}: mlir-first differs"]

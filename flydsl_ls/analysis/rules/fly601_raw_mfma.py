@@ -142,7 +142,10 @@ class RawMfma(Rule):
     formats becomes `fx.rocdl.cdna4.MFMA_Scale(m, n, k, <types>, opsel_a=..., opsel_b=...)`
     with the scales as atom state (`.set_value({"scale_a": ..., "scale_b": ...})`); its
     A/B vectors must have the format's width (8 x i32 for fp8, 4 x i32 for fp4), which the
-    atom bitcasts to. WMMA has no fix yet; gfx120x has no fp8 WMMA atom at all.
+    atom bitcasts to. The ODS spelling `rocdl.wmma_f32_16x16x16_{f16,bf16}(ty, a, b, c).result`
+    becomes the same SSA call on `fx.rocdl.WMMA(16, 16, 16, <type>)`, which picks the gfx11
+    or gfx120x atom by the arch at trace time; gfx1250's WMMA (modifier/reuse state) is
+    left raw, and gfx120x has no fp8 WMMA atom at all.
     """
 
     code = "FLY601"
@@ -263,12 +266,13 @@ class RawMfma(Rule):
         return Fix("Use an MMA atom and fx.gemm (unsafe)", Applicability.UNSAFE, (self.edit(Range(start, end), text), *imports))
 
     def _ssa_fix(self, node: ast.Call, parts: dict) -> Fix | None:
-        """`mfma(ty, [a, b, c, 0, 0, 0])` on register values ->
+        """`mfma(ty, [a, b, c, 0, 0, 0])` / `wmma(ty, a, b, c).result` on register values ->
         `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(<atom>), a, b, c)`: the same values in
         and out, the atom picks the instruction (what FlyDSL's own kernels call on vectors)."""
-        if node.keywords or len(node.args) != 2 or not isinstance(node.args[1], ast.List):
+        shape = self._call_shape(node, parts)
+        if shape is None:
             return None
-        result_type, operands = node.args[0], node.args[1].elts
+        replaced, result_type, operands = shape
         if any(isinstance(o, ast.Starred) for o in (result_type, *operands)):
             return None
         head = _leftmost_name(node.func)
@@ -280,18 +284,45 @@ class RawMfma(Rule):
         fly, fly_imports = name_import(self.model, "flydsl._mlir.dialects", "fly") or module_alias(self.model, _FLY_DIALECT, "fly")
         if not (_visible(fx, "flydsl.expr", scope, at, fx_imports) and _visible(fly, _FLY_DIALECT, scope, at, fly_imports)):
             return None
+        extra: tuple = ()
         if parts["scale"] == "mfma_scale_":
-            atom, extra = self._scaled_atom(parts, node, fx), ()
-        elif parts["family"] == "mfma" and not parts["scale"] and all(_is_zero(o) for o in operands[3:]):
-            atom, extra = self._mfma_atom(parts, fx, scope, at)
-            atom = atom and f"{fx}.make_mma_atom({atom})"
+            atom = self._scaled_atom(parts, node, fx)
+        elif parts["family"] == "wmma":
+            atom = self._wmma_atom(parts, fx)
         else:
-            return None
-        if atom is None or not 3 <= len(operands) <= (9 if parts["scale"] else 6):
+            atom, extra = self._mfma_atom(parts, fx, scope, at)
+        if atom is None:
             return None
         values = ", ".join(self._raw_value(o, fx) for o in operands[:3])
         text = f"{fly}.mma_atom_call_ssa([{self.text(result_type)}], {atom}, {values})"
-        return self.replace(node, text, "Call an MMA atom on the same values", safe=False, extra=(*fx_imports, *fly_imports, *extra))
+        return self.replace(replaced, text, "Call an MMA atom on the same values", safe=False, extra=(*fx_imports, *fly_imports, *extra))
+
+    def _call_shape(self, node: ast.Call, parts: dict) -> tuple[ast.expr, ast.expr, list[ast.expr]] | None:
+        """(the expression to replace, the result type, the operands) of the two spellings:
+        the `fx.rocdl` list wrappers `mfma(ty, [a, b, c, ...])` (MFMA), and the ODS class
+        `wmma(ty, a, b, c).result` (WMMA, default attributes only)."""
+        if node.keywords:
+            return None
+        if parts["family"] == "wmma" and not parts["scale"]:
+            parent = self.ctx.parent
+            if len(node.args) == 4 and isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node:
+                return parent, node.args[0], node.args[1:]
+            return None
+        if len(node.args) != 2 or not isinstance(node.args[1], ast.List):
+            return None
+        operands = node.args[1].elts
+        if not 3 <= len(operands) <= (9 if parts["scale"] else 6):
+            return None
+        if not parts["scale"] and not all(_is_zero(o) for o in operands[3:]):
+            return None  # cbsz / abid / blgp set: the atom issues them as 0
+        return node, node.args[0], operands
+
+    def _wmma_atom(self, parts: dict, fx: str) -> str | None:
+        """The 16x16x16 f16 / bf16 WMMA with an f32 accumulator, which `fx.rocdl.WMMA`
+        issues on gfx11 and gfx120x alike (the atom is picked by the arch at trace time)."""
+        if (parts["m"], parts["n"], parts["k"], parts["acc"]) != ("16", "16", "16", "f32") or parts["ty"] not in ("f16", "bf16"):
+            return None
+        return f"{fx}.make_mma_atom({fx}.rocdl.WMMA(16, 16, 16, {fx}.{_TYPES[parts['ty']]}))"
 
     def _mfma_atom(self, parts: dict, fx: str, scope, at) -> tuple[str | None, tuple]:
         m, n, k, ty = int(parts["m"]), int(parts["n"]), int(parts["k"]), parts["ty"]
@@ -305,7 +336,7 @@ class RawMfma(Rule):
         else:
             fx_ty = f"{fx}.{_TYPES[ty]}"
         acc = f", {fx}.Int32" if parts["acc"] == "i32" else ""
-        return f"{fx}.rocdl.MFMA({m}, {n}, {k}, {fx_ty}{acc})", extra
+        return f"{fx}.make_mma_atom({fx}.rocdl.MFMA({m}, {n}, {k}, {fx_ty}{acc}))", extra
 
     def _fp8_type(self, fx: str, scope, at) -> tuple[str | None, tuple]:
         """CDNA fp8 is E4M3FNUZ on gfx942 and E4M3FN (OCP) on gfx950: the target arch's
@@ -617,10 +648,34 @@ class RawMfma(Rule):
             message="fx.rocdl.cdna4.MFMA_Scale(16, 16, 128",
         ),
         Invalid(
+            # The ODS op itself, not its `.result`: no value to replace it with.
             "from flydsl.expr import rocdl\n"
             "def f(ty, a, b, c):\n"
             "    return rocdl.wmma_f32_16x16x16_f16(ty, a, b, c)\n",
+            expected=None,
             message="fx.rocdl.WMMA(16, 16, 16, fx.Float16)",
+        ),
+        Invalid(
+            # WMMA's ODS class and its `.result`: the arch-picked WMMA atom (gfx11 / gfx120x).
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import rocdl\n"
+            "def f(acc, a, b):\n"
+            "    return rocdl.wmma_f32_16x16x16_bf16(acc.type, a.bitcast(fx.Int16), b, acc).result\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def f(acc, a, b):\n"
+            "    return fly.mma_atom_call_ssa([acc.type], fx.make_mma_atom(fx.rocdl.WMMA(16, 16, 16, fx.BFloat16)), "
+            "fx.as_ir_value(a.bitcast(fx.Int16)), fx.as_ir_value(b), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # gfx1250's 16x16x32 WMMA (its atom has modifier/reuse state): no fix yet.
+            "from flydsl._mlir.dialects import rocdl\n"
+            "def f(ty, a, b, c):\n"
+            "    return rocdl.wmma_f32_16x16x32_bf16(ty, a, b, c).result\n",
+            expected=None,
+            message="fx.rocdl.WMMA(16, 16, 32, fx.BFloat16)",
         ),
         Invalid(
             "from flydsl.expr import rocdl\n"
