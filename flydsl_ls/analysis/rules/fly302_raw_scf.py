@@ -148,10 +148,40 @@ class RawScf(Rule):
             return ()
         if cf.is_method(function, self.ctx.parents):
             raise _NoFix(f"`{function.name}` is a method, and a plain method is not rewritten by FlyDSL")
+        why = self._plain_control_flow(function)
+        if why:
+            raise _NoFix(f"`{function.name}` would need `@flyc.jit`, and {why}")
         edits = cf.jit_decorator_edits(self.model, function)
         if edits is None:
             raise _NoFix("`flyc` names something else in this file")
         return edits
+
+    def _plain_control_flow(self, function) -> str | None:
+        """Python control flow of a plain helper that `@flyc.jit` would change: the rewriter
+        turns `for ... in range(...)` into an `scf.for` (its body runs once while tracing), a
+        `while` into an `scf.while`, and runs the branches of an `if` that is not
+        `const_expr(...)` as functions, so a name they bind is gone after the `if`."""
+        for node in ast.walk(function):
+            if isinstance(node, ast.While):
+                return f"its `while` (line {node.lineno}) would become an `scf.while`"
+            if isinstance(node, ast.For) and cf._called(node.iter, "range"):
+                return f"its `for` over `range(...)` (line {node.lineno}) would become an `scf.for`"
+            if isinstance(node, ast.If) and not _const_expr_test(node):
+                names = _bound_in(node)
+                for scope in self.model.scopes:
+                    if scope.kind != "function" or not _within(scope.node, function):
+                        continue
+                    for name in names & set(scope.bindings):
+                        for binding in scope.bindings[name]:
+                            if not _within(binding.node, node):
+                                continue
+                            for use in self.model.uses_of(binding):
+                                if not _within(use, node):
+                                    return (
+                                        f"`{name}`, set under its `if` on line {node.lineno}, is read "
+                                        f"after it (line {use.lineno}): the rewriter keeps it in the branch"
+                                    )
+        return None
 
     # --- if -----------------------------------------------------------------------
     def _if_fix(self, node: ast.Call, function):
@@ -1105,6 +1135,38 @@ class RawScf(Rule):
             unsafe=True,
         ),
         Invalid(
+            # A plain helper with a Python loop over range(): @flyc.jit would make it an
+            # scf.for, so no fix.
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "from .common import _if_then\n"
+            "def store_rows(out: fx.Tensor, i: fx.Int32, n: fx.Int32):\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, i, n)\n"
+            "    with _if_then(scf.IfOp(ok)):\n"
+            "        for r in range(4):\n"
+            "            out[i * 4 + r] = 0.0\n",
+            expected=None,
+            message="`store_rows` would need `@flyc.jit`, and its `for` over `range(...)` (line 8)",
+        ),
+        Invalid(
+            # ... or a Python `if` whose branch binds a name read after it.
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "from .common import _if_then\n"
+            "def store_one(out: fx.Tensor, i: fx.Int32, n: fx.Int32, wide: bool):\n"
+            "    if wide:\n"
+            "        v = 2.0\n"
+            "    else:\n"
+            "        v = 1.0\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, i, n)\n"
+            "    with _if_then(scf.IfOp(ok)):\n"
+            "        out[i] = v\n",
+            expected=None,
+            message="`v`, set under its `if` on line 6, is read after it (line 12)",
+        ),
+        Invalid(
             # The insertion point is used for more than entering and leaving: no fix.
             "from flydsl._mlir import ir\n"
             "from flydsl._mlir.dialects import scf\n"
@@ -1255,6 +1317,15 @@ def _method_call(stmt, name: str, method: str) -> bool:
         and isinstance(stmt.value.func.value, ast.Name)
         and stmt.value.func.value.id == name
     )
+
+
+def _bound_in(node: ast.If) -> set[str]:
+    """Names the branches of ``node`` bind (not in functions defined there)."""
+    return {
+        n.id
+        for n in _own_nodes([*node.body, *node.orelse])
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _own_nodes(body: list):
