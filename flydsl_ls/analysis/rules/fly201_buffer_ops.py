@@ -47,6 +47,7 @@ OTHER_HELPERS = {
     ),
     SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
 }
+FLOAT_TYPES = ("fx.Float", "fx.BFloat", "fx.TFloat")
 TITLE = "Use a buffer tensor/pointer with fx.ptr_load/fx.ptr_store"
 
 
@@ -93,9 +94,10 @@ class BufferOps(Rule):
     reported as information, not warnings), a width that is not
     a literal (1 loads a scalar, more a vector), an element type that is not an fx numeric
     type, a stored value whose element type the code does not show (the offset is in
-    elements of it), a scalar load whose raw `ArithValue` result reaches a raw builder, code
-    that cannot be followed, or integer `>>`/`/` (unsigned on `ArithValue`, signed on fx
-    integers); a resource made with `stride=`, `base_byte_offset=` or `max_size=False`, passed
+    elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
+    conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
+    `.ir_value()`); a scalar whose user needs the raw value (a raw builder, code that cannot
+    be followed) gets `.ir_value()`; a resource made with `stride=`, `base_byte_offset=` or `max_size=False`, passed
     in from elsewhere, rebound, or used other than as a call argument. A resource only used
     raw gets no fix: its consumers must move first.
 
@@ -240,9 +242,12 @@ class BufferOps(Rule):
                 if consumer in (LOAD, STORE):
                     access = read_access(self.model, call, consumer)
                     if access.rsrc is use:
-                        problem = access.problem or (self._form_problem(access, None) if symbol != FROM_ADDR else None)
+                        problem = (
+                            access.problem
+                            or (self._form_problem(access, None) if symbol != FROM_ADDR else None)
+                            or self._read_result(access, parents)
+                        )
                         if problem is None:
-                            access.raw = self._needs_raw(access, parents)
                             converted.append(access)
                             continue
                         plan.access_problems[id(call)] = problem
@@ -336,8 +341,9 @@ class BufferOps(Rule):
 
     def _single_fix(self, access, fx, imports, pointer, dtype) -> tuple[Fix | None, str | None]:
         function = self.ctx.enclosing_function()
-        access.raw = self._needs_raw(access, self.model.parent_map(function or self.model.tree))
-        problem = self._form_problem(access, dtype)
+        problem = self._read_result(access, self.model.parent_map(function or self.model.tree)) or self._form_problem(
+            access, dtype
+        )
         if problem:
             return None, problem
         text = self._access_text(fx, access, pointer, dtype, {})
@@ -393,19 +399,33 @@ class BufferOps(Rule):
             )
         return None
 
-    def _needs_raw(self, access: Access, parents) -> bool:
-        """Whether a scalar load's users need the raw `ArithValue` the shim gave (then the fx
-        scalar is unwrapped with `.ir_value()`, which gives the same `ArithValue`). A vector
+    def _read_result(self, access: Access, parents) -> str | None:
+        """A scalar load gave an `ArithValue` of no signedness and gives an fx scalar: sets
+        ``access.raw`` where a user needs the raw value (`.ir_value()` then gives an
+        `ArithValue` again, signed like the fx type), and says why there is no fix where the
+        signedness shows: integer `>>` and `/` are unsigned on the shim's value and signed on
+        fx integers (and on their `.ir_value()`), and so is a conversion to a float. A vector
         load gives an fx.Vector either way."""
         if not access.load or access.width != 1:
-            return False
+            return None
         uses = [
             use
             for use in value_uses(self.model, access.call, parents, through_operators=True)
             if not (use.sink is Sink.PASSED_ON and (use.symbol or "").startswith(SHIM))  # the shim unwraps fx values
         ]
-        operators = (">>", "/") if access.dtype.startswith(("Int", "Uint")) else ()
-        return (kind_change_blocker(uses, "fx", operators=operators) or fx_result_blocker(uses)) is not None
+        if access.dtype.startswith(("Int", "Uint")):
+            for use in uses:
+                if (
+                    (use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/"))
+                    or (use.sink is Sink.ANY_VALUE and (use.symbol or "").startswith(FLOAT_TYPES))
+                    or (use.sink is Sink.METHOD and use.what == "to")
+                ):
+                    return (
+                        f"the loaded integer reaches {use.describe()}, unsigned on the shim's `ArithValue` "
+                        "and signed on an fx integer"
+                    )
+        access.raw = (kind_change_blocker(uses, "fx") or fx_result_blocker(uses)) is not None
+        return None
 
     # --- text ------------------------------------------------------------------------------
     def _render(self, node: ast.AST, replacements) -> str:
@@ -620,6 +640,16 @@ class BufferOps(Rule):
             "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, mask=ok)\n",
             count=2,
             message="consumed raw by `buffer_ops.buffer_load` (line 5), which keeps it: `mask=` has no counterpart",
+        ),
+        Invalid(
+            # The shim's integer has no signedness: `>>` shifts in zeros; an fx integer's
+            # (and its .ir_value()'s) shifts in the sign.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(addr, tid):\n"
+            "    enc = buffer_ops.buffer_load(buffer_ops.create_buffer_resource_from_addr(addr), tid, vec_width=1, dtype=fx.Int32)\n"
+            "    return enc >> 4\n",
+            count=2,
+            message="the loaded integer reaches `>>` on line 5, unsigned on the shim's `ArithValue` and signed on an fx integer",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
