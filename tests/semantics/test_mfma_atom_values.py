@@ -1,8 +1,8 @@
 """FLY601 on raw MFMAs / WMMAs over register values, checked with the real compiler
 (FlyDSL 0.5.0).
 
-fixtures/raw_mfma_values.py issues `rocdl.mfma_*` on vectors and packed i64s (f16, fp8,
-bf16 through a callable alias, scaled fp4) and `rocdl.wmma_*(...).result` (bf16, compiled
+fixtures/raw_mfma_values.py issues `rocdl.mfma_*` on vectors and packed i64s (f16, fp8
+with and without the builder's own FN/FNUZ choice, bf16 through a callable alias, scaled fp4) and `rocdl.wmma_*(...).result` (bf16, compiled
 for gfx11 and gfx120x, whose WMMA atoms differ). The unsafe fix replaces each with
 `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(<atom>), a, b, c)`. The first MLIR changes
 (the atom call instead of `rocdl.mfma`); the atom lowers to the same intrinsic, so each
@@ -30,6 +30,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "raw_mfma_values.py"
 EXAMPLES = {
     "f16": (("gfx942", "gfx950"), "v_mfma_f32_16x16x16_f16"),
     "fp8": (("gfx942", "gfx950"), "v_mfma_f32_16x16x32_fp8_fp8"),
+    "fp8_builder": (("gfx942", "gfx950"), "v_mfma_f32_16x16x32_fp8_fp8"),
     "bf16": (("gfx950",), "v_mfma_f32_16x16x32_bf16"),
     "scaled_fp4": (("gfx950",), "v_mfma_scale_f32_16x16x128_f8f6f4"),
     "wmma_bf16": (("gfx1100", "gfx1201"), "v_wmma_f32_16x16x16_bf16"),
@@ -43,7 +44,7 @@ def fixed():
 
 
 def test_every_raw_mfma_is_fixed(fixed):
-    assert fixed.applied == {"FLY601": 5}, fixed.applied
+    assert fixed.applied == {"FLY601": 6}, fixed.applied
     text = fixed.text
     assert "rocdl.mfma" not in text and "rocdl.wmma" not in text and "mfma_fn" not in text
     assert (
@@ -51,6 +52,7 @@ def test_every_raw_mfma_is_fixed(fixed):
         'fx.Float8E4M3FN if "gfx95" in get_rocm_arch() else fx.Float8E4M3FNUZ)), '
         "fx.as_ir_value(packs[k]), fx.as_ir_value(packs[1 - k]), fx.as_ir_value(acc))"
     ) in text
+    assert "fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, FP8)), fx.as_ir_value(packs[1])" in text
     assert (
         "fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale(16, 16, 128, fx.Float4E2M1FN, opsel_a=j, opsel_b=2 + j))"
         '.set_value({"scale_a": scales[0], "scale_b": scales[1]})'
