@@ -243,6 +243,76 @@ def moe_gemm2_fp8_fp4(device):
     return _moe_gemm2(device, "fp8", "fp4")
 
 
+def moe_gemm1_fp8_fp4_out_fp8(device):
+    """Quantized output (need_sort: the sorted scale writer)."""
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.mixed_moe_gemm_2stage import GateMode, compile_mixed_moe_gemm1
+
+    fn = compile_mixed_moe_gemm1(
+        model_dim=256, inter_dim=256, experts=8, topk=2, tile_m=32, tile_n=128, tile_k=256,
+        doweight_stage1=False, a_dtype="fp8", b_dtype="fp4", out_dtype="fp8", act="silu",
+        waves_per_eu=3, b_nt=2, gate_mode=GateMode("separated"),
+    )  # fmt: skip
+    p = lambda: _p(device)  # noqa: E731
+    return fn, (
+        p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(),
+        16, 256, 256, 8, 4.0, 0.25, 25.0, 0.04, 7.0, _stream(),
+    )  # fmt: skip
+
+
+def moe_gemm2_fp8_fp4_persistent(device):
+    _flydsl_package()
+    import os
+
+    # persist_m <= 0 sizes the grid with aiter.jit.utils.chip_info.get_cu_num, which reads
+    # aiter's CU_NUM override before asking rocminfo (256: an MI355X)
+    os.environ.setdefault("CU_NUM", "256")
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.mixed_moe_gemm_2stage import compile_mixed_moe_gemm2
+
+    fn = compile_mixed_moe_gemm2(
+        model_dim=256, inter_dim=256, experts=8, topk=2, tile_m=32, tile_n=128, tile_k=256,
+        doweight_stage2=True, a_dtype="fp8", b_dtype="fp4", out_dtype="bf16", accumulate=True,
+        persist_m=0,
+    )  # fmt: skip
+    p = lambda: _p(device)  # noqa: E731
+    return fn, (p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), 16, 256, 256, 8, _stream())
+
+
+# -- heterogeneous MoE (fhmoe.py: an FP8 shared expert beside FP4 ones) --------------------------
+def fhmoe_gemm1_fp8_fp4(device):
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.fhmoe import GateMode, compile_mixed_fhmoe_gemm1
+
+    fn = compile_mixed_fhmoe_gemm1(
+        model_dim=256, inter_dim=256, experts=8, topk=2, tile_m=32, tile_n=128, tile_k=256,
+        doweight_stage1=False, a_dtype="fp8", b_dtype="fp4", out_dtype="bf16", act="silu",
+        waves_per_eu=3, b_nt=2, gate_mode=GateMode("separated"), shared_expert_id=7,
+    )  # fmt: skip
+    p = lambda: _p(device)  # noqa: E731
+    # out, x, w, scale_x, scale_w, shared_w, shared_scale_w, sorted_token_ids, expert_ids,
+    # sorted_weights, max_token_ids, bias, out_scale_sorted; the rest as moe_gemm1
+    return fn, (
+        p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(),
+        16, 256, 256, 8, 4.0, 0.25, 25.0, 0.04, 7.0, _stream(),
+    )  # fmt: skip
+
+
+def fhmoe_gemm2_fp8_fp4(device):
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.fhmoe import compile_mixed_fhmoe_gemm2
+
+    fn = compile_mixed_fhmoe_gemm2(
+        model_dim=256, inter_dim=256, experts=8, topk=2, tile_m=32, tile_n=128, tile_k=256,
+        doweight_stage2=True, a_dtype="fp8", b_dtype="fp4", out_dtype="bf16", accumulate=True,
+        persist_m=1, shared_expert_id=7,
+    )  # fmt: skip
+    p = lambda: _p(device)  # noqa: E731
+    # out, x, w, scale_x, scale_w, shared_w, shared_scale_w, sorted_token_ids, expert_ids,
+    # sorted_weights, num_valid_ids, bias; tokens, n, k, size_expert_ids; stream
+    return fn, (p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), 16, 256, 256, 8, _stream())
+
+
 def moe_gemm2_fp8_fp8(device):
     return _moe_gemm2(device, "fp8", "fp8")
 
@@ -301,7 +371,7 @@ def splitk_hgemm_bf16_bias(device):
     from aiter.ops.flydsl.kernels.splitk_hgemm import compile_hgemm_kernel
 
     fn = compile_hgemm_kernel(
-        "bf16", 256, 512, TILE_M=64, TILE_N=128, TILE_K=64, STAGES=2, SPLIT_K=2, HAS_BIAS=True
+        "bf16", 256, 512, TILE_M=64, TILE_N=128, TILE_K=64, STAGES=2, SPLIT_K=1, HAS_BIAS=True
     )
     p = lambda: _p(device)  # noqa: E731
     return fn, (p(), p(), p(), p(), 64, p(), p(), _stream())
@@ -669,6 +739,19 @@ def mxfp4_gemm2_a4w4(device):
     return fn, (0, 0, 0, 0, 0, 0, 0, 0, 16, 8, 0, 0, _stream())
 
 
+# -- gfx1201 attention (fmha_kernels.py -> kernels/flash_attn_func_gfx1201.py) ---------------
+def flash_attn_func_gfx1201_bf16(device):
+    """flydsl_flash_attn_func's kernel (BSHD bf16, causal). The builder returns a launcher
+    whose `.compile` closes over the @flyc.jit function; Q/K/V/O are u8 pointers as its
+    `_ptr_arg` makes them."""
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.flash_attn_func_gfx1201 import build_flash_attn_func_module
+
+    exe = build_flash_attn_func_module(num_heads=2, head_dim=128, causal=True, dtype_str="bf16", waves_per_eu=2, daz=True)
+    jit = next(c.cell_contents for c in exe.compile.__closure__ if type(c.cell_contents).__name__ == "JitFunction")
+    return jit, (_p(device), _p(device), _p(device), _p(device), 1, 128, _stream())
+
+
 # -- gfx1250 attention (fmha_kernels.py -> kernels/fmha_gfx1250/fmha_kernel.py) ----------------
 def fmha_gfx1250_varlen_d192(device):
     """flash_attn_varlen_d192_gfx1250's launcher (causal, with LSE), called the way that host
@@ -812,6 +895,10 @@ CASES = {
     "kernels/mixed_moe_gemm_2stage.py::gemm1_fp8_fp8": (moe_gemm1_fp8_fp8, GFX950),
     "kernels/mixed_moe_gemm_2stage.py::gemm2_fp8_fp4": (moe_gemm2_fp8_fp4, GFX950),
     "kernels/mixed_moe_gemm_2stage.py::gemm2_fp8_fp8": (moe_gemm2_fp8_fp8, GFX950),
+    "kernels/mixed_moe_gemm_2stage.py::gemm1_fp8_fp4_out_fp8": (moe_gemm1_fp8_fp4_out_fp8, GFX950),
+    "kernels/mixed_moe_gemm_2stage.py::gemm2_fp8_fp4_persistent": (moe_gemm2_fp8_fp4_persistent, GFX950),
+    "kernels/fhmoe.py::gemm1_fp8_fp4_shared_fp8": (fhmoe_gemm1_fp8_fp4, GFX950),
+    "kernels/fhmoe.py::gemm2_fp8_fp4_shared_fp8": (fhmoe_gemm2_fp8_fp4, GFX950),
     "kernels/moe_2stage_a16wmix/gemm1.py::bf16_int4": (a16wmix_gemm1_int4, BOTH),
     "kernels/moe_2stage_a16wmix/gemm1.py::bf16_fp4": (a16wmix_gemm1_fp4, GFX950),
     "kernels/moe_2stage_a16wmix/gemm2.py::bf16_int4": (a16wmix_gemm2_int4, GFX950),
@@ -821,7 +908,7 @@ CASES = {
     "kernels/small_m_hgemm.py::bf16_n256_k512_splitk2_bias": (small_m_hgemm_splitk, GFX950),
     "kernels/small_m_hgemm.py::bf16_n256_k512_repeat2": (small_m_hgemm_repeat, GFX950),
     "kernels/small_m_hgemm.py::bf16_n256_k512_splitk2_b_to_lds": (small_m_hgemm_b_to_lds, GFX950),
-    "kernels/splitk_hgemm.py::bf16_n256_k512_splitk2_bias": (splitk_hgemm_bf16_bias, BOTH),
+    "kernels/splitk_hgemm.py::bf16_n256_k512_bias": (splitk_hgemm_bf16_bias, BOTH),
     "kernels/preshuffle_gemm.py::fp8_n256_k512": (preshuffle_gemm_fp8, BOTH),
     "kernels/preshuffle_gemm.py::int8_n256_k512": (preshuffle_gemm_int8, BOTH),
     "kernels/gemm_a8w8_8wave.py::fp8_256x256_k1024": (gemm_a8w8_8wave, GFX950),
@@ -849,6 +936,7 @@ CASES = {
     "kernels/moe_g2l_lut.py::g2l": (moe_g2l_lut, BOTH),
     "kernels/moe_reduce.py::bf16_top4_mask_weight": (moe_reduction_bf16, BOTH),
     "kernels/swiglu_and_mul.py::inter256": (swiglu_and_mul, BOTH),
+    "kernels/flash_attn_func_gfx1201.py::bf16_h2_d128_causal": (flash_attn_func_gfx1201_bf16, ("gfx1201",)),
     "kernels/fmha_gfx1250/fmha_kernel.py::varlen_d192_causal_lse": (fmha_gfx1250_varlen_d192, ("gfx1250",)),
     "kernels/fused_compress_attn_gfx1250.py::bf16_d128_r4_ovl": (fused_compress_attn_bf16, GFX1250),
     "kernels/fused_compress_attn_gfx1250.py::ksplit2_bf16_d128_r4_ovl": (
@@ -859,3 +947,58 @@ CASES = {
     "kernels/fused_compress_attn_hca_gfx1250.py::norm_rope_scatter_d512": (hca_norm_rope_scatter, GFX1250),
     "kernels/fmha_gfx1250/fmha_kernel.py::d192_lse": (fmha_d192_lse, GFX1250),
 }
+
+
+# -- intranode expert-parallel dispatch/combine (mori shmem waits stubbed) -------------------
+def _mori_stub():
+    """mori (ROCm's shmem library) is not installed here: a stand-in ``mori.ir.flydsl`` whose
+    waits emit nothing. Compile-only: the kernels' own loads, stores and arithmetic around
+    the waits are what the audit compares."""
+    import sys
+    import types
+
+    if "mori.ir.flydsl" in sys.modules:
+        return
+    import flydsl.expr as fx
+
+    waits = types.ModuleType("mori.ir.flydsl")
+
+    def wait(addr, value):
+        return fx.Int32(0)
+
+    for name in ("int32_wait_until_equals", "int32_wait_until_greater_than", "int64_wait_until_equals", "uint64_wait_until_equals"):
+        setattr(waits, name, wait)
+    mori, ir = types.ModuleType("mori"), types.ModuleType("mori.ir")
+    mori.ir, ir.flydsl = ir, waits
+    sys.modules.update({"mori": mori, "mori.ir": ir, "mori.ir.flydsl": waits})
+
+
+EP = dict(rank=0, npes=2, experts_per_token=2, hidden_dim=256, max_tok_per_rank=16, block_num=2, warp_num_per_block=4)
+
+
+def ep_dispatch(device):
+    import torch
+
+    _flydsl_package()
+    _mori_stub()
+    from aiter.ops.flydsl.kernels.flydsl_dispatch_combine_intranode_kernel import make_dispatch_jit
+
+    fn = make_dispatch_jit(experts_per_rank=4, data_type=torch.bfloat16, **EP)
+    return fn, (*[0] * 25, 8)  # 25 raw addresses, the token count
+
+
+def ep_combine(device):
+    import torch
+
+    _flydsl_package()
+    _mori_stub()
+    from aiter.ops.flydsl.kernels.flydsl_dispatch_combine_intranode_kernel import make_combine_jit
+
+    fn = make_combine_jit(data_type=torch.bfloat16, enable_weights=True, **EP)
+    return fn, (*[0] * 18, 8)
+
+
+CASES.update({
+    "kernels/flydsl_dispatch_combine_intranode_kernel.py::dispatch_bf16": (ep_dispatch, BOTH),
+    "kernels/flydsl_dispatch_combine_intranode_kernel.py::combine_bf16_weights": (ep_combine, BOTH),
+})
