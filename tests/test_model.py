@@ -107,12 +107,37 @@ def test_parameter_shadows_module_unless_call_sites_pass_it():
     from flydsl.expr import arith
     def helper(arith, x):
         return arith.addf(x, x)
-    def unrelated(arith):
-        return arith.addf(1, 2)
+    def unrelated(ops):
+        return ops.addf(1, 2)
     helper(arith, 1)
     helper(arith=arith, x=2)
     """
     assert call_symbols(source) == ["fx.arith.addf", None, None, None]
+
+
+def test_a_module_parameter_nobody_passes_takes_its_namesakes_module():
+    # aiter's mfma_preshuffle_pipeline.py: exported helpers `def load_b_pack_k32(buffer_ops,
+    # arith, vector, ...)` no file calls, next to helpers whose callers pass the modules; and
+    # callers that hand on a parameter of their own.
+    source = """
+    from flydsl.expr import arith
+    def helper(arith, x):
+        return arith.addf(x, x)
+    def exported(arith):
+        return arith.addi(1, 2)
+    def inner(arith, x):
+        return arith.muli(x, x)
+    def outer(arith, x):
+        return inner(arith, x)
+    def kernel(x):
+        helper(arith, x)
+        outer(arith, x)
+    def other(ops):
+        return ops.subi(1, 2)
+    """
+    assert call_symbols(source) == [
+        "fx.arith.addf", "fx.arith.addi", "fx.arith.muli", None, None, None, None,
+    ]
 
 
 def test_parameter_not_resolved_when_call_sites_disagree():

@@ -39,6 +39,12 @@ _RESULT_KIND_OF = {f"fx.{name}": kind for kind, names in _CALL_RESULT_KINDS.item
 RANGE_CONSTEXPR = {"fx.range_constexpr", "flyc.range_constexpr"}
 
 
+# Parameter names kernels give the dialect and shim modules they pass to helpers
+# (`def unpack(packed, arith, vector)`); a helper nobody calls takes the module its
+# namesakes in the file are passed.
+MODULE_PARAMETER_NAMES = frozenset({"arith", "vector", "scf", "buffer_ops", "rocdl", "llvm", "gpu", "memref", "math"})
+
+
 class SemanticModel:
     def __init__(
         self,
@@ -207,29 +213,56 @@ class SemanticModel:
         return None
 
     def _param_module(self, binding: Binding) -> str | None:
-        """A module passed in as a parameter, when every call site in the file agrees."""
+        """A module passed in as a parameter: the one every call site agrees on, in this file
+        and across the project. A caller that hands on a parameter of its own which cannot
+        be resolved does not disagree. A helper nobody calls (exported API) takes the module
+        that the file's other parameters of the same name get from their callers."""
         key = id(binding)
         if key in self._param_modules:
             return self._param_modules[key]
-        self._param_modules[key] = None
+        self._param_modules[key] = None  # a cycle of parameters resolves to nothing
         function = binding.scope.node
         result = None
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            passed = set()
-            for call in self._calls_by_name.get(function.name, ()):
-                callee = self.binding_of(call.func)
-                if callee is None or callee.node is not function:
-                    continue
-                arg = _argument_for(call, binding)
-                dotted = self.dotted(arg) if arg is not None else None
-                canon = canonical_symbol(dotted) if dotted else None
-                passed.add(dotted if canon and is_module(canon) else None)
-            if not passed and self.project is not None:
-                passed = {_passed_for(args, binding) for args in self.project.module_arguments(function.name)}
+            passed = self._modules_passed(function, binding)
+            if not passed and binding.name in MODULE_PARAMETER_NAMES:
+                passed = self._modules_of_namesakes(binding)
             if len(passed) == 1:
                 result = passed.pop()
         self._param_modules[key] = result
         return result
+
+    def _modules_passed(self, function: ast.FunctionDef, binding: Binding) -> set[str | None]:
+        passed: set[str | None] = set()
+        for call in self._calls_by_name.get(function.name, ()):
+            callee = self.binding_of(call.func)
+            if callee is None or callee.node is not function:
+                continue
+            arg = _argument_for(call, binding)
+            dotted = self.dotted(arg) if arg is not None else None
+            canon = canonical_symbol(dotted) if dotted else None
+            if canon and is_module(canon):
+                passed.add(dotted)
+            elif not (isinstance(arg, ast.Name) and self._is_parameter(arg)):
+                passed.add(None)
+        if self.project is not None:
+            passed |= {_passed_for(args, binding) for args in self.project.module_arguments(function.name)}
+        return passed
+
+    def _is_parameter(self, name: ast.Name) -> bool:
+        found = self.binding_of(name)
+        return found is not None and found.kind == "param"
+
+    def _modules_of_namesakes(self, binding: Binding) -> set[str | None]:
+        """The modules the file's callers pass to its other parameters named like ``binding``."""
+        found: set[str | None] = set()
+        for scope in self._scope_of_def.values():
+            for other in scope.bindings.get(binding.name, ()):
+                if other is not binding and other.kind == "param":
+                    function = other.scope.node
+                    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        found |= {d for d in self._modules_passed(function, other) if d is not None}
+        return found
 
     # --- fx types ---------------------------------------------------------------
     def type_of(self, expr: ast.AST) -> FxType:

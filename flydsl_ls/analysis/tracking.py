@@ -96,3 +96,7 @@ class TrackedModel(SemanticModel):
         if binding.scope.parent is self.module_scope and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._tracker.asked.add(function.name)  # its callers pass the argument
         return super()._param_module(binding)
+
+    def _modules_of_namesakes(self, binding):
+        self._tracker.all_uses = True  # the answer reads every function of the file
+        return super()._modules_of_namesakes(binding)
