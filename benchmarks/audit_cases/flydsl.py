@@ -748,3 +748,26 @@ CASES.update({
     "conv/conv3d_implicit.py::transpose_bf16": (conv3d_transpose_bf16, BOTH),
     "conv/conv3d_implicit_fp8.py::fp8_3x3x3": (conv3d_fp8, GFX950),
 })
+
+
+# -- RDNA WMMA (compile with --arch gfx1100) -----------------------------------------------
+RDNA3 = ("gfx1100",)
+
+
+def rdna3_gemm(in_dtype):
+    def case(device):
+        from kernels.gemm.rdna3_f16_gemm import create_wmma_gemm_module
+
+        M = N = K = 256
+        launch, *_ = create_wmma_gemm_module(M, N, K, in_dtype=in_dtype, out_dtype=in_dtype)
+        tdt = {"bf16": "bfloat16", "f16": "float16"}[in_dtype]
+        c, a, bt = _t((M, N), tdt, device), _t((M, K), tdt, device), _t((N, K), tdt, device)
+        return _capture(lambda: launch(c, a, bt, _stream()))
+
+    return case
+
+
+CASES.update({
+    "gemm/rdna3_f16_gemm.py::bf16_256": (rdna3_gemm("bf16"), RDNA3),
+    "gemm/rdna3_f16_gemm.py::f16_256": (rdna3_gemm("f16"), RDNA3),
+})
