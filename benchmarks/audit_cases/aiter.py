@@ -1002,3 +1002,78 @@ CASES.update({
     "kernels/flydsl_dispatch_combine_intranode_kernel.py::dispatch_bf16": (ep_dispatch, BOTH),
     "kernels/flydsl_dispatch_combine_intranode_kernel.py::combine_bf16_weights": (ep_combine, BOTH),
 })
+
+
+def mega_moe_dispatch(variant):
+    """MegaMoE's dispatch helpers (``@flyc.jit`` functions stage1's kernel calls) in a kernel of
+    their own, with small compile-time configs and raw addresses as arguments."""
+
+    def case(device):
+        _mori_stub()
+        import flydsl.compiler as flyc
+        import flydsl.expr as fx
+
+        d = _mega_moe_dispatch_module()
+        shape = dict(fz_npes=2, fz_epr=4, fz_k=2, fz_mtpr=64, fz_total_experts=8)
+        payload = dict(fz_nbytes=512, fz_n_i32=128, fz_scale_n_i32=4, fz_enable_scales=True)
+
+        @flyc.kernel
+        def dispatch_kernel(
+            addr_disp: fx.Int64, addr_in_tok: fx.Int64, addr_in_idx: fx.Int64, addr_in_wts: fx.Int64,
+            addr_in_sc: fx.Int64, cur: fx.Int32, parity: fx.Int32, expected: fx.Int32,
+        ):
+            slot = fx.Int32(fx.block_idx.x)
+            addrs = dict(addr_disp=addr_disp, parity=parity, expected=expected)
+            if fx.const_expr(variant == "plan"):
+                d.emit_dispatch_plan(
+                    num_waves=4, fz_rank=0, fz_tile_m=32, i32_cur_tok=cur, addr_in_idx=addr_in_idx,
+                    external_grouping=False, external_counting=False, dispatch_blocks=2, **shape, **addrs,
+                )
+            elif fx.const_expr(variant == "fixed_slot"):
+                d.emit_direct_fixed_slot_payload(
+                    num_waves=4, fz_rank=0, fz_cap=64, addr_in_tok=addr_in_tok, addr_in_idx=addr_in_idx,
+                    addr_in_wts=addr_in_wts, addr_in_sc=addr_in_sc, i32_cur_tok=cur, dispatch_blocks=2,
+                    producer_slot=slot, **shape, **payload, **addrs,
+                )
+                d.emit_direct_fixed_slot_finalize(
+                    fz_npes=2, fz_epr=4, fz_cap=64, fz_mtpr=64, fz_rank=0, fz_tile_m=32, n_tiles=2, **addrs
+                )
+            elif fx.const_expr(variant == "group"):
+                d.emit_dispatch_group(
+                    num_waves=4, fz_k=2, fz_total_experts=8, i32_cur_tok=cur, addr_in_idx=addr_in_idx,
+                    dispatch_blocks=2, producer_slot=slot, external_counting=False, **addrs,
+                )
+            else:
+                d.emit_dispatch_payload(
+                    num_waves=4, fz_epr=4, fz_k=2, fz_mtpr=64, fz_rank=0, fz_total_experts=8, fz_safe_end_i32=128,
+                    addr_in_tok=addr_in_tok, addr_in_wts=addr_in_wts, addr_in_sc=addr_in_sc, dispatch_blocks=2,
+                    producer_slot=slot, producers_per_destination=fx.Int32(1), chunks_per_destination=fx.Int32(1),
+                    **payload, **addrs,
+                )
+
+        @flyc.jit
+        def launch(
+            addr_disp: fx.Int64, addr_in_tok: fx.Int64, addr_in_idx: fx.Int64, addr_in_wts: fx.Int64,
+            addr_in_sc: fx.Int64, cur: fx.Int32, parity: fx.Int32, expected: fx.Int32,
+            stream: fx.Stream = fx.Stream(None),
+        ):
+            dispatch_kernel(addr_disp, addr_in_tok, addr_in_idx, addr_in_wts, addr_in_sc, cur, parity, expected).launch(
+                grid=(2, 1, 1), block=(256, 1, 1), stream=stream
+            )
+
+        return launch, (0, 0, 0, 0, 0, 8, 0, 1)
+
+    return case
+
+
+def _mega_moe_dispatch_module():
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.mega_moe import dispatch
+
+    return dispatch
+
+
+CASES.update({
+    f"kernels/mega_moe/dispatch.py::{variant}": (mega_moe_dispatch(variant), GFX950)
+    for variant in ("plan", "fixed_slot", "group", "payload")
+})
