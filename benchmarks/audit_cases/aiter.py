@@ -868,25 +868,6 @@ def hca_norm_rope_scatter(device):
     )  # fmt: skip
 
 
-def fmha_d192_lse(device):
-    """flash_attn_varlen_d192_gfx1250(..., return_lse=True): its launcher from _ensure_kernel."""
-    _flydsl_package()
-    from aiter.ops.flydsl.kernels.fmha_gfx1250 import fmha_kernel
-
-    fmha_kernel._ensure_kernel(False, True)
-    fn = fmha_kernel._launch_fns[(False, True)]
-    q, k = _t((64, 2, 192), "bfloat16", device), _t((64, 1, 192), "bfloat16", device)
-    v, out = _t((64, 1, 128), "bfloat16", device), _t((64, 2, 128), "bfloat16", device)
-    lse, cu = _t((64, 2), "float32", device), _t((2,), "int32", device)
-    bpp = fmha_kernel.BPP
-    return fn, (
-        out, q, k, v, lse, cu, cu, 192**-0.5,
-        q.stride(0) * bpp, k.stride(0) * bpp, v.stride(0) * bpp, out.stride(0),
-        q.stride(1) * bpp, k.stride(1) * bpp, v.stride(1) * bpp, out.stride(1),
-        2, 64, 64, 2, 1, _stream(),
-    )  # fmt: skip
-
-
 CASES = {
     "kernels/moe_sorting_kernel.py::oneshot_e32_top4_m16": (moe_sorting_oneshot, BOTH),
     "kernels/moe_sorting_kernel.py::p0v2_p23_e64_top8_m512": (moe_sorting_p0v2_p23, BOTH),
@@ -945,7 +926,6 @@ CASES = {
     ),
     "kernels/fused_compress_attn_hca_gfx1250.py::compress_forward_d512_r4": (hca_compress_forward, GFX1250),
     "kernels/fused_compress_attn_hca_gfx1250.py::norm_rope_scatter_d512": (hca_norm_rope_scatter, GFX1250),
-    "kernels/fmha_gfx1250/fmha_kernel.py::d192_lse": (fmha_d192_lse, GFX1250),
 }
 
 
