@@ -62,8 +62,8 @@ def _mlir(result, emit="mlir-first") -> str:
 
 
 def test_fixes_applied(control_flow):
-    # 5 loops, 5 ifs (FLY302); the plain helpers' @flyc.jit come with the FLY302 fixes.
-    assert control_flow.applied == {"FLY302": 10}, control_flow.applied
+    # 5 loops, 6 ifs (FLY302); the plain helpers' @flyc.jit come with the FLY302 fixes.
+    assert control_flow.applied == {"FLY302": 11}, control_flow.applied
     text = control_flow.text
     assert "scf.ForOp" not in text and "scf.IfOp" not in text and "with _if_then" not in text
     assert "for loop_iv, loop_state in range(c0, c4, c1, init=[acc0, cnt0]):" in text
@@ -158,6 +158,19 @@ def test_closure_store_through_local_function_identical(pair, control_flow):
     `Out` out of the helper (the trace fails), so the body becomes `def _then_low()` and the
     `if` only calls it: nothing carried, identical IR."""
     before, after = pair(CONTROL_FLOW, "closure", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
+
+
+def test_local_function_with_a_carried_loop_identical(pair, control_flow):
+    """The local function may hold a `range(..., init=...)` loop: its `yield` is the
+    rewriter's scf.yield, not the function's (aiter's fused_compress_attn_gfx1250.py,
+    fmha_kernel.py). Identical IR."""
+    assert (
+        "        def _then_low():\n"
+        "            for j, state in range(0, 4, 1, init=[arith.constant(0.0, type=fx.T.f32)]):\n"
+    ) in control_flow.text
+    before, after = pair(CONTROL_FLOW, "closure_with_loop", control_flow.text)
     comparison = compare_results(before, after)
     assert comparison.identical, comparison.diffs
 

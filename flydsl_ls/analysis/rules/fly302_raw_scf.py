@@ -285,7 +285,7 @@ class RawScf(Rule):
 
     def _local_function_blocker(self, with_stmt: ast.With, scope, outer: list) -> str | None:
         """Why the body of ``with_stmt`` cannot move into a local function, or None."""
-        for node in _own_nodes(with_stmt.body):
+        for node in _own_nodes(with_stmt.body, loops=False):
             if isinstance(node, _LEAVES_FUNCTION):
                 return f"it has a `{type(node).__name__.lower()}` (line {node.lineno})"
         for node in _loop_exits(with_stmt.body):
@@ -685,7 +685,7 @@ class RawScf(Rule):
         return None
 
     def _strip_trailing_yield(self, body: list, allow_values: bool) -> list[Edit]:
-        for stmt in body[:-1]:
+        for stmt in _outside_entered(body[:-1]):
             if self._yield_call(stmt) is not None:
                 raise _NoFix("a block yields before its last statement")
         call = self._yield_call(body[-1])
@@ -1135,6 +1135,73 @@ class RawScf(Rule):
             unsafe=True,
         ),
         Invalid(
+            # A local function may hold a `range(..., init=...)` loop: its `yield` is the
+            # rewriter's scf.yield (aiter's fused_compress_attn_gfx1250.py).
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    def fill(i: fx.Int32):\n"
+            "        ok = arith.cmpi(arith.CmpIPredicate.ult, i, n)\n"
+            "        _if_ok = scf.IfOp(ok)\n"
+            "        with ir.InsertionPoint(_if_ok.then_block):\n"
+            "            for j, state in range(0, 4, 1, init=[i]):\n"
+            "                acc = yield [state[0] + j]\n"
+            "            out[i] = acc\n"
+            "            scf.YieldOp([])\n"
+            "    fill(fx.thread_idx.x)\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    def fill(i: fx.Int32):\n"
+            "        ok = arith.cmpi(arith.CmpIPredicate.ult, i, n)\n"
+            "        def _then_ok():\n"
+            "            for j, state in range(0, 4, 1, init=[i]):\n"
+            "                acc = yield [state[0] + j]\n"
+            "            out[i] = acc\n"
+            "        if ok:\n"
+            "            _then_ok()\n"
+            "    fill(fx.thread_idx.x)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # A then block holding a loop entered by hand: the loop's closing yield is not the
+            # block's (aiter's moe_m_tile_map.py); both become Python control flow.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32, m: fx.Int32):\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, n, m)\n"
+            "    if_ok = scf.IfOp(ok)\n"
+            "    with ir.InsertionPoint(if_ok.then_block):\n"
+            "        loop = scf.ForOp(arith.index(0), arith.index_cast(fx.T.index, n), arith.index(1))\n"
+            "        loop_ip = ir.InsertionPoint(loop.body)\n"
+            "        loop_ip.__enter__()\n"
+            "        out[arith.index_cast(fx.T.i32, loop.induction_variable)] = 0.0\n"
+            "        scf.YieldOp([])\n"
+            "        loop_ip.__exit__(None, None, None)\n"
+            "        scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32, m: fx.Int32):\n"
+            "    ok = arith.cmpi(arith.CmpIPredicate.ult, n, m)\n"
+            "    if ok:\n"
+            "        for loop_iv, _ in range(arith.index(0), arith.index_cast(fx.T.index, n), arith.index(1), init=[]):\n"
+            "            out[arith.index_cast(fx.T.i32, loop_iv)] = 0.0\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
             # A plain helper with a Python loop over range(): @flyc.jit would make it an
             # scf.for, so no fix.
             "import flydsl.expr as fx\n"
@@ -1328,14 +1395,32 @@ def _bound_in(node: ast.If) -> set[str]:
     }
 
 
-def _own_nodes(body: list):
-    """The nodes of ``body``, not those of functions, lambdas or classes defined in it."""
+def _own_nodes(body: list, loops: bool = True):
+    """The nodes of ``body``, not those of functions, lambdas or classes defined in it (nor,
+    with ``loops=False``, of `for` loops: the `yield` of a `range(..., init=...)` loop is
+    the rewriter's `scf.yield`, not the function's)."""
     stack = list(reversed(body))
     while stack:
         node = stack.pop()
         yield node
-        if not isinstance(node, _SCOPES):
+        if not isinstance(node, _SCOPES) and (loops or not isinstance(node, ast.For)):
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _outside_entered(body: list):
+    """The statements of ``body`` not between `ip.__enter__()` and `ip.__exit__(...)` (a loop
+    body entered by hand, whose closing `scf.YieldOp` belongs to the loop)."""
+    entered = None
+    for stmt in body:
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        target = call.func if call is not None and isinstance(call.func, ast.Attribute) else None
+        name = target.value.id if target is not None and isinstance(target.value, ast.Name) else None
+        if entered is None and name and target.attr == "__enter__":
+            entered = name
+        elif entered is not None and name == entered and target.attr == "__exit__":
+            entered = None
+        elif entered is None:
+            yield stmt
 
 
 def _loop_exits(body: list):
