@@ -94,6 +94,10 @@ FASTMATH_NOTE = (
 )
 
 
+# ArithValue's float casts as methods (`acc.truncf(T.vec(4, T.bf16))`).
+_RAW_CAST_METHODS = {"truncf", "extf"}
+
+
 class RawArith(Rule):
     """
     Raw `arith` dialect ops called from kernel code: through FlyDSL's arith module
@@ -114,7 +118,8 @@ class RawArith(Rule):
     (`maxsi as raw_max`), while `fx.max`, `fx.min`, `fx.maxnumf`, `fx.ceildiv` and
     `fx.maximumf`/`fx.minimumf` on `flydsl.expr` itself are the typed API.
     `arith.CmpIPredicate.slt`, `arith.FastMathFlags.fast` and `with arith.fastmath(...)`
-    are not op calls. `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)`
+    are not op calls. ArithValue's own float casts `v.truncf(T.bf16)` / `v.extf(T.f32)` are
+    flagged as methods too (no fix: the receiver is raw). `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)`
     belong to FLY103; `value.maximumf(peer)` to FLY901.
 
     Fix safety. A fix is safe only where the operator provably emits the same op: a 1:1
@@ -162,6 +167,7 @@ class RawArith(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
         if symbol is None:
+            self._raw_cast_method(node)
             return
         module, _, op = symbol.rpartition(".")
         if module not in ("fx.arith", "mlir.arith"):
@@ -228,7 +234,32 @@ class RawArith(Rule):
             "divsi": "no typed operator (`//` floors); keep it",
         }.get(op, "use fx operators and typed helpers")
 
+    def _raw_cast_method(self, node: ast.Call) -> None:
+        """``v.truncf(T.bf16)`` / ``v.extf(T.f32)``: ArithValue's own float casts, which fx
+        values do not have (no fix: the receiver is raw, its consumers may need it raw)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _RAW_CAST_METHODS):
+            return
+        receiver = func.value
+        root = receiver
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        binding = self.model.binding_of(root) if isinstance(root, ast.Name) else None
+        module = self.model.resolve(receiver) is not None or (binding is not None and binding.kind == "import")
+        if module or S.is_shim_definition(self.ctx.path):
+            return  # a module's function (`arith.truncf`, `np.truncf`), or a shim's own code
+        if self.model.type_of(receiver).is_fx_scalar:
+            return
+        self.report(
+            func,
+            f"`.{func.attr}(...)` is ArithValue's raw float cast: on an fx scalar or vector "
+            "write `v.to(fx.BFloat16)` (the target fx type)",
+        )
+
     VALID = [
+        # The float casts of fx values, and module functions named like the raw methods.
+        Valid("import flydsl.expr as fx\ndef f(v: fx.Float32):\n    return v.to(fx.BFloat16)\n"),
+        Valid("import numpy as np\ny = np.truncf(x)\n"),
         # FlyDSL's typed API, and the guard's accepted spellings.
         Valid("import flydsl.expr as fx\nresult = fx.max(a, b)\nresult = fx.min(a, b)\n"),
         Valid("import flydsl.expr as fx\nresult = fx.maxnumf(a, b)\nresult = fx.ceildiv(a, b)\n"),
@@ -499,6 +530,15 @@ class RawArith(Rule):
             "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, one + v, llvm.AtomicOrdering.monotonic)\n",
             expected=None,
             message="no fix: `llvm.AtomicRMWOp` on line 6 needs the raw ir.Value",
+        ),
+        # ArithValue's float cast as a method (FlyDSL's qk_norm_rope_quant, aiter's
+        # chunk_gated_delta_h): no fix, the receiver is raw.
+        Invalid(
+            "from flydsl.expr.typing import T\ndef f(acc):\n    return acc.truncf(T.vec(4, T.bf16))\n",
+            expected=None,
+            message="`.truncf(...)` is ArithValue's raw float cast",
+            line=3,
+            column=12,
         ),
         # fx.Float32 has no `.type` (an ArithValue has).
         Invalid(
