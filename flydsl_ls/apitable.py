@@ -42,6 +42,8 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from flydsl_ls.analysis.parsing import parse
+
 ROOT_ALIASES = {"fx": "flydsl.expr"}
 
 # Named signature forms: name -> (callable, keywords it must accept).
@@ -310,7 +312,7 @@ class Resolver:
             if path is not None:
                 tree = self._trees.get(path)
                 if tree is None:
-                    tree = self._trees[path] = ast.parse(self.sources[path], filename=path)
+                    tree = self._trees[path] = parse(self.sources[path], filename=path)
                 self._exec(tree.body, module, module.ns)
                 module.lazy = self._lazy_table(module, tree)
         if isinstance(parent, Module) and isinstance(module, Module):
