@@ -425,6 +425,44 @@ INVALID = [
         message="`ping`, also used by `k`, cannot be migrated (a kernel's LDS migrates at once): line 20: `ping.ptr` is moved under control flow",
     ),
     Invalid(
+        # `_align` inside a shape: the struct and the view get the arithmetic, not the
+        # allocator that goes away.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'N = 60\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'alloc.ptr = alloc._align(N, 64) * 4\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    s = SmemPtr(alloc.get_base(), 0, T.f32, shape=(alloc._align(N, 64),))\n'
+        '    s.store(X[0], [0])\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        'N = 60\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    s: fx.Array[fx.Float32, (N + 64 - 1) // 64 * 64]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    s = lds.s.view(fx.make_layout((N + 64 - 1) // 64 * 64, 1))\n'
+        '    fx.memref_store(X[0], s, 0)\n',
+        unsafe=True,
+        line=7,
+        column=9,
+        count=2,
+    ),
+    Invalid(
         # Aliased import; two buffers overlap: no fix.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'

@@ -263,6 +263,7 @@ class Planner(OffsetAlgebra, Rewriter):
         slots: list[list[tuple[Buffer, int | None]]] = []
         taken: set[str] = set()
         self._followed: dict[tuple, tuple] = {}  # (helper, parameter) -> what it receives
+        self._pure_aligns = [c for g in family for c in g.align_calls]
         for group in family:
             self._enter(group)
             deleted.extend(group.deleted)
@@ -326,10 +327,11 @@ class Planner(OffsetAlgebra, Rewriter):
         depth = lambda key: sum(1 for _ in self._ancestors(nodes[key]))
         for key in sorted(outer_of, key=depth, reverse=True):
             outer = outer_of[key]
-            source = self._text(nodes[key])
-            if source not in texts[outer]:
+            source = self.model.index.slice(self.model.index.node_range(nodes[key]))
+            if source in texts[outer]:
+                texts[outer] = texts[outer].replace(source, texts[key], 1)
+            elif texts[key] not in texts[outer]:  # else the outer text quoted it rewritten
                 raise Unproven(f"line {nodes[key].lineno}: nested LDS accesses cannot be rewritten together")
-            texts[outer] = texts[outer].replace(source, texts[key], 1)
         return [(nodes[key], texts[key]) for key in nodes if key not in outer_of]
 
     def _pure_align_stmt(self, stmt: ast.stmt, group: Group) -> bool:

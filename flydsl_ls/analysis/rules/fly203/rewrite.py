@@ -10,6 +10,8 @@ from flydsl_ls.analysis.text import Position, Range
 
 
 class Rewriter:
+    _pure_aligns: list[ast.Call] = []  # `allocator._align(x, a)` calls rewritten as arithmetic
+
     def _field_view(self, buffer: Buffer, layout: str) -> str:
         return f"\0FIELD:{buffer.name}\0.view({layout})"
 
@@ -25,9 +27,16 @@ class Rewriter:
         return f"\0FX\0.make_layout(({shape_t}), ({', '.join(strides)}))"
 
     def _text(self, node: ast.expr) -> str:
+        """The source of ``node``, with the `allocator._align(...)` calls in it as
+        arithmetic (the allocator goes away: text copied into the struct or a view must not
+        name it)."""
         if isinstance(node, ast.Constant) and not hasattr(node, "lineno"):
             return repr(node.value)
-        return self.model.index.slice(self.model.index.node_range(node))
+        text = self.model.index.slice(self.model.index.node_range(node))
+        inner = [c for c in self._pure_aligns if any(a is node for a in self._ancestors(c, inclusive=True))]
+        for call in sorted(inner, key=lambda c: -sum(1 for _ in self._ancestors(c))):
+            text = text.replace(self.model.index.slice(self.model.index.node_range(call)), self._align_text(call), 1)
+        return text
 
     def _factor(self, node: ast.expr) -> str:
         text = self._text(node)
