@@ -176,7 +176,10 @@ class RawMfma(Rule):
             self.report(node, message, fix=fix)
             self.ctx.diagnostics[-1].statement = self.ctx.range(self.ctx.parents[-2])
             return
-        self.report(node, message, fix=self._ssa_fix(node, parts))
+        fix, declined = self._ssa_fix(node, parts)
+        if fix is None and declined and "keep the raw" not in message:
+            message = f"{message} (no fix: {declined})"
+        self.report(node, message, fix=fix)
 
     def _atom(self, parts: dict, node: ast.Call) -> tuple[str | None, str]:
         m, n, k, ty = parts["m"], parts["n"], parts["k"], parts["ty"]
@@ -265,57 +268,62 @@ class RawMfma(Rule):
         end = self.model.index.from_ast(stmt.end_lineno, stmt.end_col_offset)
         return Fix("Use an MMA atom and fx.gemm (unsafe)", Applicability.UNSAFE, (self.edit(Range(start, end), text), *imports))
 
-    def _ssa_fix(self, node: ast.Call, parts: dict) -> Fix | None:
+    def _ssa_fix(self, node: ast.Call, parts: dict) -> tuple[Fix | None, str]:
         """`mfma(ty, [a, b, c, 0, 0, 0])` / `wmma(ty, a, b, c).result` on register values ->
         `fly.mma_atom_call_ssa([ty], fx.make_mma_atom(<atom>), a, b, c)`: the same values in
-        and out, the atom picks the instruction (what FlyDSL's own kernels call on vectors)."""
-        shape = self._call_shape(node, parts)
+        and out, the atom picks the instruction (what FlyDSL's own kernels call on vectors).
+        Else (None, why not)."""
+        if parts["family"] == "wmma" and not parts["scale"] and self._wmma_atom(parts, "fx") is None:
+            return None, "only the gfx11/gfx120x 16x16x16 f16/bf16 WMMA is rewritten"
+        shape, declined = self._call_shape(node, parts)
         if shape is None:
-            return None
+            return None, declined
         replaced, result_type, operands = shape
         if any(isinstance(o, ast.Starred) for o in (result_type, *operands)):
-            return None
+            return None, "starred operands"
         head = _leftmost_name(node.func)
         scope = self.model.scope_of(head) if head is not None else None
         if scope is None:
-            return None
+            return None, ""
         at = (node.lineno, node.col_offset)
         fx, fx_imports = fx_alias(self.model)
         fly, fly_imports = name_import(self.model, "flydsl._mlir.dialects", "fly") or module_alias(self.model, _FLY_DIALECT, "fly")
         if not (_visible(fx, "flydsl.expr", scope, at, fx_imports) and _visible(fly, _FLY_DIALECT, scope, at, fly_imports)):
-            return None
+            return None, f"`{fx}` or `{fly}` means something else here"
         extra: tuple = ()
         if parts["scale"] == "mfma_scale_":
             atom = self._scaled_atom(parts, node, fx)
+            declined = "the A/B formats (cbsz, blgp) are not int literals"
         elif parts["family"] == "wmma":
             atom = self._wmma_atom(parts, fx)
         else:
             atom, extra = self._mfma_atom(parts, fx, scope, at)
+            declined = "the atom's SSA call does not issue this shape"
         if atom is None:
-            return None
+            return None, declined
         values = ", ".join(self._raw_value(o, fx) for o in operands[:3])
         text = f"{fly}.mma_atom_call_ssa([{self.text(result_type)}], {atom}, {values})"
-        return self.replace(replaced, text, "Call an MMA atom on the same values", safe=False, extra=(*fx_imports, *fly_imports, *extra))
+        fix = self.replace(replaced, text, "Call an MMA atom on the same values", safe=False, extra=(*fx_imports, *fly_imports, *extra))
+        return fix, ""
 
-    def _call_shape(self, node: ast.Call, parts: dict) -> tuple[ast.expr, ast.expr, list[ast.expr]] | None:
+    def _call_shape(self, node: ast.Call, parts: dict) -> tuple[tuple[ast.expr, ast.expr, list[ast.expr]] | None, str]:
         """(the expression to replace, the result type, the operands) of the two spellings:
         the `fx.rocdl` list wrappers `mfma(ty, [a, b, c, ...])` (MFMA), and the ODS class
-        `wmma(ty, a, b, c).result` (WMMA, default attributes only)."""
-        if node.keywords:
-            return None
+        `wmma(ty, a, b, c).result` (WMMA, default attributes only). Else (None, why not)."""
         if parts["family"] == "wmma" and not parts["scale"]:
             parent = self.ctx.parent
-            if len(node.args) == 4 and isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node:
-                return parent, node.args[0], node.args[1:]
-            return None
-        if len(node.args) != 2 or not isinstance(node.args[1], ast.List):
-            return None
+            result = isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node
+            if len(node.args) == 4 and not node.keywords and result:
+                return (parent, node.args[0], node.args[1:]), ""
+            return None, "only `wmma(ty, a, b, c).result` is rewritten (the op itself is used here)"
+        if len(node.args) != 2 or not isinstance(node.args[1], ast.List) or node.keywords:
+            return None, "the operands are not a literal `(ty, [a, b, c, ...])` list"
         operands = node.args[1].elts
         if not 3 <= len(operands) <= (9 if parts["scale"] else 6):
-            return None
+            return None, "unexpected operand count"
         if not parts["scale"] and not all(_is_zero(o) for o in operands[3:]):
-            return None  # cbsz / abid / blgp set: the atom issues them as 0
-        return node, node.args[0], operands
+            return None, "cbsz / abid / blgp are set; the atom issues them as 0"
+        return (node, node.args[0], operands), ""
 
     def _wmma_atom(self, parts: dict, fx: str) -> str | None:
         """The 16x16x16 f16 / bf16 WMMA with an f32 accumulator, which `fx.rocdl.WMMA`
@@ -606,7 +614,8 @@ class RawMfma(Rule):
             "def step(a, b, acc, cbsz, blgp, sa, sb):\n"
             "    return rocdl.mfma_scale_f32_16x16x128_f8f6f4(fx.T.f32x4, [a, b, acc, cbsz, blgp, 0, sa, 0, sb])\n",
             expected=None,
-            message="<a type>[, <b type>]",
+            message="<a type>[, <b type>]))` + `fx.gemm(mma, d, a, b, c, scale_a=..., scale_b=...)` (gfx950) "
+            "(no fix: the A/B formats (cbsz, blgp) are not int literals)",
         ),
         Invalid(
             # A multi-block shape (f32x32 result) the atom does not issue; cbsz/abid/blgp set.
@@ -675,7 +684,7 @@ class RawMfma(Rule):
             "def f(ty, a, b, c):\n"
             "    return rocdl.wmma_f32_16x16x32_bf16(ty, a, b, c).result\n",
             expected=None,
-            message="fx.rocdl.WMMA(16, 16, 32, fx.BFloat16)",
+            message="(no fix: only the gfx11/gfx120x 16x16x16 f16/bf16 WMMA is rewritten)",
         ),
         Invalid(
             "from flydsl.expr import rocdl\n"
