@@ -47,6 +47,7 @@ OTHER_HELPERS = {
     ),
     SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
 }
+UNWRAPS = {"fx.as_ir_value", "fx.arith.unwrap", "fx.arith._to_raw"}
 FLOAT_TYPES = ("fx.Float", "fx.BFloat", "fx.TFloat")
 TITLE = "Use a buffer tensor/pointer with fx.ptr_load/fx.ptr_store"
 
@@ -378,12 +379,25 @@ class BufferOps(Rule):
         """The element offset as `fx.Int32` (the width the shim casts it to), times ``scale``."""
         if isinstance(offset, ast.Constant) and type(offset.value) is int:
             return str(offset.value * scale)
+        inner = self._unwrapped(offset)
+        if inner is not None and self.model.type_of(inner).name == "fx.Int32":
+            offset = inner  # `as_ir_value(i)` of an fx.Int32: the pointer takes `i` itself
         text = self._render(offset, replacements)
         if self.model.type_of(offset).name not in ("fx.Int32", "int"):
             text = f"{fx}.Int32({text})"
         elif not isinstance(offset, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
             text = f"({text})"
         return text if scale == 1 else f"{text} * {scale}"
+
+    def _unwrapped(self, expr: ast.expr) -> ast.expr | None:
+        """``x`` of `x.ir_value()`, `fx.as_ir_value(x)`, `unwrap(x)`, `_to_raw(x)`."""
+        if not isinstance(expr, ast.Call):
+            return None
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value" and not expr.args and not expr.keywords:
+            return expr.func.value
+        if len(expr.args) == 1 and not expr.keywords and self.model.resolve(expr.func) in UNWRAPS:
+            return expr.args[0]
+        return None
 
     def _form_problem(self, access: Access, base: str | None) -> str | None:
         """Why the access has no form on a pointer of element type ``base`` (None: unknown)."""
@@ -624,7 +638,7 @@ class BufferOps(Rule):
             "def f(Y, tid, v: fx.Float32):\n"
             "    y_buf = fx.rocdl.make_buffer_tensor(Y)\n"
             "    y_rsrc = fx.rocdl.get_buffer_rsrc(fx.get_iter(y_buf))\n"
-            "    buffer_ops.buffer_store(v, y_rsrc, tid)\n",
+            "    buffer_ops.buffer_store(v, y_rsrc, fx.as_ir_value(fx.Int32(tid)))\n",
             expected="import flydsl.expr as fx\n"
             "def f(Y, tid, v: fx.Float32):\n"
             "    y_buf = fx.rocdl.make_buffer_tensor(Y)\n"
