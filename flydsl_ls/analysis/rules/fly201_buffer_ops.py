@@ -116,7 +116,7 @@ class BufferOps(Rule):
         "`fx.ptr_load`/`fx.ptr_store`); none for `mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` "
         "accesses, unknown element types and resources passed in"
     )
-    fix_title = "Use fx.rocdl.make_buffer_tensor"
+    fix_title = TITLE
     example_before = (
         "rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
         "data = buffer_ops.buffer_load(rsrc, row * K + k, vec_width=4, dtype=fx.Float32)"
@@ -463,7 +463,7 @@ class BufferOps(Rule):
         return self.model.index.offset(r.end) - self.model.index.offset(r.start)
 
     def _fix(self, edits: list[Edit], imports) -> Fix:
-        return Fix(title=f"{TITLE} (unsafe)", applicability=Applicability.UNSAFE, edits=(*edits, *imports))
+        return Fix(title=f"{self.fix_title} (unsafe)", applicability=Applicability.UNSAFE, edits=(*edits, *imports))
 
     VALID = [
         Valid("import flydsl.expr as fx\ndef f(A):\n    return fx.rocdl.make_buffer_tensor(A)\n"),
