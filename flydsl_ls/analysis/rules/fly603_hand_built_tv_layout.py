@@ -31,7 +31,9 @@ class HandBuiltTvLayout(Rule):
     tiled_mma)`.
 
     `make_tiled_copy(atom, tv_layout, tile_mn)` with named layouts (from
-    `make_layout_tv`, parameters, ...) is the modern form and is not flagged.
+    `make_layout_tv`, parameters, ...) is the modern form and is not flagged, nor is an
+    inline layout with a 0 stride (a broadcast: several threads read one element, which
+    `make_layout_tv`, one-to-one by construction, cannot express).
 
     A hand-written TV layout has no unique thread/value decomposition, so it gets a
     diagnostic only. The one form that maps exactly, `fx.make_tiled_copy(atom,
@@ -70,7 +72,7 @@ class HandBuiltTvLayout(Rule):
         inline = isinstance(layout, (ast.Tuple, ast.List)) or (
             isinstance(layout, ast.Call) and self.model.resolve(layout.func) in _LAYOUT_BUILDERS
         )
-        if not inline:
+        if not inline or self._broadcasts(layout):
             return
         self.report(
             layout,
@@ -78,6 +80,17 @@ class HandBuiltTvLayout(Rule):
             "and value layouts with `tile_mn, tv = fx.make_layout_tv(thr, val)` + `fx.make_tiled_copy(atom, tv, "
             "tile_mn)` or `fx.make_tiled_copy_tv(atom, thr, val)` (`fx.make_tiled_copy_A/B/C` for MMA operands); "
             "no automatic fix: a TV layout has no unique thread/value decomposition",
+        )
+
+    def _broadcasts(self, layout: ast.expr) -> bool:
+        """A stride of 0 in the layout: threads or values share an element (index copies,
+        scale broadcasts in FlyDSL's MoE GEMMs). `make_layout_tv` builds a right inverse of
+        a raked product, one-to-one by construction: such a layout has no thread/value form."""
+        if not (isinstance(layout, ast.Call) and self.model.resolve(layout.func) == "fx.make_layout"):
+            return False
+        stride = layout.args[1] if len(layout.args) > 1 else next((k.value for k in layout.keywords if k.arg == "stride"), None)
+        return stride is not None and any(
+            isinstance(n, ast.Constant) and type(n.value) is int and n.value == 0 for n in ast.walk(stride)
         )
 
     def _layout_tv_pair(self, node: ast.Call):
@@ -112,6 +125,12 @@ class HandBuiltTvLayout(Rule):
         ),
         Valid("import flydsl.expr as fx\ndef f(atom, thr, val):\n    return fx.make_tiled_copy_tv(atom, thr, val)\n"),
         Valid("import flydsl.expr as fx\ndef f(atom, tv_layout, tile_mn):\n    return fx.make_tiled_copy(atom, tv_layout, tile_mn)\n"),
+        # A broadcast (stride 0: threads share an element) has no thread/value form.
+        Valid(
+            "import flydsl.expr as fx\n"
+            "def f(atom):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((16, 4, 4), 4), ((0, 4, 16), 1)), (64, 4))\n"
+        ),
     ]
     INVALID = [
         Invalid(
