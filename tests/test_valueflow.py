@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.valueflow import Sink, value_uses
+from flydsl_ls.analysis.valueflow import TOO_FAR, Sink, Use, value_uses
 
 HEAD = (
     "import flydsl.expr as fx\n"
@@ -95,3 +95,14 @@ def test_conditions_returns_without_callers_and_too_long_chains_are_not_followed
     assert uses_of_marked("def k(n):\n    return mark(n)\n") == [(Sink.PASSED_ON, "return")]
     chain = "def k(n):\n    a = mark(n)\n" + "".join(f"    {b} = {a}\n" for a, b in zip("abcdef", "bcdefg"))
     assert uses_of_marked(chain + "    scf.for_(0, g, 1)\n") == [(Sink.PASSED_ON, "uses too far away to follow")]
+
+
+def test_uses_read_as_places_in_messages():
+    source = HEAD + "def k(n):\n    v = arith.index_cast(T.index, n)\n    return [v for _ in range(2)]\n"
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree)
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "arith.index_cast")
+    (use,) = value_uses(model, call, model.parent_map(tree))
+    assert use.describe() == "a list comprehension on line 7"
+    far = Use(Sink.PASSED_ON, call, TOO_FAR)
+    assert far.describe() == "uses too many steps away to follow (from line 6)"

@@ -86,7 +86,27 @@ class Use:
     other: ast.expr | None = None  # an operator's other operand
 
     def describe(self) -> str:
+        """The use in a message: "`scf.for_` on line 12", "a list comprehension on line 40"."""
+        if self.what == TOO_FAR:
+            return f"uses too many steps away to follow (from line {self.node.lineno})"
+        place = _PLACES.get(self.what)
+        if place is not None:
+            return f"{place} on line {self.node.lineno}"
         return f"`{self.what}` on line {self.node.lineno}"
+
+
+TOO_FAR = "uses too far away to follow"
+# Where a value goes that is no call, name or operator (the syntax node holding it).
+_PLACES = {
+    "module": "module-level code", "assignment": "an assignment to several targets or an attribute",
+    "comprehension": "a comprehension", "ListComp": "a list comprehension", "SetComp": "a set comprehension",
+    "DictComp": "a dict comprehension", "GeneratorExp": "a generator expression", "Dict": "a dict",
+    "Set": "a set", "Subscript": "a subscript", "Slice": "a slice", "arguments": "a default argument",
+    "FormattedValue": "an f-string", "JoinedStr": "an f-string", "Lambda": "a lambda", "Yield": "a yield",
+    "YieldFrom": "a yield", "Await": "an await", "For": "a for loop's iterable", "AsyncFor": "a for loop's iterable",
+    "With": "a with statement", "AsyncWith": "a with statement", "withitem": "a with statement",
+    "Raise": "a raise", "Delete": "a del", "AugAssign": "an augmented assignment", "Match": "a match",
+}
 
 
 def value_uses(
@@ -163,7 +183,7 @@ class _Follower:
         if id(expr) in self.seen:
             return []  # a cycle: its uses are already being followed
         if depth > _MAX_DEPTH:
-            return [Use(Sink.PASSED_ON, expr, "uses too far away to follow")]
+            return [Use(Sink.PASSED_ON, expr, TOO_FAR)]
         self.seen.add(id(expr))
         child, parent = expr, parents.get(id(expr))
         while isinstance(parent, (ast.List, ast.Tuple, ast.Starred, ast.keyword)) or (
