@@ -215,6 +215,14 @@ def plan(bits: int, arch: str | None, flydsl_version: str | None = None) -> Plan
             f"the keyword form needs FlyDSL {KEYWORD_SINCE} (project uses {flydsl_version})",
         )
     found = support(arch)
+    if found is None and bits == 0:
+        # Zero waits on every counter whatever the layout; the keyword form only exists
+        # for some arches (FlyDSL raises for the others).
+        return Plan(
+            bits, None, None,
+            "0 waits for every counter on any arch, `vmcnt=0, lgkmcnt=0, expcnt=0`, but FlyDSL has "
+            "the keyword form for some arches only: set `target-arch` (or FLYDSL_GPU_ARCH) to get the fix",
+        )
     if found is None:
         return Plan(
             bits, None, None,

@@ -197,13 +197,18 @@ class WaitcntBitfield(Rule):
         Valid("CNT_SU = 4\nCOMPUTE_CNT_SU = 4\nf(CNT_SU=4)\n", {"target_arch": "gfx942"}),
     ]
     INVALID = [
-        # No arch: flagged, no fix.
+        # No arch: flagged, no fix; 0 reads the same on every arch, the message says so.
         Invalid(
             "from flydsl.expr import rocdl\nrocdl.s_waitcnt(0)\n",
             expected=None,
             line=2,
             column=1,
-            message="set `target-arch`",
+            message="0 waits for every counter on any arch, `vmcnt=0, lgkmcnt=0, expcnt=0`",
+        ),
+        Invalid(
+            "from flydsl.expr import rocdl\nrocdl.s_waitcnt(0xC07F)\n",
+            expected=None,
+            message="its meaning depends on the arch: set `target-arch`",
         ),
         # s_waitcnt(0) keeps all three counters (never narrowed).
         Invalid(
