@@ -47,7 +47,7 @@ def _finite_or_zero(v):
 def _warp_reduce_max(acc: fx.Float32):
     for shift in fx.range_constexpr(6):
         peer = fx.shuffle_xor(acc, 1 << shift, WARP_SIZE)
-        acc = acc.maximumf(peer)  # FLY901: Numeric.maximumf -> fx.max
+        acc = acc.maximumf(peer)  # FLY901: Numeric.maximumf -> fx.maximumf(acc, peer)
     return acc
 
 
