@@ -65,9 +65,8 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
         access = Access(call, True, call_argument(call, 0, "rsrc"), call_argument(call, 1, "offset"))
         options = _LOAD_OPTIONS
     else:
-        access = Access(
-            call, False, call_argument(call, 1, "rsrc"), call_argument(call, 2, "offset"), call_argument(call, 0, "data")
-        )
+        rsrc, offset = call_argument(call, 1, "rsrc"), call_argument(call, 2, "offset")
+        access = Access(call, False, rsrc, offset, call_argument(call, 0, "data"))
         options = _STORE_OPTIONS
     for name, index in options.items():
         value = call_argument(call, index, name) if index is not None else _keyword(call, name)
@@ -196,7 +195,3 @@ def int_value(model: SemanticModel, expr: ast.expr, depth: int = 0) -> int | Non
         ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__}
         return ops[type(expr.op)](left, right)
     return None
-
-
-def is_int_literal(expr: ast.expr, value: int) -> bool:
-    return isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value == value

@@ -12,7 +12,6 @@ from flydsl_ls.analysis.rules._buffer_access import (
     STORE,
     Access,
     element_bytes,
-    is_int_literal,
     read_access,
 )
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
@@ -48,6 +47,12 @@ OTHER_HELPERS = {
     SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
 }
 UNWRAPS = {"fx.as_ir_value", "fx.arith.unwrap", "fx.arith._to_raw"}
+DEFINITIONS = {
+    CREATE: "create_buffer_resource(t)",
+    FROM_ADDR: "create_buffer_resource_from_addr(addr)",
+    PTR_RSRC: "ptr_rsrc(p)",
+}
+MIGRATE_FIRST = "migrate that to a copy atom + `fx.copy` first (offsets in elements)"
 FLOAT_TYPES = ("fx.Float", "fx.BFloat", "fx.TFloat")
 TITLE = "Use a buffer tensor/pointer with fx.ptr_load/fx.ptr_store"
 
@@ -180,8 +185,10 @@ class BufferOps(Rule):
             return None, problem
         fx, imports = fx_alias(self.model)
         if isinstance(parent, ast.Expr):  # built and dropped
-            return self._fix([Edit(self.ctx.range(node), self._definition_text(fx, node, symbol, "Int8"))], imports), None
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+            text = self._definition_text(fx, node, symbol, "Int8")
+            return self._fix([Edit(self.ctx.range(node), text)], imports), None
+        named = isinstance(parent, ast.Assign) and len(parent.targets) == 1
+        if not (named and isinstance(parent.targets[0], ast.Name)):
             return None, "the resource is used in place (it must be a tensor where it is consumed)"
         binding = self._binding_of(parent)
         if binding is None:
@@ -190,16 +197,17 @@ class BufferOps(Rule):
         return plan.fix, plan.problem
 
     def _definition_problem(self, node: ast.Call, symbol: str) -> str | None:
-        what = {CREATE: "create_buffer_resource(t)", FROM_ADDR: "create_buffer_resource_from_addr(addr)"}.get(symbol, "ptr_rsrc(p)")
+        what = DEFINITIONS[symbol]
         if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or (symbol == PTR_RSRC and node.keywords):
             return f"only `{what}` with one argument maps 1:1"
         for kw in node.keywords:
-            if kw.arg == "num_records_bytes" or (
-                symbol == CREATE and kw.arg == "max_size" and isinstance(kw.value, ast.Constant) and kw.value.value is True
-            ):
+            max_size = isinstance(kw.value, ast.Constant) and kw.value.value is True
+            if kw.arg == "num_records_bytes" or (symbol == CREATE and kw.arg == "max_size" and max_size):
                 continue
-            name = kw.arg or "**kwargs"
-            return f"`{name}=` changes the record bound or base (pass `max_size=`/`num_records_bytes=` to `make_buffer_tensor` by hand)"
+            return (
+                f"`{kw.arg or '**kwargs'}=` changes the record bound or base (pass `max_size=`/"
+                "`num_records_bytes=` to `make_buffer_tensor` by hand)"
+            )
         return None
 
     def _definition_text(self, fx: str, node: ast.Call, symbol: str, dtype: str) -> str:
@@ -265,11 +273,12 @@ class BufferOps(Rule):
             if consumer.startswith(("fx.", SHIM)) or _takes_raw(consumer):
                 plan.problem = (
                     f"the resource is consumed raw by `{ast.unparse(call.func)}` (line {call.lineno})"
-                    + (f", which keeps it: {why}" if why else "; migrate that to a copy atom + `fx.copy` first (offsets in elements)")
+                    + (f", which keeps it: {why}" if why else f"; {MIGRATE_FIRST}")
                 )
             else:
                 plan.problem = (
-                    f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), which may need the raw resource"
+                    f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), "
+                    "which may need the raw resource"
                 )
             return plan
         fx, imports = fx_alias(self.model)
@@ -329,12 +338,17 @@ class BufferOps(Rule):
             return self._single_fix(access, fx, imports, pointer, dtype)
         if origin == BRIDGE:
             return self._bridged_fix(access, rsrc)
-        return None, f"the resource `{self.text(rsrc)}` comes from code this rule does not follow: make a buffer tensor where it is made"
+        return None, (
+            f"the resource `{self.text(rsrc)}` comes from code this rule does not follow: "
+            "make a buffer tensor where it is made"
+        )
 
     def _bridged_fix(self, access: Access, bridge: ast.Call) -> tuple[Fix | None, str | None]:
         """A resource taken from a buffer tensor's iterator: use the iterator."""
         pointer = bridge.args[0] if len(bridge.args) == 1 and not bridge.keywords else None
-        inner = pointer.args[0] if isinstance(pointer, ast.Call) and self.model.resolve(pointer.func) == "fx.get_iter" and len(pointer.args) == 1 else pointer
+        inner = pointer
+        if isinstance(pointer, ast.Call) and self.model.resolve(pointer.func) == "fx.get_iter" and len(pointer.args) == 1:
+            inner = pointer.args[0]
         if not isinstance(inner, ast.Name) or len(self.model.reaching_bindings(inner)) != 1:
             return None, "the buffer tensor the resource comes from is not one named value"
         fx, imports = fx_alias(self.model)
@@ -363,7 +377,7 @@ class BufferOps(Rule):
         if base != dtype:
             pointer = f"{fx}.recast_iter({fx}.{dtype}, {pointer})"
         offset = access.offset
-        if not is_int_literal(offset, 0):
+        if self._literal(offset) != 0:
             scale = 1 if by_element else size
             pointer = f"{pointer} + {self._offset_text(fx, offset, scale, replacements)}"
         if not access.load:
@@ -377,8 +391,9 @@ class BufferOps(Rule):
 
     def _offset_text(self, fx: str, offset: ast.expr, scale: int, replacements) -> str:
         """The element offset as `fx.Int32` (the width the shim casts it to), times ``scale``."""
-        if isinstance(offset, ast.Constant) and type(offset.value) is int:
-            return str(offset.value * scale)
+        literal = self._literal(offset)
+        if literal is not None:
+            return str(literal * scale)
         inner = self._unwrapped(offset)
         if inner is not None and self.model.type_of(inner).name == "fx.Int32":
             offset = inner  # `as_ir_value(i)` of an fx.Int32: the pointer takes `i` itself
@@ -389,12 +404,19 @@ class BufferOps(Rule):
             text = f"({text})"
         return text if scale == 1 else f"{text} * {scale}"
 
+    def _literal(self, expr: ast.expr) -> int | None:
+        """The int of `3` or `fx.Int32(3)`."""
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+            if self.model.resolve(expr.func) == "fx.Int32":
+                expr = expr.args[0]
+        return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
+
     def _unwrapped(self, expr: ast.expr) -> ast.expr | None:
         """``x`` of `x.ir_value()`, `fx.as_ir_value(x)`, `unwrap(x)`, `_to_raw(x)`."""
         if not isinstance(expr, ast.Call):
             return None
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value" and not expr.args and not expr.keywords:
-            return expr.func.value
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value":
+            return expr.func.value if not expr.args and not expr.keywords else None
         if len(expr.args) == 1 and not expr.keywords and self.model.resolve(expr.func) in UNWRAPS:
             return expr.args[0]
         return None
@@ -602,7 +624,7 @@ class BufferOps(Rule):
             "    crfa = buffer_ops.create_buffer_resource_from_addr\n"
             "    counts = crfa(addr)\n"
             "    n = buffer_ops.buffer_load(counts, tid, vec_width=1, dtype=fx.Int32)\n"
-            "    buffer_ops.buffer_store(fx.Int64(n), counts, 0)\n"
+            "    buffer_ops.buffer_store(fx.Int64(n), counts, fx.Int32(0))\n"
             "    peer = buffer_ops.buffer_load(crfa(table), tid, vec_width=2, dtype=fx.Int64)\n"
             "    return peer\n",
             expected="import flydsl.expr as fx\n"
