@@ -337,6 +337,9 @@ def compile_tree(service: CompileService, driver: Path, slugs: dict[str, str], a
             entry["detail"] = (err.detail if err else "") or ""
             entry["error"] = describe_error(err, entry["detail"], driver.parent)
             entry["log_tail"] = "\n".join((result.log or "").splitlines()[-40:])
+            # A failed trace can leave FlyDSL's state behind in the worker (0.3.1: later cases
+            # fail with "@kernel can only be called inside @jit function"): start afresh.
+            service.close()
         results[key] = entry
         state = "ok" if result.ok else f"{result.status.value}: {entry['error']}"
         log(f"  [{tag}] {key}: {state} ({entry['total']:.1f} s)")
