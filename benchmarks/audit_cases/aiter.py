@@ -260,6 +260,24 @@ def moe_gemm1_fp8_fp4_out_fp8(device):
     )  # fmt: skip
 
 
+def moe_gemm1_fp8_fp4_split_lds(device):
+    """256x256 tiles: the CShuffle output outgrows one LDS buffer and is split over two
+    (split_lds_out; mfma_epilogues.c_shuffle_epilog's lds_out_split path)."""
+    _flydsl_package()
+    from aiter.ops.flydsl.kernels.mixed_moe_gemm_2stage import GateMode, compile_mixed_moe_gemm1
+
+    fn = compile_mixed_moe_gemm1(
+        model_dim=512, inter_dim=512, experts=8, topk=2, tile_m=256, tile_n=256, tile_k=256,
+        doweight_stage1=False, a_dtype="fp8", b_dtype="fp4", out_dtype="bf16", act="silu",
+        waves_per_eu=1, b_nt=2, gate_mode=GateMode("separated"),
+    )  # fmt: skip
+    p = lambda: _p(device)  # noqa: E731
+    return fn, (
+        p(), p(), p(), p(), p(), p(), p(), p(), p(), p(), p(),
+        16, 512, 512, 8, 4.0, 0.25, 25.0, 0.04, 7.0, _stream(),
+    )  # fmt: skip
+
+
 def moe_gemm2_fp8_fp4_persistent(device):
     _flydsl_package()
     import os
@@ -878,6 +896,7 @@ CASES = {
     "kernels/mixed_moe_gemm_2stage.py::gemm2_fp8_fp8": (moe_gemm2_fp8_fp8, GFX950),
     "kernels/mixed_moe_gemm_2stage.py::gemm1_fp8_fp4_out_fp8": (moe_gemm1_fp8_fp4_out_fp8, GFX950),
     "kernels/mixed_moe_gemm_2stage.py::gemm2_fp8_fp4_persistent": (moe_gemm2_fp8_fp4_persistent, GFX950),
+    "kernels/mixed_moe_gemm_2stage.py::gemm1_fp8_fp4_t256_split_lds": (moe_gemm1_fp8_fp4_split_lds, GFX950),
     "kernels/fhmoe.py::gemm1_fp8_fp4_shared_fp8": (fhmoe_gemm1_fp8_fp4, GFX950),
     "kernels/fhmoe.py::gemm2_fp8_fp4_shared_fp8": (fhmoe_gemm2_fp8_fp4, GFX950),
     "kernels/moe_2stage_a16wmix/gemm1.py::bf16_int4": (a16wmix_gemm1_int4, BOTH),
