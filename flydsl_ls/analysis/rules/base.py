@@ -127,7 +127,10 @@ class Rule:
     def value_uses(self, node: ast.expr, *, through_operators: bool = False) -> list[Use]:
         """Where the value of ``node`` (in the statement being visited) goes."""
         root = self.ctx.enclosing_function() or self.model.tree
-        return value_uses(self.model, node, self.model.parent_map(root), through_operators=through_operators)
+        parents = self.model.parent_map(root)
+        if id(node) not in parents:  # defined outside the visited function (read from a closure)
+            parents = self.model.parent_map(self.model.tree)
+        return value_uses(self.model, node, parents, through_operators=through_operators)
 
     def edit(self, rng: Range, content: str) -> Edit:
         return Edit(rng, content)
