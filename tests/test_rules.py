@@ -68,3 +68,10 @@ def test_only_code_to_migrate_is_struck_through():
     legacy = found["`arith.addf(...)` is a raw arith op"]
     assert (kept.severity.value, kept.deprecated) == ("information", False)
     assert (legacy.severity.value, legacy.deprecated) == ("warning", True)
+    # FLY305's metadata-carrying store and FLY601's intrinsic with no atom: kept, information.
+    store = "from flydsl._mlir.dialects import llvm\ndef f(v, p):\n    llvm.StoreOp(v, p, alignment=4, nontemporal=True)\n"
+    (kept_store,) = diagnostics("FLY305", store)
+    assert (kept_store.severity.value, kept_store.deprecated) == ("information", False)
+    mfma = "from flydsl.expr import rocdl\ndef f(ty, ops):\n    return rocdl.mfma_f32_32x32x16_bf8_fp8(ty, ops)\n"
+    (kept_mfma,) = diagnostics("FLY601", mfma)
+    assert (kept_mfma.severity.value, kept_mfma.deprecated) == ("information", False)

@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.diagnostic import Severity
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 LLVM_KINDS = {
@@ -77,6 +78,7 @@ class RawLlvmMemref(Rule):
                     node,
                     f"raw llvm {kind} `{spelled}(...)` is {' and '.join(kept)}: keep it as it is "
                     f"(no fix: a layout view cannot express that)",
+                    severity=Severity.INFORMATION,
                 )
                 return
             self.report(node, f"raw llvm {kind} `{spelled}(...)`: {ADVICE[kind]}")

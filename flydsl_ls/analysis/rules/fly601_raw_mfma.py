@@ -1,7 +1,7 @@
 import ast
 import re
 
-from flydsl_ls.analysis.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.diagnostic import Applicability, Fix, Severity
 from flydsl_ls.analysis.rewrite import fx_alias, module_alias, name_import
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 from flydsl_ls.analysis.scopes import lookup
@@ -177,9 +177,10 @@ class RawMfma(Rule):
             self.ctx.diagnostics[-1].statement = self.ctx.range(self.ctx.parents[-2])
             return
         fix, declined = self._ssa_fix(node, parts)
-        if fix is None and declined and "keep the raw" not in message:
+        kept = "keep the raw" in message  # no atom in FlyDSL for this op: the guides keep it
+        if fix is None and declined and not kept:
             message = f"{message} (no fix: {declined})"
-        self.report(node, message, fix=fix)
+        self.report(node, message, fix=fix, severity=Severity.INFORMATION if kept and fix is None else None)
 
     def _atom(self, parts: dict, node: ast.Call) -> tuple[str | None, str]:
         m, n, k, ty = parts["m"], parts["n"], parts["k"], parts["ty"]
