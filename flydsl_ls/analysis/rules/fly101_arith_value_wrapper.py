@@ -77,7 +77,10 @@ class ArithValueWrapper(Rule):
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
             blocker = fx_result_blocker(self.value_uses(node, through_operators=True))
-            message = "`ArithValue(...)` is deprecated: fx values already support operators"
+            message = "`ArithValue(...)` is deprecated: " + (
+                f"an index cast is `fx.Index({self.text(inner)})`"
+                if self._wrapped_for_index_cast() else "fx values already support operators"
+            )
             if blocker is not None:
                 self.report(
                     node,
@@ -88,6 +91,18 @@ class ArithValueWrapper(Rule):
             if state is not None:
                 message += f" (unsafe: {state.describe()})"
             self.report(node, message, fix=self.replace(node, text, self.fix_title, safe=False))
+
+    def _wrapped_for_index_cast(self) -> bool:
+        """`ArithValue(x).index_cast(T.index)`: the wrapper is there for the method (guide §1:
+        `fx.Index(x)`), not for operators."""
+        parents = self.ctx.parents
+        if len(parents) < 2 or not (isinstance(parents[-1], ast.Attribute) and parents[-1].attr == "index_cast"):
+            return False
+        call = parents[-2]
+        if not (isinstance(call, ast.Call) and call.func is parents[-1] and len(call.args) == 1):
+            return False
+        target = call.args[0].func if isinstance(call.args[0], ast.Call) else call.args[0]
+        return self.model.resolve(target) in ("fx.T.index", "mlir.ir.IndexType.get")
 
     def _method_state(self, node: ast.Call, inner: ast.expr):
         """What unwrapping `ArithValue(x).method(...)` into `x.method(...)` adds to the state
@@ -201,6 +216,13 @@ class ArithValueWrapper(Rule):
         Valid("from flydsl.expr.arith import ArithValue\nok = isinstance(v, ArithValue)\n"),
     ]
     INVALID = [
+        # The wrapper is there for the method: an index cast is fx.Index(x).
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(safe_idx):\n    return ArithValue(safe_idx).index_cast(T.index)\n",
+            expected=None,
+            message="`ArithValue(...)` is deprecated: an index cast is `fx.Index(safe_idx)`",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "def f(val: fx.Float32, peer, ptr):\n    fx.ptr_store(ArithValue(val) + peer, ptr)\n",
