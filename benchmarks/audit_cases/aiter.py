@@ -1076,3 +1076,60 @@ CASES.update({
     f"kernels/mega_moe/dispatch.py::{variant}": (mega_moe_dispatch(variant), GFX950)
     for variant in ("plan", "fixed_slot", "group", "payload")
 })
+
+
+# -- the CDNA fused compress attention kernels (the gfx1250 ones' launch signatures) ----------
+def fused_compress_attn_cdna_bf16(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn import compile_flydsl_fused_compress_attn
+
+    fn = compile_flydsl_fused_compress_attn(
+        head_dim=128, rope_head_dim=64, ratio=4, overlap=True, state_size=8, k_per_block=16,
+        has_block_table=True, use_ue8m0=True, preshuffle=False, rms_weight_is_bf16=False, rms_eps=1e-6,
+    )  # fmt: skip
+    cache = _t((4, 16, 128), "bfloat16", device)
+    return fn, _fca_args(device, head_dim=128, rope=64, ratio=4, overlap=True, state=8, kpb=16,
+                         kv_cache=cache, tail=lambda cos: (cos, 0, 0))  # fmt: skip
+
+
+def hca_cdna_compress_forward(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_hca import compile_hca_compress_forward
+
+    fn = compile_hca_compress_forward(head_dim=512, ratio=4, state_size=8, k_split_num_waves=2)
+    kv_in, score_in = _t((8, 512), "bfloat16", device), _t((8, 512), "bfloat16", device)
+    kv_state, score_state = _t((2, 8, 512), "float32", device), _t((2, 8, 512), "float32", device)
+    out = _t((4, 512), "float32", device)
+    return fn, (
+        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
+        kv_state, kv_state.stride(0), kv_state.stride(1),
+        score_state, score_state.stride(0), score_state.stride(1),
+        _t((2,), "int32", device), _t((4, 512), "float32", device), out, out.stride(0), 4, _stream(),
+    )  # fmt: skip
+
+
+def hca_cdna_norm_rope_scatter(device):
+    _flydsl_package()
+    _aiter_jit()
+    from aiter.ops.flydsl.kernels.fused_compress_attn_hca import compile_hca_norm_rope_scatter
+
+    fn = compile_hca_norm_rope_scatter(
+        head_dim=512, rope_head_dim=64, ratio=4, k_per_block=16, rms_weight_is_bf16=False, rms_eps=1e-6
+    )
+    kvc, cache = _t((4, 512), "float32", device), _t((4, 16, 512), "bfloat16", device)
+    krope, bt = _t((4, 16, 64), "bfloat16", device), _t((2, 4), "int32", device)
+    return fn, (
+        kvc, kvc.stride(0), _t((4, 4), "int32", device), _t((512,), "float32", device),
+        _t((64, 32), "bfloat16", device), _t((64, 32), "bfloat16", device),
+        cache, cache.stride(0), cache.stride(1), bt, bt.stride(0),
+        krope, krope.stride(0), krope.stride(1), 4, _stream(),
+    )  # fmt: skip
+
+
+CASES.update({
+    "kernels/fused_compress_attn.py::bf16_d128_r4_ovl": (fused_compress_attn_cdna_bf16, BOTH),
+    "kernels/fused_compress_attn_hca.py::compress_forward_d512_r4": (hca_cdna_compress_forward, BOTH),
+    "kernels/fused_compress_attn_hca.py::norm_rope_scatter_d512": (hca_cdna_norm_rope_scatter, BOTH),
+})
