@@ -62,8 +62,8 @@ def _mlir(result, emit="mlir-first") -> str:
 
 
 def test_fixes_applied(control_flow):
-    # 5 loops, 6 ifs (FLY302); the plain helpers' @flyc.jit come with the FLY302 fixes.
-    assert control_flow.applied == {"FLY302": 11}, control_flow.applied
+    # 5 loops, 7 ifs (FLY302); the plain helpers' @flyc.jit come with the FLY302 fixes.
+    assert control_flow.applied == {"FLY302": 12}, control_flow.applied
     text = control_flow.text
     assert "scf.ForOp" not in text and "scf.IfOp" not in text and "with _if_then" not in text
     assert "for loop_iv, loop_state in range(c0, c4, c1, init=[acc0, cnt0]):" in text
@@ -149,6 +149,15 @@ def test_raw_condition_identical(pair, control_flow):
     """`scf.IfOp(arith.cmpi(...))` (a raw i1, aiter's usual form) -> `if in_range:`: the rewriter
     dispatches an ir.Value condition to scf.if; the body carries nothing: identical IR."""
     before, after = pair(CONTROL_FLOW, "raw_cond", control_flow.text)
+    comparison = compare_results(before, after)
+    assert comparison.identical, comparison.diffs
+
+
+def test_listed_condition_identical(pair, control_flow):
+    """`scf.IfOp(actives[t])` where `actives` is a list of raw comparisons (aiter's
+    small_m_hgemm.py `tile_actives`) -> `if actives[t]:`; identical IR."""
+    assert "        if actives[t]:\n            fx.gpu.barrier()\n" in control_flow.text
+    before, after = pair(CONTROL_FLOW, "listed", control_flow.text)
     comparison = compare_results(before, after)
     assert comparison.identical, comparison.diffs
 

@@ -224,7 +224,7 @@ class RawScf(Rule):
             raise _NoFix("the op is not opened by a `with` block right where it is built")
         inner = self._unwrapped(cond)
         hint = (inner.id if isinstance(inner, ast.Name) else op_name or "branch").strip("_")
-        kind = self.model.type_of(inner)
+        kind = self._condition_kind(inner)
         if not _dynamic_condition(kind):
             raise _NoFix(
                 f"the condition `{self.text(inner)}` is not known to be an fx boolean or a raw `ir.Value` "
@@ -346,6 +346,24 @@ class RawScf(Rule):
             elif isinstance(node, ast.With) and len(node.items) == 1:
                 if self._is_if_block(node.items[0].context_expr):
                     yield node.body, True
+
+    def _condition_kind(self, cond: ast.expr):
+        """The condition's kind; an element of a list of conditions built in this function
+        (aiter's `tile_actives = [arith.cmpi(...) for ...]`, `tile_actives[i]`) has the kind
+        all its elements share."""
+        kind = self.model.type_of(cond)
+        if kind.known or not (isinstance(cond, ast.Subscript) and isinstance(cond.value, ast.Name)):
+            return kind
+        bindings = self.model.reaching_bindings(cond.value)
+        value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(value, ast.ListComp) and not any(g.ifs for g in value.generators):
+            elements = [value.elt]
+        elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+            elements = value.elts
+        else:
+            return kind
+        kinds = [self.model.type_of(e) for e in elements]
+        return kinds[0] if all(k.name == kinds[0].name for k in kinds) else kind
 
     def _condition_text(self, inner: ast.expr) -> str:
         text = self.text(inner)
@@ -963,6 +981,35 @@ class RawScf(Rule):
             "    ok = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n"
             "    if ok:\n"
             "        fx.gpu.barrier()\n",
+            unsafe=True,
+        ),
+        Invalid(
+            # An element of a list of raw conditions built in the function (aiter's
+            # small_m_hgemm.py: `tile_actives[tile_i]`).
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir import ir\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "from flydsl.expr import arith, range_constexpr\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    actives = [arith.cmpi(arith.CmpIPredicate.ult, tid + t, n) for t in range_constexpr(2)]\n"
+            "    for t in range_constexpr(2):\n"
+            "        if_t = scf.IfOp(actives[t], results_=[], has_else=False)\n"
+            "        with ir.InsertionPoint(if_t.then_block):\n"
+            "            out[tid + t] = 0.0\n"
+            "            scf.YieldOp([])\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith, range_constexpr\n"
+            "@flyc.kernel\n"
+            "def k(out: fx.Tensor, n: fx.Int32):\n"
+            "    tid = fx.thread_idx.x\n"
+            "    actives = [arith.cmpi(arith.CmpIPredicate.ult, tid + t, n) for t in range_constexpr(2)]\n"
+            "    for t in range_constexpr(2):\n"
+            "        if actives[t]:\n"
+            "            out[tid + t] = 0.0\n",
             unsafe=True,
         ),
         Invalid(
