@@ -13,18 +13,26 @@ import difflib
 import sys
 from pathlib import Path
 
-from flydsl_ls import __version__, config, output
+from flydsl_ls import __version__, cache, config, output
 from flydsl_ls.actions.fix_verify import NO_EXAMPLES, UNVERIFIABLE, VerifyAborted, verify_fixes
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.checker import check_path, check_source, fix_source, linter
 from flydsl_ls.files import discover, write_source
+from flydsl_ls.runner import FileJob, FileResult, default_jobs, run_jobs, settings_key
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument(
+        "-j", "--jobs", type=_positive, default=None,
+        help="worker processes (default: one per core; 1 checks in this process)",
+    )
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    check.add_argument(
+        "--cache-dir", type=Path,
+        help="where to keep the result cache (default: the `cache-dir` setting, else .flydsl-ls-cache "
+        "next to the pyproject.toml, else $FLYDSL_LS_CACHE/check or $XDG_CACHE_HOME/flydsl-ls/check)",
+    )
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", help="rule code or name, e.g. FLY101")
@@ -121,27 +139,130 @@ def run_check(args) -> int:
         if verifier is None:
             return EXIT_ERROR
     try:
+        if verifier is None:
+            return _check_run(args, paths, missing, overrides, fixing)
         return _check_files(args, paths, missing, overrides, fixing, verifier)
     finally:
         if verifier is not None:
             verifier.close()
 
 
-def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
+def _settings_of(files: list[Path], overrides: dict) -> list[config.Settings]:
+    """Each file's settings, warning once about each problem in them."""
+    warned: set[str] = set()
+    found = []
+    for path in files:
+        settings = config.settings_for(path).with_overrides(**overrides)
+        for warning in settings.warnings:
+            if warning not in warned:
+                warned.add(warning)
+                print(f"warning: {warning}", file=sys.stderr)
+        found.append(settings)
+    return found
+
+
+def _check_run(args, paths, missing, overrides, fixing) -> int:
+    """check, --fix, --diff, --fix-only: files checked in parallel, results reused from the
+    cache (plain check only); output and fixes in the files' order, as one worker gives."""
+    try:
+        files = list(discover([p for p in paths if p.exists()]))
+        all_settings = _settings_of(files, overrides)
+    except config.ConfigError as error:
+        _error(str(error))
+        return EXIT_ERROR
+    jobs = [
+        FileJob(path, settings, fix=fixing, unsafe=args.unsafe_fixes, diff=args.diff)
+        for path, settings in zip(files, all_settings)
+    ]
+    results: list[FileResult | None] = [None] * len(files)
+    stores = _lookup_cache(args, files, all_settings, results) if not fixing and not args.no_cache else None
+    missed = [i for i, result in enumerate(results) if result is None]
+    done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs())
+    for i, result in zip(missed, done):
+        results[i] = result
+    if stores is not None:
+        _store_cache(stores, missed, files, results)
+
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
     checked = failed = 0
-    warned: set[str] = set()
+    writes: list[tuple[Path, str]] = []
+    for path, result in zip(files, results):
+        if result.error is not None:
+            failed += 1
+            _error(f"{output._display(path)}: {result.error}; skipped")
+            continue
+        checked += 1
+        for problem in result.internal_errors:
+            failed += 1
+            _error(f"{output._display(path)}: internal error: {problem}")
+        for code, count in result.applied.items():
+            fixed[code] = fixed.get(code, 0) + count
+        for rejected in result.rejected:
+            _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
+        if result.fixed is not None:
+            if args.diff:
+                name = output._display(path)
+                sys.stdout.writelines(
+                    difflib.unified_diff(
+                        result.source.splitlines(keepends=True),
+                        result.fixed.splitlines(keepends=True),
+                        fromfile=f"a/{name}",
+                        tofile=f"b/{name}",
+                    )
+                )
+            else:
+                writes.append((path, result.fixed))
+        entries.extend((path, d) for d in result.diagnostics)
+    # Written once every file is checked: no worker reads a file half-fixed.
+    for path, text in writes:
+        write_source(path, text)
+    return _finish(args, entries, fixed, checked, failed, missing)
+
+
+def _lookup_cache(args, files, all_settings, results) -> dict:
+    """Fill ``results`` with what the cache still holds; returns what to store the rest with."""
+    snapshot = cache.Snapshot(files)
+    caches: dict[Path, cache.ResultCache] = {}
+    keys: dict[int, tuple[cache.ResultCache, str]] = {}
+    for i, (path, settings) in enumerate(zip(files, all_settings)):
+        digest = snapshot.hashes[path.resolve()]
+        if digest is None:
+            continue  # unreadable: the check says why
+        folder = args.cache_dir or settings.cache_dir or cache.default_folder(settings.root)
+        store = caches.get(folder)
+        if store is None:
+            store = caches[folder] = cache.ResultCache(folder)
+        key = cache.file_key(path.resolve(), digest, settings_key(path, settings))
+        results[i] = store.get(path.resolve(), key, snapshot)
+        keys[i] = (store, key)
+    return {"snapshot": snapshot, "keys": keys, "caches": caches}
+
+
+def _store_cache(stores: dict, missed: list[int], files: list[Path], results) -> None:
+    snapshot = stores["snapshot"]
+    for i in missed:
+        result = results[i]
+        if i not in stores["keys"] or result.error is not None or result.internal_errors:
+            continue  # not a result to trust again
+        store, key = stores["keys"][i]
+        asked = result.consulted
+        dependencies = snapshot.dependencies(asked.reads, asked.probes, asked.needles, asked.scanned)
+        store.put(files[i].resolve(), key, dependencies, FileResult(diagnostics=result.diagnostics))
+    for store in stores["caches"].values():
+        store.save()
+
+
+def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
+    """--verify: one file after the other, in this process (one compile worker)."""
+    entries: list[output.Entry] = []
+    fixed: dict[str, int] = {}
+    checked = failed = 0
     try:
         files = list(discover([p for p in paths if p.exists()]))
         # Sibling modules and cross-file callers are read from the same run's files.
         project = ProjectIndex(files=files)
-        for path in files:
-            settings = config.settings_for(path).with_overrides(**overrides)
-            for warning in settings.warnings:
-                if warning not in warned:
-                    warned.add(warning)
-                    print(f"warning: {warning}", file=sys.stderr)
+        for path, settings in zip(files, _settings_of(files, overrides)):
             report = check_path(path, settings, project)
             if report.error is not None:
                 failed += 1
@@ -161,7 +282,11 @@ def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
     except VerifyAborted as error:
         _error(f"--verify: {error}")
         return EXIT_ERROR
+    return _finish(args, entries, fixed, checked, failed, missing)
 
+
+def _finish(args, entries, fixed, checked, failed, missing) -> int:
+    """Print what was found and fixed; the exit code."""
     total_fixed = sum(fixed.values())
     if args.diff or args.fix_only:
         entries = []

@@ -24,10 +24,10 @@ from flydsl_ls.analysis.rules import Rule, select_rules, unknown_selectors
 SECTION = "flydsl-ls"
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pants.d", ".pytype",
-    ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out", "build",
+    ".ruff_cache", ".flydsl-ls-cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out", "build",
     "dist", "node_modules", "venv", "__pycache__",
 )
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "target-arch", "flydsl-version"}
+KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "target-arch", "flydsl-version", "cache-dir"}
 ARCH_ENV = "FLYDSL_GPU_ARCH"
 
 
@@ -44,6 +44,7 @@ class Settings:
     target_arch: str | None = None
     flydsl_version: str | None = None
     root: Path | None = None  # the directory of the pyproject.toml these came from
+    cache_dir: Path | None = None  # where `check` keeps its results (relative to root)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def with_overrides(self, **overrides) -> Settings:
@@ -138,6 +139,7 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
         target_arch=string("target-arch"),
         flydsl_version=string("flydsl-version"),
         root=root,
+        cache_dir=(root / cache if root is not None else Path(cache)) if (cache := string("cache-dir")) else None,
         warnings=tuple(warnings),
     )
 

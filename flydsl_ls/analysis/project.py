@@ -36,6 +36,17 @@ class _Module:
 
 
 @dataclass
+class Consulted:
+    """What the analysis of one file asked of the rest of the project: the CLI's result
+    cache keys a file's findings on these."""
+
+    reads: set[Path] = field(default_factory=set)  # modules whose models it read
+    probes: dict[tuple, Path | None] = field(default_factory=dict)  # module lookups, what they found
+    needles: set[str] = field(default_factory=set)  # it read the files whose text has one of these
+    scanned: bool = False  # it may have read any project file (the workspace-wide rules)
+
+
+@dataclass
 class ProjectIndex:
     """Module models of one project (a CLI run, or a workspace in the server)."""
 
@@ -48,6 +59,7 @@ class ProjectIndex:
     _paths: dict[Path, Path] = field(default_factory=dict)
     _files: dict[tuple, Path | None] = field(default_factory=dict)
     generation: int = 0  # bumped when what was read may have changed (analysis caches key on it)
+    consulted: dict[Path, Consulted] = field(default_factory=dict)  # by the asking file
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
@@ -79,15 +91,34 @@ class ProjectIndex:
     def _module_file(self, root: Path, parts: list[str]) -> Path | None:
         key = (root, *parts)
         if key not in self._files:
-            found = None
-            if (root / parts[0]).exists() or (root / f"{parts[0]}.py").exists():
-                base = root.joinpath(*parts)
-                for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-                    if candidate.is_file():
-                        found = candidate.resolve()
-                        break
-            self._files[key] = found
+            self._files[key] = find_module_file(root, parts)
         return self._files[key]
+
+    def _consulted(self, path: Path) -> Consulted:
+        if path not in self.consulted:
+            self.consulted[path] = Consulted()
+        return self.consulted[path]
+
+    def dependencies(self, path: Path) -> Consulted:
+        """Everything the findings of ``path`` may depend on, through the models it read and
+        what those asked in turn (models remember answers: the closure is what counts)."""
+        found = Consulted()
+        seen: set[Path] = set()
+        todo = [path.resolve()]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            asked = self.consulted.get(current)
+            if asked is None:
+                continue
+            found.scanned |= asked.scanned
+            found.probes.update(asked.probes)
+            found.needles |= asked.needles
+            found.reads |= asked.reads
+            todo += asked.reads
+        return found
 
     def _resolve(self, dotted: str, root: Path, here: Path, package, depth: int) -> str | None:
         if depth > _MAX_DEPTH:
@@ -97,10 +128,13 @@ class ProjectIndex:
             parts = parts[1:]
             if not package:  # unknown package: relative to the file's own folder
                 root = here.parent
+        asked = self._consulted(here)
         for cut in range(len(parts) - 1, 0, -1):
             module = self._module_file(root, parts[:cut])
+            asked.probes[(root, *parts[:cut])] = module
             if module is None or module == here:
                 continue
+            asked.reads.add(module)
             model = self.model_of(module)
             if model is None:
                 return None
@@ -120,6 +154,7 @@ class ProjectIndex:
     def module_arguments(self, view: ProjectView, function: str) -> list[dict]:
         """For each call of ``function`` (defined in the view's file) from another project
         file that passes modules: {position or keyword: dotted module}."""
+        self._consulted(view.path).needles.add(function)  # the files the text filter lets through
         key = f"{view.module_key}.{function}"
         if key in self._arguments:
             return self._arguments[key]
@@ -139,6 +174,7 @@ class ProjectIndex:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
         filter first, and only the files that pass it are parsed (models are cached)."""
         needle = f"def {function}"
+        self._consulted(view.path).needles.add(needle)
         found = []
         for path in self.all_files():
             path = self._resolved(path)
@@ -199,6 +235,16 @@ _SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", 
 _MAX_FILES = 20_000
 
 
+def find_module_file(root: Path, parts: list[str]) -> Path | None:
+    """The file of module ``parts`` under ``root`` (``a/b.py`` or ``a/b/__init__.py``)."""
+    if (root / parts[0]).exists() or (root / f"{parts[0]}.py").exists():
+        base = root.joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate.resolve()
+    return None
+
+
 def _python_files(root: Path) -> list[Path]:
     found: list[Path] = []
     for folder, dirnames, filenames in os.walk(root):
@@ -243,7 +289,7 @@ class ProjectView:
     """One file's window on the project index."""
 
     def __init__(self, index: ProjectIndex, path: Path, package: str | None):
-        self.index = index
+        self._index = index
         self.path = path  # resolved
         self.package = package
         self.root = package_root(path, package)
@@ -253,13 +299,19 @@ class ProjectView:
             parts = (path.stem,)
         self.module_key = ".".join(parts).removesuffix(".__init__")
 
+    @property
+    def index(self) -> ProjectIndex:
+        """The whole index: whoever reaches for it may read any project file."""
+        self._index._consulted(self.path).scanned = True
+        return self._index
+
     def resolve(self, dotted: str, depth: int = 0) -> str | None:
         """Where a dotted path into another project module really points."""
-        return self.index._resolve(dotted, self.root, self.path, self.package, depth)
+        return self._index._resolve(dotted, self.root, self.path, self.package, depth)
 
     def module_arguments(self, function: str) -> list[dict]:
-        return self.index.module_arguments(self, function)
+        return self._index.module_arguments(self, function)
 
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""
-        return self.index.definers(self, function)
+        return self._index.definers(self, function)

@@ -1,0 +1,208 @@
+"""The ``check`` result cache, as ruff keeps one: a file's findings are reused while
+nothing they were computed from has changed.
+
+A finding is reused only when all of these are unchanged: the file's bytes, its package,
+the rules enabled for it, the analysis options (target arch, the FlyDSL release the
+project declares), flydsl-ls itself (a hash of its package sources, so an edit of a rule
+invalidates everything) and the Python version; and, when the file's analysis read other
+project files (a sibling module it imports from, callers in other files passing it a
+dialect module, the workspace-wide FLY402/FLY702 facts), what it read: the bytes of every
+module it read (and their packages), the answer of every module lookup it made, the run
+files whose text passes the project index's filter for the callers or definitions it
+looked up (a function's name) and their bytes, and, when a rule reached for the whole
+index, the bytes of every file of the run.
+
+Entries live in one pickle per cache folder and flydsl-ls build, rewritten atomically at
+the end of a run; a stale or unreadable cache file is simply ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from flydsl_ls import __version__
+from flydsl_ls.analysis.project import find_module_file
+from flydsl_ls.analysis.sources import package_of
+
+CACHE_FOLDER = ".flydsl-ls-cache"
+_ENTRIES = "entries.pickle"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=1)
+def build_digest() -> str:
+    """flydsl-ls as it is on disk (its version, every source and data file) and the Python
+    that parses the files: a development install is re-keyed by any edit of a rule."""
+    digest = hashlib.sha256(f"{__version__}|{sys.version_info[:3]}".encode())
+    for path in sorted(_PACKAGE.rglob("*")):
+        if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def default_folder(root: Path | None) -> Path:
+    """``.flydsl-ls-cache`` next to the project's pyproject.toml; files outside any project
+    share one under the user cache (``$FLYDSL_LS_CACHE``, else ``$XDG_CACHE_HOME/flydsl-ls``)."""
+    if root is not None:
+        return root / CACHE_FOLDER
+    from flydsl_ls.compile.toolchain import cache_dir
+
+    return cache_dir() / "check"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What a file's findings were computed from besides the file (see the module doc)."""
+
+    modules: tuple[tuple[str, str | None, str | None], ...] = ()  # (path, content hash, package)
+    lookups: tuple[tuple[tuple[str, ...], str | None], ...] = ()  # ((root, *parts), found file)
+    needles: tuple[tuple[str, str], ...] = ()  # (text, digest of the run files that contain it)
+    scanned: bool = False  # it may have read any file of the run
+    project: str = ""  # digest of the run's files when it was computed
+
+
+@dataclass
+class Entry:
+    key: str
+    dependencies: Dependencies
+    result: object  # what the CLI keeps of a file's check (picklable)
+
+
+class Snapshot:
+    """The files of one run and their contents, to decide whether an entry still holds."""
+
+    def __init__(self, files: list[Path]):
+        self.contents: dict[Path, bytes | None] = {}  # resolved path -> bytes (None: unreadable)
+        self.hashes: dict[Path, str | None] = {}
+        listing = hashlib.sha256()
+        for path in files:
+            path = path.resolve()
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = None
+            self.contents[path] = data
+            self.hashes[path] = content_hash(data) if data is not None else None
+            listing.update(f"{path}\0{self.hashes[path]}\n".encode())
+        self.project = listing.hexdigest()
+        self._elsewhere: dict[Path, str | None] = {}
+        self._needles: dict[str, str] = {}
+
+    def hash_of(self, path: Path) -> str | None:
+        if path in self.hashes:
+            return self.hashes[path]
+        if path not in self._elsewhere:
+            try:
+                self._elsewhere[path] = content_hash(path.read_bytes())
+            except OSError:
+                self._elsewhere[path] = None
+        return self._elsewhere[path]
+
+    def needle(self, text: str) -> str:
+        """Which run files contain ``text``, and what they hold (the project index's text
+        filter, on the bytes: the needles are identifiers)."""
+        if text not in self._needles:
+            raw = text.encode()
+            digest = hashlib.sha256()
+            for path, data in self.contents.items():
+                if data is not None and raw in data:
+                    digest.update(f"{path}\0{self.hashes[path]}\n".encode())
+            self._needles[text] = digest.hexdigest()
+        return self._needles[text]
+
+    def dependencies(self, reads, lookups, needles, scanned: bool) -> Dependencies:
+        return Dependencies(
+            modules=tuple(sorted((str(p), self.hash_of(p), package_of(p)) for p in reads)),
+            lookups=tuple(sorted(((str(k[0]), *k[1:]), str(v) if v else None) for k, v in lookups.items())),
+            needles=tuple(sorted((n, self.needle(n)) for n in needles)) if not scanned else (),
+            scanned=scanned,
+            project=self.project,
+        )
+
+    def holds(self, dependencies: Dependencies) -> bool:
+        same_run = dependencies.project == self.project  # same files, same bytes
+        if dependencies.scanned and not same_run:
+            return False
+        if not same_run and any(self.needle(n) != digest for n, digest in dependencies.needles):
+            return False
+        for path, digest, package in dependencies.modules:
+            if self.hash_of(Path(path)) != digest or package_of(Path(path)) != package:
+                return False
+        for (root, *parts), found in dependencies.lookups:
+            now = find_module_file(Path(root), parts)
+            if (str(now) if now else None) != found:
+                return False
+        return True
+
+
+def file_key(path: Path, digest: str, settings_key: tuple) -> str:
+    text = repr((str(path), digest, package_of(path), settings_key))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ResultCache:
+    """The entries of one cache folder for this build of flydsl-ls."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.place = folder / build_digest()
+        self.entries: dict[str, Entry] = {}
+        self.changed = False
+        try:
+            with open(self.place / _ENTRIES, "rb") as handle:
+                loaded = pickle.load(handle)
+            if isinstance(loaded, dict):
+                self.entries = loaded
+        except Exception:  # noqa: BLE001 - missing, truncated, of another build: start afresh
+            self.entries = {}
+
+    def get(self, path: Path, key: str, snapshot: Snapshot):
+        entry = self.entries.get(str(path))
+        if entry is None or entry.key != key or not snapshot.holds(entry.dependencies):
+            return None
+        return entry.result
+
+    def put(self, path: Path, key: str, dependencies: Dependencies, result) -> None:
+        self.entries[str(path)] = Entry(key, dependencies, result)
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        # Entries of files that are gone (a deleted file, a test's temporary folder) go too.
+        self.entries = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
+        try:
+            self.place.mkdir(parents=True, exist_ok=True)
+            _mark(self.folder)
+            for other in self.folder.iterdir():  # entries of other flydsl-ls builds
+                if other != self.place and (other / _ENTRIES).is_file():
+                    shutil.rmtree(other, ignore_errors=True)
+            handle, temporary = tempfile.mkstemp(dir=self.place, prefix=".entries-")
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump(self.entries, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, self.place / _ENTRIES)
+        except OSError as error:
+            print(f"warning: cannot write the cache in {self.folder}: {error}", file=sys.stderr)
+
+
+def _mark(folder: Path) -> None:
+    """As ruff does: keep the folder out of git and out of backups."""
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Automatically created by flydsl-ls.\n*\n")
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
