@@ -105,4 +105,4 @@ def test_uses_read_as_places_in_messages():
     (use,) = value_uses(model, call, model.parent_map(tree))
     assert use.describe() == "a list comprehension on line 7"
     far = Use(Sink.PASSED_ON, call, TOO_FAR)
-    assert far.describe() == "uses too many steps away to follow (from line 6)"
+    assert far.describe() == "code too many calls and assignments away to follow (past line 6)"

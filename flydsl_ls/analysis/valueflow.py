@@ -88,7 +88,7 @@ class Use:
     def describe(self) -> str:
         """The use in a message: "`scf.for_` on line 12", "a list comprehension on line 40"."""
         if self.what == TOO_FAR:
-            return f"uses too many steps away to follow (from line {self.node.lineno})"
+            return f"code too many calls and assignments away to follow (past line {self.node.lineno})"
         place = _PLACES.get(self.what)
         if place is not None:
             return f"{place} on line {self.node.lineno}"
