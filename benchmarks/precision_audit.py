@@ -6,11 +6,12 @@ reviewer, and keep the verdicts in a file so the precision figure can be measure
     python benchmarks/precision_audit.py judge --verdicts FILE ID right|wrong|debatable [NOTE]
     python benchmarks/precision_audit.py score --verdicts FILE
 
-`sample` runs `flydsl-ls check` over the trees, draws up to N findings per rule (seeded, so a
-second run draws the same ones where the findings are unchanged) and adds them to the
-verdicts file; findings already there keep their verdict. A finding's id hashes its file
-(relative to its tree), rule, message and the text of its line, not the line number, so
-verdicts survive edits elsewhere in the file. `show` prints each sampled finding with the
+`sample` runs `flydsl-ls check` over the trees and keeps up to N findings per rule in the
+verdicts file: the sampled findings still reported keep their verdict, those no longer
+reported (a false positive fixed, a message reworded) leave, and new seeded draws fill the
+rest. A finding's id hashes its file
+(relative to its tree), rule, severity, message and the text of its line, not the line
+number, so verdicts survive edits elsewhere in the file. `show` prints each sampled finding with the
 code around it; `judge` records a verdict; `score` prints precision per rule and overall:
 right / (right + wrong), with debatable findings counted apart.
 
@@ -54,13 +55,18 @@ def findings(trees: list[Path]) -> list[dict]:
                 line = d.range.start.line
                 text = lines[line] if line < len(lines) else ""
                 rel = f"{tree.name}/{path.relative_to(tree)}"
-                key = hashlib.sha1(f"{rel}\0{d.code}\0{d.message}\0{text.strip()}".encode()).hexdigest()[:12]
+                key = finding_id(rel, d.code, d.severity.value, d.message, text)
                 found.append({
                     "id": key, "file": rel, "path": str(path), "line": line + 1, "code": d.code,
                     "severity": d.severity.value, "message": d.message,
                     "fix": d.fix.applicability.value if d.fix else None,
                 })
     return found
+
+
+def finding_id(rel: str, code: str, severity: str, message: str, line_text: str) -> str:
+    """Stable across edits elsewhere in the file; a new finding when its severity or message changes."""
+    return hashlib.sha1(f"{rel}\0{code}\0{severity}\0{message}\0{line_text.strip()}".encode()).hexdigest()[:12]
 
 
 def load(path: Path) -> dict[str, dict]:
@@ -75,23 +81,31 @@ def save(path: Path, entries: dict[str, dict]) -> None:
 
 
 def sample(args) -> None:
-    entries = load(args.verdicts)
+    """Keep the sampled findings that still exist (with their verdicts), drop the ones the
+    rules no longer report (a fixed false positive, a reworded message), and top each rule
+    up to N with new draws."""
+    old = load(args.verdicts)
     by_rule: dict[str, list[dict]] = defaultdict(list)
     for finding in findings([Path(t).resolve() for t in args.trees]):
         by_rule[finding["code"]].append(finding)
+    entries: dict[str, dict] = {}
     added = 0
     for code, items in sorted(by_rule.items()):
         items.sort(key=lambda f: f["id"])
-        drawn = random.Random(f"{args.seed}:{code}").sample(items, min(args.per_rule, len(items)))
-        for finding in drawn:
-            old = entries.get(finding["id"])
-            finding["verdict"] = old.get("verdict") if old else None
-            finding["note"] = old.get("note", "") if old else ""
-            added += old is None
+        kept = [f for f in items if f["id"] in old]
+        fresh = [f for f in items if f["id"] not in old]
+        wanted = max(0, args.per_rule - len(kept))
+        drawn = random.Random(f"{args.seed}:{code}").sample(fresh, min(wanted, len(fresh)))
+        for finding in [*kept, *drawn]:
+            previous = old.get(finding["id"], {})
+            finding["verdict"] = previous.get("verdict")
+            finding["note"] = previous.get("note", "")
+            added += not previous
             entries[finding["id"]] = finding
     save(args.verdicts, entries)
-    total = {code: len(items) for code, items in by_rule.items()}
-    print(f"{sum(total.values())} findings in the trees; {len(entries)} sampled ({added} new) -> {args.verdicts}")
+    gone = len(set(old) - set(entries))
+    total = sum(len(items) for items in by_rule.values())
+    print(f"{total} findings in the trees; {len(entries)} sampled ({added} new, {gone} no longer reported) -> {args.verdicts}")
 
 
 def show(args) -> None:
