@@ -271,3 +271,17 @@ def _node_at(tree, kind, line, col, end_col):
         if type(node) is kind and (node.lineno, node.col_offset, node.end_col_offset) == (line, col, end_col):
             return node
     return None
+
+
+def test_a_new_binder_of_a_name_a_chunk_looked_up_invalidates_its_result():
+    # FLY602's fix spells `fx.copy` only while `fx` is the module's flydsl.expr import; a
+    # `def fx` added below rebinds it, and the chunk's cached fix must go.
+    head = (
+        "class Block0:\n    def run(self):\n        from flydsl.expr import copy_atom_call\n"
+        "        def load(atom, src, r):\n            copy_atom_call(atom, src, r)\n\n\n"
+        "import flydsl.expr as fx\n"
+    )
+    opts = AnalysisOptions(flydsl_version="0.3.1")
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, head, opts)
+    same_as_full(analyzer, head + "def fx(thr):\n    return thr\n", opts)

@@ -27,7 +27,7 @@ class ChunkGraph:
             # No chunk came, went, or changed the names it binds or reads (typing in a
             # body): the name tables are the previous version's.
             self.definers, self.readers = previous.definers, previous.readers
-            self.always, self.names = previous.always, previous.names
+            self.always, self.names, self.bindings = previous.always, previous.names, previous.bindings
             self.first_definition = previous.first_definition
         else:
             self._index_names()
@@ -37,7 +37,7 @@ class ChunkGraph:
         self.prelude = (chunks[0] if chunks else None, *(chunks[i] for i in self.always if i < first))
         self._closures: dict[tuple, tuple[tuple[Chunk, ...], frozenset[int]]] = {}
         if previous is not None:
-            if previous.names == self.names:
+            if previous.bindings == self.bindings:
                 self.names = previous.names  # results compare it by identity
             if change is not None:
                 self._closures = previous._still_valid(*change)
@@ -53,6 +53,10 @@ class ChunkGraph:
                 self.readers.setdefault(name, []).append(i)
         self.always = [i for i, c in enumerate(chunks) if c.always or not c.stubbable]
         self.names = frozenset(self.definers)
+        # What binds each name: a `def fx` after `import ... as fx` changes what `fx` is.
+        self.bindings = frozenset(
+            (name, tuple(chunks[j].kind for j in where)) for name, where in self.definers.items()
+        )
         # The first def or class: where imports stop counting as the import block.
         self.first_definition = next((i for i, c in enumerate(chunks) if c.kind in ("def", "class")), None)
 
@@ -127,11 +131,12 @@ class ChunkGraph:
         return seen
 
     def presence(self, looked_up: frozenset[str], all_names: bool):
-        """The answers to "is this module-level name bound?" a result depended on."""
+        """The answers to "is this module-level name bound, and by what?" a result depended
+        on: each name with the kinds of the chunks binding it (an import followed by a
+        `def` of the same name answers a lookup with the def)."""
         if all_names:
-            return self.names
-        definers = self.definers
-        return frozenset(name for name in looked_up if name in definers)
+            return self.bindings
+        return frozenset(b for b in self.bindings if b[0] in looked_up)
 
     def reduced(self, members: tuple[Chunk, ...], stand_ins: dict[int, str] | None = None) -> tuple[str, ast.Module]:
         """The module with every chunk not in ``members`` replaced by its stub (or by

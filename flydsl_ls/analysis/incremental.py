@@ -216,7 +216,7 @@ class IncrementalAnalyzer:
             return None
         if result.prelude != version.prelude:
             return None
-        if result.names is not version.names:  # some module-level name came or went
+        if result.names is not version.names:  # a module-level name came, went or got another binder
             if result.presence != version.presence(result.looked_up, result.all_names):
                 return None
             result.names = version.names  # checked against these names: no need again
