@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
 
 _MAX_DEPTH = 6
+_WORD = re.compile(r"\w+")
 
 
 def package_root(path: Path, package: str | None) -> Path:
@@ -60,6 +62,8 @@ class ProjectIndex:
     _files: dict[tuple, Path | None] = field(default_factory=dict)
     generation: int = 0  # bumped when what was read may have changed (analysis caches key on it)
     consulted: dict[Path, Consulted] = field(default_factory=dict)  # by the asking file
+    _words: dict[str, list[Path]] | None = None  # word -> the files that have it
+    _file_words: dict[Path, set[str]] = field(default_factory=dict)
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
@@ -156,17 +160,17 @@ class ProjectIndex:
         file that passes modules: {position or keyword: dotted module}."""
         self._consulted(view.path).needles.add(function)  # the files the text filter lets through
         key = f"{view.module_key}.{function}"
-        if key in self._arguments:
-            return self._arguments[key]
-        self._arguments[key] = []  # resolving the callers' own parameters may come back here
+        memo = (view.path, key)  # two files may share a module key (no package): not their answers
+        if memo in self._arguments:
+            return self._arguments[memo]
+        self._arguments[memo] = []  # resolving the callers' own parameters may come back here
         found = []
-        for path in self.all_files():
-            path = self._resolved(path)
+        for path in self._mentioning(function):
             # Cheap text filter first: only files that mention the function are parsed.
             if path == view.path or function not in self._text(path):
                 continue
             found += [passed for callee, passed in self._module_calls(path) if callee == key]
-        self._arguments[key] = found
+        self._arguments[memo] = found
         return found
 
     # --- who defines a function, across the project -------------------------------
@@ -176,8 +180,7 @@ class ProjectIndex:
         needle = f"def {function}"
         self._consulted(view.path).needles.add(needle)
         found = []
-        for path in self.all_files():
-            path = self._resolved(path)
+        for path in self._mentioning(function):
             if path == view.path or needle not in self._text(path):
                 continue
             model = self.model_of(path)
@@ -187,6 +190,23 @@ class ProjectIndex:
             ):
                 found.append(path)
         return sorted(set(found))
+
+    def _mentioning(self, word: str) -> list[Path]:
+        """The project files (resolved, in order) whose text may mention ``word``: every file
+        is split into its words once per index, not searched again for each question."""
+        if not _WORD.fullmatch(word):
+            return [self._resolved(path) for path in self.all_files()]
+        if self._words is None:
+            self._words, self._file_words = {}, {}
+            for path in self.all_files():
+                self._index_words(self._resolved(path))
+        return self._words.get(word, [])
+
+    def _index_words(self, path: Path) -> None:
+        words = set(_WORD.findall(self._text(path)))
+        self._file_words[path] = words
+        for word in words:
+            self._words.setdefault(word, []).append(path)
 
     def all_files(self) -> list[Path]:
         if self.roots and not self.files:
@@ -201,6 +221,10 @@ class ProjectIndex:
         self._texts.pop(path, None)
         self._calls.pop(path, None)
         self._arguments.clear()
+        if self._words is not None and path in self._file_words:  # its words as they are now
+            for word in self._file_words.pop(path):
+                self._words[word].remove(path)
+            self._index_words(path)
 
     def _resolved(self, path: Path) -> Path:
         if path not in self._paths:

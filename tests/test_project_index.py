@@ -1,0 +1,51 @@
+"""ProjectIndex: callers and definers across files, found through its word index, and what
+each file asked of the project (the CLI's result cache keys on it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flydsl_ls.analysis.project import ProjectIndex
+
+HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
+KERNEL = "import flydsl.expr as fx\nfrom helpers import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n"
+
+
+def make(tmp_path: Path) -> ProjectIndex:
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "kern.py").write_text(KERNEL)
+    (tmp_path / "other.py").write_text("def reduce_all(x):\n    return x\n")
+    return ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+
+
+def test_callers_and_definers_across_files(tmp_path):
+    index = make(tmp_path)
+    helpers = index.view(tmp_path / "helpers.py", "")
+    assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
+    assert index.view(tmp_path / "kern.py", "").definers("reduce") == [(tmp_path / "helpers.py").resolve()]
+    assert helpers.definers("reduce_all") == [(tmp_path / "other.py").resolve()]  # a word, not a prefix
+    asked = index.dependencies(tmp_path / "helpers.py")
+    assert asked.needles == {"reduce", "def reduce_all"} and not asked.scanned
+    assert index.dependencies(tmp_path / "kern.py").needles == {"def reduce"}
+
+
+def test_a_forgotten_file_is_read_again(tmp_path):
+    index = make(tmp_path)
+    helpers = index.view(tmp_path / "helpers.py", "")
+    assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
+    (tmp_path / "kern.py").write_text("import flydsl.expr as fx\n")
+    index.forget(tmp_path / "kern.py")
+    assert helpers.module_arguments("reduce") == []
+    (tmp_path / "kern.py").write_text(KERNEL)
+    index.forget(tmp_path / "kern.py")
+    assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
+
+
+def test_reaching_for_the_whole_index_is_a_scan(tmp_path):
+    index = make(tmp_path)
+    view = index.view(tmp_path / "kern.py", "")
+    view.resolve("helpers.reduce")  # a module lookup, then a read of helpers.py
+    asked = index.dependencies(tmp_path / "kern.py")
+    assert asked.reads == {(tmp_path / "helpers.py").resolve()} and not asked.scanned
+    view.index.all_files()
+    assert index.dependencies(tmp_path / "kern.py").scanned
