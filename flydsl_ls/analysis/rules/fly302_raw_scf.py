@@ -265,7 +265,8 @@ class RawScf(Rule):
         index = self.model.index
         line = index.line_text(then_with.lineno - 1)
         indent = line[: len(line) - len(line.lstrip())]
-        inner = " " * then_with.body[0].col_offset
+        body_line = index.line_text(then_with.body[0].lineno - 1)
+        inner = body_line[: len(body_line) - len(body_line.lstrip())]  # tabs kept as written
         rest = index.line_text(last.end_lineno - 1).encode("utf-8")[last.end_col_offset :]
         rest = rest.decode("utf-8", "replace")
         if not re.fullmatch(r"\s*(#.*)?", rest):
