@@ -131,6 +131,11 @@ class RawScf(Rule):
     def _site(self, node, what, advice, planner) -> None:
         message = f"raw `{what}`: {advice}"
         function = cf.innermost_function(self.ctx.parents)
+        if function is not None and not cf.rewritten(self.model, self.ctx.parents):
+            message += (
+                f", in a `@flyc.jit` function: FlyDSL rewrites Python control flow only in "
+                f"`@flyc.kernel`/`@flyc.jit` functions, and `{function.name}` is neither (guide §5)"
+            )
         try:
             if function is None:
                 raise _NoFix("it is not inside a function")
@@ -850,6 +855,8 @@ class RawScf(Rule):
             "    if i < n:\n"
             "        out[i] = 0.0\n",
             unsafe=True,
+            message="in a `@flyc.jit` function: FlyDSL rewrites Python control flow only in "
+            "`@flyc.kernel`/`@flyc.jit` functions, and `store_if` is neither (guide §5)",
         ),
         Invalid(
             # Loop-carried value: range(..., init=[...]), yield, results.
