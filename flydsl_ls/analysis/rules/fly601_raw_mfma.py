@@ -158,6 +158,7 @@ class RawMfma(Rule):
     example_after = "mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))\nfx.gemm(mma, frag_c, frag_a, frag_b, frag_c)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        self._intrinsics_passed(node)
         symbol = self.model.resolve(node.func)
         if not symbol or not symbol.startswith(("fx.rocdl.", "mlir.rocdl.")):
             return
@@ -181,6 +182,27 @@ class RawMfma(Rule):
         if fix is None and declined and not kept:
             message = f"{message} (no fix: {declined})"
         self.report(node, message, fix=fix, severity=Severity.INFORMATION if kept and fix is None else None)
+
+    def _intrinsics_passed(self, call: ast.Call) -> None:
+        """`self._mfma(rocdl.mfma_f32_32x32x8f16, a, b, c)`: the intrinsic handed to a helper
+        that calls it (FlyDSL's flash_attn_utils). No fix: the call is in the helper."""
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            if not isinstance(arg, (ast.Attribute, ast.Name)):
+                continue
+            symbol = self.model.resolve(arg)
+            if not symbol or not symbol.startswith(("fx.rocdl.", "mlir.rocdl.")):
+                continue
+            parts = decode(symbol.rsplit(".", 1)[-1])
+            if parts is None:
+                continue
+            atom, why = self._atom(parts, call)
+            advice = f"use `fx.make_mma_atom({atom})` in the helper" if atom else why
+            self.report(
+                arg,
+                f"raw MMA intrinsic `{ast.unparse(arg)}` passed as a callable: {advice} "
+                "(no fix: the helper that calls it decides the operands)",
+                severity=Severity.INFORMATION if atom is None and "keep the raw" in why else None,
+            )
 
     def _atom(self, parts: dict, node: ast.Call) -> tuple[str | None, str]:
         m, n, k, ty = parts["m"], parts["n"], parts["k"], parts["ty"]
@@ -434,6 +456,15 @@ class RawMfma(Rule):
         ),
     ]
     INVALID = [
+        # Handed to a helper that calls it (FlyDSL's flash_attn_utils).
+        Invalid(
+            "from flydsl.expr import rocdl\n"
+            "def f(self, a, b, c):\n    return self._mfma(rocdl.mfma_f32_32x32x8f16, a, b, c)\n",
+            expected=None,
+            message="raw MMA intrinsic `rocdl.mfma_f32_32x32x8f16` passed as a callable: use "
+            "`fx.make_mma_atom(fx.rocdl.MFMA(32, 32, 8, fx.Float16))` in the helper",
+            column=23,
+        ),
         Invalid(
             "import flydsl.expr as fx\n"
             "from flydsl.expr import rocdl\n"
