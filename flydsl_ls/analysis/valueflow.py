@@ -62,9 +62,15 @@ _MAX_DEPTH = 4
 # fx.arith helpers whose result is typed like their operands (the others unwrap them and
 # give a raw value whatever they get).
 _KIND_KEEPING_ARITH = {
-    f"fx.arith.{name}"
+    f"{module}.{name}"
+    for module in ("fx.arith", "fx")  # `fx.max` is `fx.arith.max` re-exported
     for name in ("max", "min", "maxnumf", "minnumf", "maximumf", "minimumf", "ceildiv", "shrui", "cmpi", "cmpf")
-}
+} | {"fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down", "fx.gpu.shuffle_idx"}
+
+
+def _keeps_kind(symbol: str) -> bool:
+    """An fx function whose result is of its (first) operand's kind: raw in, raw out."""
+    return symbol in _KIND_KEEPING_ARITH or symbol.startswith("fx.math.")
 
 
 class Sink(Enum):
@@ -147,7 +153,7 @@ def fx_result_blocker(uses: list[Use]) -> Use | None:
             u
             for u in uses
             if u.sink is Sink.PASSED_ON
-            or (u.sink is Sink.ANY_VALUE and u.symbol in _KIND_KEEPING_ARITH)
+            or (u.sink is Sink.ANY_VALUE and u.symbol is not None and _keeps_kind(u.symbol))
         ),
         None,
     )
@@ -231,7 +237,10 @@ class _Follower:
             if is_raw_builder(symbol):
                 return [Use(Sink.RAW_BUILDER, arg, spelled, symbol)]
             if symbol.startswith(("fx", "flyc")):
-                return [Use(Sink.ANY_VALUE, arg, spelled, symbol)]
+                use = Use(Sink.ANY_VALUE, arg, spelled, symbol)
+                if self.through_operators and _keeps_kind(symbol):
+                    return [use, *self.uses(call, parents, depth)]  # `fx.maximumf(x, y)` keeps x's kind
+                return [use]
         helper = self._local_function(call)
         if helper is not None and depth < _MAX_DEPTH:
             param = _parameter_for(helper, call, arg)
