@@ -106,3 +106,11 @@ def test_uses_read_as_places_in_messages():
     assert use.describe() == "a list comprehension on line 7"
     far = Use(Sink.PASSED_ON, call, TOO_FAR)
     assert far.describe() == "code too many calls and assignments away to follow (past line 6)"
+
+
+def test_kind_keeping_fx_functions_are_followed_through():
+    # aiter's mixed_moe gemm1: `g = fx.maximumf(x, lim)` (FLY901's form of x.maximumf(lim))
+    # then `llvm.call_intrinsic(..., [g * c], ...)`.
+    body = "def k(x, lim, c):\n    g = fx.maximumf(mark(x + 0), lim)\n    llvm.call_intrinsic(None, 'f', [g * c], [], [])\n"
+    assert uses_of_marked(body, through_operators=True)[-1] == (Sink.RAW_BUILDER, "llvm.call_intrinsic")
+    assert uses_of_marked(body) == [(Sink.ANY_VALUE, "fx.maximumf")]
