@@ -100,6 +100,8 @@ class Snapshot:
         self.project = listing.hexdigest()
         self._elsewhere: dict[Path, str | None] = {}
         self._needles: dict[str, str] = {}
+        self._lookups: dict[tuple[str, ...], str | None] = {}
+        self._modules: dict[str, tuple[str | None, str | None]] = {}
 
     def hash_of(self, path: Path) -> str | None:
         if path in self.hashes:
@@ -110,6 +112,11 @@ class Snapshot:
             except OSError:
                 self._elsewhere[path] = None
         return self._elsewhere[path]
+
+    def module(self, path: str) -> tuple[str | None, str | None]:
+        if path not in self._modules:
+            self._modules[path] = (self.hash_of(Path(path)), package_of(Path(path)))
+        return self._modules[path]
 
     def needle(self, text: str) -> str:
         """Which run files contain ``text``, and what they hold (the project index's text
@@ -139,13 +146,16 @@ class Snapshot:
         if not same_run and any(self.needle(n) != digest for n, digest in dependencies.needles):
             return False
         for path, digest, package in dependencies.modules:
-            if self.hash_of(Path(path)) != digest or package_of(Path(path)) != package:
+            if self.module(path) != (digest, package):
                 return False
-        for (root, *parts), found in dependencies.lookups:
-            now = find_module_file(Path(root), parts)
-            if (str(now) if now else None) != found:
-                return False
-        return True
+        return all(self.lookup(key) == found for key, found in dependencies.lookups)
+
+    def lookup(self, key: tuple[str, ...]) -> str | None:
+        """Where a module lookup leads now (entries share most of theirs: asked once)."""
+        if key not in self._lookups:
+            found = find_module_file(Path(key[0]), list(key[1:]))
+            self._lookups[key] = str(found) if found else None
+        return self._lookups[key]
 
 
 def file_key(path: Path, digest: str, settings_key: tuple) -> str:

@@ -14,10 +14,8 @@ import sys
 from pathlib import Path
 
 from flydsl_ls import __version__, cache, config, output
-from flydsl_ls.actions.fix_verify import NO_EXAMPLES, UNVERIFIABLE, VerifyAborted, verify_fixes
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.analysis.project import ProjectIndex
-from flydsl_ls.checker import check_path, check_source, fix_source, linter
 from flydsl_ls.files import discover, write_source
 from flydsl_ls.runner import FileJob, FileResult, default_jobs, run_jobs, settings_key
 
@@ -255,6 +253,9 @@ def _store_cache(stores: dict, missed: list[int], files: list[Path], results) ->
 
 def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
     """--verify: one file after the other, in this process (one compile worker)."""
+    from flydsl_ls.actions.fix_verify import VerifyAborted
+    from flydsl_ls.checker import check_path
+
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
     checked = failed = 0
@@ -345,6 +346,9 @@ class _Verifier:
 
     def verify(self, path: Path, source: str, settings, args, project):
         """The file's fixes that keep its examples' IR unchanged; reports the rest on stderr."""
+        from flydsl_ls.actions.fix_verify import NO_EXAMPLES, UNVERIFIABLE, verify_fixes
+        from flydsl_ls.checker import linter
+
         lint = linter(path, settings, project)
         outcome = verify_fixes(
             source,
@@ -371,6 +375,8 @@ class _Verifier:
 
 def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], project, verifier=None):
     """Fix one file (or print its diff); returns the diagnostics that remain."""
+    from flydsl_ls.checker import check_source, fix_source
+
     if verifier is not None:
         outcome = verifier.verify(path, source, settings, args, project)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from flydsl_ls import __version__
@@ -22,8 +23,14 @@ def _location(pos: Position) -> dict:
 
 
 def _display(path: Path) -> str:
+    return _relative(path, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _relative(path: Path, cwd: str) -> str:
+    """Once per file and folder: a run prints thousands of findings in a few hundred files."""
     try:
-        return os.path.relpath(path)
+        return os.path.relpath(path, cwd)
     except ValueError:
         return str(path)
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.project import Consulted, ProjectIndex
-from flydsl_ls.checker import check_path, check_source, fix_source
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
 
@@ -64,6 +63,9 @@ def default_jobs() -> int:
 
 def run_jobs(jobs: list[FileJob], files: list[Path], workers: int) -> list[FileResult]:
     """The results of ``jobs``, in their order; ``files`` are the run's (the project)."""
+    if not jobs:
+        return []
+    import flydsl_ls.checker  # noqa: F401 - imported once, before the workers fork
     workers = min(workers, len(jobs))
     if workers <= 1:
         _start(files)
@@ -97,6 +99,8 @@ def _start(files: list[Path]) -> None:
 
 
 def _run(job: FileJob) -> FileResult:
+    from flydsl_ls.checker import check_path, check_source, fix_source
+
     project, settings, path = _project, job.settings, job.path
     report = check_path(path, settings, project)
     if report.error is not None:
