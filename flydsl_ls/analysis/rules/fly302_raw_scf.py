@@ -7,6 +7,7 @@ from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _control_flow_support as cf
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.statements import shares_lines
 from flydsl_ls.analysis.text import Position, Range
 
 IF_OP, FOR_OP, YIELD_OP = "mlir.scf.IfOp", "mlir.scf.ForOp", "mlir.scf.YieldOp"
@@ -729,10 +730,7 @@ class RawScf(Rule):
         return self.edit(Range(start, stop), text)
 
     def _delete_statement(self, stmt: ast.stmt) -> Edit:
-        index = self.model.index
-        before = index.line_text(stmt.lineno - 1)[: stmt.col_offset]
-        after = index.line_text(stmt.end_lineno - 1).encode("utf-8")[stmt.end_col_offset :].decode("utf-8", "replace")
-        if before.strip() or not re.fullmatch(r"\s*(#.*)?", after):
+        if shares_lines(self.model, stmt):
             raise _NoFix("the statement shares its line with other code")
         return self.edit(Range(Position(stmt.lineno - 1, 0), Position(stmt.end_lineno, 0)), "")
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.statements import shares_lines
 from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, facts_for
 from flydsl_ls.analysis.text import Position, Range
 
@@ -255,14 +256,7 @@ class DeadWaitcntShim(Rule):
         return edits
 
     def _owns_lines(self, c: Candidate) -> bool:
-        index = self.model.index
-        stmt = c.stmt
-        head = index.line_text(stmt.lineno - 1)
-        tail = index.line_text(stmt.end_lineno - 1)
-        start_col = index.from_ast(stmt.lineno, stmt.col_offset).column
-        end_col = index.from_ast(stmt.end_lineno, stmt.end_col_offset).column
-        rest = tail[end_col:].strip()
-        return not head[:start_col].strip() and (not rest or rest.startswith("#"))
+        return not shares_lines(self.model, c.stmt)
 
     VALID = [
         # Still used.

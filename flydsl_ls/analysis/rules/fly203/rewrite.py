@@ -6,6 +6,7 @@ import ast
 
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.rules.fly203.model import Buffer, Unproven
+from flydsl_ls.analysis.statements import shares_lines
 from flydsl_ls.analysis.text import Position, Range
 
 
@@ -195,12 +196,7 @@ class Rewriter:
         return edits
 
     def _line_alone(self, stmt: ast.stmt) -> bool:
-        index = self.model.index
-        before = index.line_text(stmt.lineno - 1)[: stmt.col_offset]
-        after_line = index.line_text(stmt.end_lineno - 1)
-        end = self.ctx.range(stmt).end.column
-        after = after_line[end:].strip()
-        return before.strip() == "" and (after == "" or after.startswith("#"))
+        return not shares_lines(self.model, stmt)
 
     def _line_range(self, stmt: ast.stmt) -> Range:
         start = Position(stmt.lineno - 1, 0)
