@@ -7,6 +7,7 @@ import ast
 from flydsl_ls.analysis.diagnostic import Edit
 from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
@@ -435,7 +436,7 @@ class Planner(OffsetAlgebra, Rewriter):
     def _is_traced(self, function) -> bool:
         """A @flyc.kernel or @flyc.jit function, a kernel's body helper, or one nested in them."""
         return any(
-            isinstance(node, FUNCTIONS) and (self._decorated(node, ("flyc.kernel", "flyc.jit")) or id(node) in self._hosts)
+            isinstance(node, FUNCTIONS) and (is_jit_function(self.model, node) or id(node) in self._hosts)
             for node in self._ancestors(function, inclusive=True)
         )
 
@@ -444,10 +445,7 @@ class Planner(OffsetAlgebra, Rewriter):
 
     def _decorated(self, function, symbols) -> bool:
         """A decorator of ``function`` (called or not) resolves to one of ``symbols``."""
-        return any(
-            self.model.resolve(d.func if isinstance(d, ast.Call) else d) in symbols
-            for d in function.decorator_list
-        )
+        return any(decorator_symbol(self.model, d) in symbols for d in function.decorator_list)
 
     def _buffer(self, call: ast.Call, kernel, buffers: list[Buffer], taken: set[str]):
         line = call.lineno
