@@ -70,16 +70,36 @@ def run_jobs(jobs: list[FileJob], files: list[Path], workers: int) -> list[FileR
     if workers <= 1:
         _start(files)
         return [_run(job) for job in jobs]
-    # The biggest files first, so that no worker is left with one at the end.
-    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    results: list[FileResult | None] = [None] * len(jobs)
+    results: list[FileResult] = []
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(files,)) as pool:
-        futures = {i: pool.submit(_run, jobs[i]) for i in order}
-        for i, future in futures.items():
-            results[i] = future.result()
+        for batch in pool.map(_run_batch, _batches(jobs, workers * _BATCHES_PER_WORKER)):
+            results += batch
     return results
+
+
+_BATCHES_PER_WORKER = 4
+
+
+def _batches(jobs: list[FileJob], count: int) -> list[list[FileJob]]:
+    """Runs of neighbouring files of about equal size: files of one folder call each other,
+    and a worker that checks them together builds each one's model once."""
+    sizes = [_size(job.path) + 1 for job in jobs]
+    share = sum(sizes) / count
+    batches: list[list[FileJob]] = [[]]
+    filled = 0.0
+    for job, size in zip(jobs, sizes):
+        if filled >= share and len(batches) < count:
+            batches.append([])
+            filled = 0.0
+        batches[-1].append(job)
+        filled += size
+    return batches
+
+
+def _run_batch(jobs: list[FileJob]) -> list[FileResult]:
+    return [_run(job) for job in jobs]
 
 
 def _size(path: Path) -> int:

@@ -41,11 +41,16 @@ def test_a_forgotten_file_is_read_again(tmp_path):
     assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
 
 
-def test_reaching_for_the_whole_index_is_a_scan(tmp_path):
+def test_what_a_file_reads_through_the_index_is_recorded(tmp_path):
     index = make(tmp_path)
     view = index.view(tmp_path / "kern.py", "")
     view.resolve("helpers.reduce")  # a module lookup, then a read of helpers.py
     asked = index.dependencies(tmp_path / "kern.py")
     assert asked.reads == {(tmp_path / "helpers.py").resolve()} and not asked.scanned
-    view.index.all_files()
+    assert view.index is view.index  # the server keys its incremental caches on it
+    view.index.model_of((tmp_path / "other.py").resolve())  # as FLY702 reads a definer
+    asked = index.dependencies(tmp_path / "kern.py")
+    assert asked.reads == {(tmp_path / "helpers.py").resolve(), (tmp_path / "other.py").resolve()}
+    assert not asked.scanned
+    view.index.all_files()  # as FLY402 reads every other file
     assert index.dependencies(tmp_path / "kern.py").scanned

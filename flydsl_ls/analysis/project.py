@@ -64,6 +64,7 @@ class ProjectIndex:
     consulted: dict[Path, Consulted] = field(default_factory=dict)  # by the asking file
     _words: dict[str, list[Path]] | None = None  # word -> the files that have it
     _file_words: dict[Path, set[str]] = field(default_factory=dict)
+    _windows: dict[Path, _IndexWindow] = field(default_factory=dict)
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
@@ -102,6 +103,12 @@ class ProjectIndex:
         if path not in self.consulted:
             self.consulted[path] = Consulted()
         return self.consulted[path]
+
+    def window(self, path: Path) -> _IndexWindow:
+        """The index as the rules of ``path`` see it (one per file: the same object each time)."""
+        if path not in self._windows:
+            self._windows[path] = _IndexWindow(self, path)
+        return self._windows[path]
 
     def dependencies(self, path: Path) -> Consulted:
         """Everything the findings of ``path`` may depend on, through the models it read and
@@ -309,6 +316,28 @@ def _static_dotted(model: SemanticModel, expr: ast.AST, depth: int = 0) -> str |
     return None
 
 
+class _IndexWindow:
+    """The index as one file's rules reach for it: a module read through it is recorded as
+    read by that file; anything else (listing every file, ...) makes the file depend on
+    every project file."""
+
+    def __init__(self, index: ProjectIndex, path: Path):
+        self._index, self._path = index, path
+
+    def model_of(self, path: Path) -> SemanticModel | None:
+        self._index._consulted(self._path).reads.add(self._index._resolved(path))
+        return self._index.model_of(path)
+
+    def view(self, path: Path | None, package: str | None) -> ProjectView | None:
+        if path is not None:
+            self._index._consulted(self._path).reads.add(self._index._resolved(path))
+        return self._index.view(path, package)
+
+    def __getattr__(self, name: str):
+        self._index._consulted(self._path).scanned = True
+        return getattr(self._index, name)
+
+
 class ProjectView:
     """One file's window on the project index."""
 
@@ -324,10 +353,9 @@ class ProjectView:
         self.module_key = ".".join(parts).removesuffix(".__init__")
 
     @property
-    def index(self) -> ProjectIndex:
-        """The whole index: whoever reaches for it may read any project file."""
-        self._index._consulted(self.path).scanned = True
-        return self._index
+    def index(self) -> _IndexWindow:
+        """The whole index, as this file's rules reach for it (what they read is recorded)."""
+        return self._index.window(self.path)
 
     def resolve(self, dotted: str, depth: int = 0) -> str | None:
         """Where a dotted path into another project module really points."""
