@@ -116,12 +116,19 @@ _PLACES = {
 
 
 def value_uses(
-    model: SemanticModel, expr: ast.expr, parents: dict[int, ast.AST], *, through_operators: bool = False
+    model: SemanticModel,
+    expr: ast.expr,
+    parents: dict[int, ast.AST],
+    *,
+    through_operators: bool = False,
+    transparent: frozenset[str] = frozenset(),
 ) -> list[Use]:
     """Every consumer of the value ``expr`` computes; ``parents`` maps the nodes around it
     (``model.parent_map`` of its enclosing function). With ``through_operators``, an
-    operator is a use and so are the consumers of its result (a value of the same kind)."""
-    return _Follower(model, through_operators).uses(expr, parents, 0)
+    operator is a use and so are the consumers of its result (a value of the same kind).
+    Calls of the ``transparent`` symbols are uses whose result is followed too, as if they
+    were not there (a wrapper the same fix pass may drop)."""
+    return _Follower(model, through_operators, transparent).uses(expr, parents, 0)
 
 
 def kind_change_blocker(uses: list[Use], new: str, *, operators: tuple[str, ...] = ()) -> Use | None:
@@ -180,9 +187,10 @@ def value_kind(kind: FxType) -> str:
 
 
 class _Follower:
-    def __init__(self, model: SemanticModel, through_operators: bool):
+    def __init__(self, model: SemanticModel, through_operators: bool, transparent: frozenset[str]):
         self.model = model
         self.through_operators = through_operators
+        self.transparent = transparent
         self.seen: set[int] = set()
 
     def uses(self, expr: ast.expr, parents: dict[int, ast.AST], depth: int) -> list[Use]:
@@ -238,7 +246,7 @@ class _Follower:
                 return [Use(Sink.RAW_BUILDER, arg, spelled, symbol)]
             if symbol.startswith(("fx", "flyc")):
                 use = Use(Sink.ANY_VALUE, arg, spelled, symbol)
-                if self.through_operators and _keeps_kind(symbol):
+                if symbol in self.transparent or (self.through_operators and _keeps_kind(symbol)):
                     return [use, *self.uses(call, parents, depth)]  # `fx.maximumf(x, y)` keeps x's kind
                 return [use]
         helper = self._local_function(call)

@@ -124,13 +124,15 @@ class Rule:
             edits=(Edit(self.ctx.range(node), content), *extra),
         )
 
-    def value_uses(self, node: ast.expr, *, through_operators: bool = False) -> list[Use]:
+    def value_uses(
+        self, node: ast.expr, *, through_operators: bool = False, transparent: frozenset[str] = frozenset()
+    ) -> list[Use]:
         """Where the value of ``node`` (in the statement being visited) goes."""
         root = self.ctx.enclosing_function() or self.model.tree
         parents = self.model.parent_map(root)
         if id(node) not in parents:  # defined outside the visited function (read from a closure)
             parents = self.model.parent_map(self.model.tree)
-        return value_uses(self.model, node, parents, through_operators=through_operators)
+        return value_uses(self.model, node, parents, through_operators=through_operators, transparent=transparent)
 
     def edit(self, rng: Range, content: str) -> Edit:
         return Edit(rng, content)

@@ -10,6 +10,12 @@ from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, kind_change_bl
 ARITH_VALUE = "fx.arith.ArithValue"
 
 
+# Other `ArithValue(...)` wrappers the value meets: this pass may drop them too, so their
+# consumers see the value as it comes (aiter's fused_compress_attn_hca: `lane = ArithValue(tid)
+# & m` and, further down, `ArithValue(lane) - c` into `arith.maxsi`, both dropped at once).
+_OTHER_WRAPPERS = frozenset({ARITH_VALUE})
+
+
 class ArithValueWrapper(Rule):
     """
     `ArithValue(x)` wraps a value so that Python operators work on it. fx values
@@ -76,7 +82,7 @@ class ArithValueWrapper(Rule):
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
-            blocker = fx_result_blocker(self.value_uses(node, through_operators=True))
+            blocker = fx_result_blocker(self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS))
             message = "`ArithValue(...)` is deprecated: " + (
                 f"an index cast is `fx.Index({self.text(inner)})`"
                 if self._wrapped_for_index_cast() else "fx values already support operators"
@@ -118,14 +124,14 @@ class ArithValueWrapper(Rule):
         """The wrapped value is raw, the unwrapped one fx: code we cannot follow may need raw."""
         if not kind.is_fx_scalar:
             return None
-        uses = self.value_uses(node, through_operators=True)
+        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
         passed = next((u for u in uses if u.sink is Sink.PASSED_ON), None)
         return f"the value is passed on to {passed.describe()}, which may need the raw value" if passed else None
 
     def _reports_raw_consumer(self, node: ast.Call, inner: ast.expr, kind) -> bool:
         """An fx scalar wrapped for a raw consumer: `ArithValue(v)` is `v.ir_value()` where
         every use takes a raw value, and dropping it would hand the consumer an fx value."""
-        uses = self.value_uses(node, through_operators=True)
+        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
         blocker = kind_change_blocker(uses, "fx")
         if blocker is None:
             return False
@@ -164,7 +170,7 @@ class ArithValueWrapper(Rule):
             return None
         if name.startswith("fx.Uint") or name == "fx.Index":
             return f"`{name}` operators differ from ArithValue's"
-        for use in self.value_uses(node, through_operators=True):
+        for use in self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS):
             if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/"):
                 return f"ArithValue's `>>` and `/` are unsigned, fx integers' signed ({use.describe()})"
         return None
@@ -216,6 +222,18 @@ class ArithValueWrapper(Rule):
         Valid("from flydsl.expr.arith import ArithValue\nok = isinstance(v, ArithValue)\n"),
     ]
     INVALID = [
+        # Two wrappers on one value's way to a raw builder: dropping the first would be fine
+        # while the second stands, but one pass drops both (aiter's fused_compress_attn_hca).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = ArithValue(lane) - c\n"
+            "    return arith.maxsi(rel, z)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel, z)\n",
+            count=2,
+            message="(no fix: `arith.maxsi` on line 7 needs the raw value",
+        ),
         # The wrapper is there for the method: an index cast is fx.Index(x).
         Invalid(
             "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
