@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 import shutil
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from flydsl_ls.analysis.project import find_module_file
 from flydsl_ls.analysis.sources import package_of
 
 CACHE_FOLDER = ".flydsl-ls-cache"
+_ASCII_WORD = re.compile(rb"\w+")
 _ENTRIES = "entries.pickle"
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -101,6 +103,7 @@ class Snapshot:
         self._elsewhere: dict[Path, str | None] = {}
         self._needles: dict[str, str] = {}
         self._lookups: dict[tuple[str, ...], str | None] = {}
+        self._words: dict[bytes, list[Path]] | None = None
         self._modules: dict[str, tuple[str | None, str | None]] = {}
 
     def hash_of(self, path: Path) -> str | None:
@@ -119,16 +122,27 @@ class Snapshot:
         return self._modules[path]
 
     def needle(self, text: str) -> str:
-        """Which run files contain ``text``, and what they hold (the project index's text
-        filter, on the bytes: the needles are identifiers)."""
+        """Which run files the project index may have read for ``text`` (a function's name:
+        the files that have it as a word; ``def name``: those that also have that text),
+        and what they hold."""
         if text not in self._needles:
-            raw = text.encode()
             digest = hashlib.sha256()
-            for path, data in self.contents.items():
-                if data is not None and raw in data:
-                    digest.update(f"{path}\0{self.hashes[path]}\n".encode())
+            for path in self._files_with(text):
+                digest.update(f"{path}\0{self.hashes[path]}\n".encode())
             self._needles[text] = digest.hexdigest()
         return self._needles[text]
+
+    def _files_with(self, text: str) -> list[Path]:
+        raw = text.encode()
+        word = raw.removeprefix(b"def ")
+        if not _ASCII_WORD.fullmatch(word):  # not an ASCII identifier: the plain text filter
+            return [path for path, data in self.contents.items() if data is not None and raw in data]
+        if self._words is None:  # ASCII words are enough: a word of the index has its ASCII run
+            self._words = {}
+            for path, data in self.contents.items():
+                for found in set(_ASCII_WORD.findall(data or b"")):
+                    self._words.setdefault(found, []).append(path)
+        return [path for path in self._words.get(word, ()) if raw in self.contents[path]]
 
     def dependencies(self, reads, lookups, needles, scanned: bool) -> Dependencies:
         return Dependencies(

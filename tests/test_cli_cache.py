@@ -258,3 +258,23 @@ def test_an_edit_of_flydsl_ls_invalidates(project, tmp_path):
     rule = next((copy / "flydsl_ls" / "analysis" / "rules").glob("fly104_*.py"))
     rule.write_text(rule.read_text() + "\n# edited\n")
     assert "CACHED" not in run(".", cwd=project, env=env).stdout
+
+
+def test_needles_are_words(tmp_path):
+    """A file's findings that depended on the callers of `act` do not depend on a file that
+    only has `activation` (the project index looks callers up by word)."""
+    from flydsl_ls.cache import Snapshot
+
+    (tmp_path / "a.py").write_text("def act(m):\n    return m\n")
+    (tmp_path / "b.py").write_text("activation = 1\n")
+    (tmp_path / "c.py").write_text("from a import act\nact(fx)\n")
+    files = sorted(tmp_path.glob("*.py"))
+    before = Snapshot(files)
+    (tmp_path / "b.py").write_text("activation = 2  # edited\n")
+    after = Snapshot(files)
+    assert before.project != after.project
+    assert before.needle("act") == after.needle("act")
+    assert before.needle("def act") == after.needle("def act")
+    (tmp_path / "c.py").write_text("from a import act\nact(None)\n")
+    assert Snapshot(files).needle("act") != before.needle("act")
+    assert Snapshot(files).needle("def act") == before.needle("def act")  # c.py has no `def act`
