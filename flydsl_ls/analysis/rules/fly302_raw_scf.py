@@ -1420,10 +1420,17 @@ class _LoopRegion:
             rule._delete_statement(self.entered),
             rule._delete_statement(self.end),
         ]
-        unit = " " * 4
+        # One more level after the block's own indentation, as written (tabs stay tabs).
+        opener = index.line_text(self.opener.lineno - 1)
+        base = opener[: len(opener) - len(opener.lstrip())]
+        unit = "\t" if base.endswith("\t") else " " * 4
         for line in range(keep[0].lineno - 1, keep[-1].end_lineno):
-            if index.line_text(line).strip():  # blank lines stay empty
-                edits.append(rule.edit(Range(Position(line, 0), Position(line, 0)), unit))
+            text = index.line_text(line)
+            if not text.strip():
+                continue  # blank lines stay empty
+            if not text.startswith(base):
+                raise _NoFix(f"line {line + 1} is indented differently from its block")
+            edits.append(rule.edit(Range(Position(line, len(base)), Position(line, len(base))), unit))
         return edits
 
 
