@@ -45,6 +45,7 @@ def run(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedP
         text=True,
         timeout=300,
         env=environment,
+        check=False,
     )
     assert "Traceback" not in result.stderr, result.stderr
     return result
