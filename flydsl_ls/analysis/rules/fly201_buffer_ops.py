@@ -143,9 +143,16 @@ class BufferOps(Rule):
         spelled = ast.unparse(node.func)
         if symbol in (LOAD, STORE):
             verb = "load" if symbol == LOAD else "store"
+            in_bytes = any(
+                k.arg == "offset_is_bytes" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            )
+            unit = (
+                "its offset is in bytes here (`offset_is_bytes=True`)" if in_bytes
+                else "its offset is in ELEMENTS of the dtype (the shim multiplies by sizeof(dtype)), not bytes"
+            )
             message = (
-                f"`{spelled}(...)` is a hand-addressed buffer {verb}: its offset is in ELEMENTS of the "
-                f"dtype (the shim multiplies by sizeof(dtype)), not bytes. Use a buffer tensor and a copy "
+                f"`{spelled}(...)` is a hand-addressed buffer {verb}: {unit}. Use a buffer tensor and a copy "
                 f"atom: {COPY_FORM}"
             )
             access = read_access(self.model, node, symbol)
@@ -509,6 +516,13 @@ class BufferOps(Rule):
         ),
     ]
     INVALID = [
+        # A byte offset says so (FlyDSL's mega_moe quant.py): no "ELEMENTS" advice.
+        Invalid(
+            "from kernels.common import buffer_ops\n"
+            "def f(rsrc, off, v):\n    buffer_ops.buffer_store(v, rsrc, off, offset_is_bytes=True, mask=None)\n",
+            expected=None,
+            message="its offset is in bytes here (`offset_is_bytes=True`)",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, tid):\n"
