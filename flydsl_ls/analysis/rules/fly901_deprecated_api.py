@@ -32,8 +32,8 @@ TDM_OPS = Deprecation(
     "0.4",
 )
 DEPRECATED_METHODS = {
-    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)` (or `fx.max(x, y)` on typed operands)", "0.4"),
-    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.minimumf(x, y)` (or `fx.min(x, y)` on typed operands)", "0.4"),
+    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)`", "0.4"),
+    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.minimumf(x, y)`", "0.4"),
     "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
     "addf": Deprecation("fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4"),
     "exp2": Deprecation("fx.Numeric.exp2", "`fx.math.exp2(x)`", "0.4"),
