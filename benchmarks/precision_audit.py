@@ -91,7 +91,7 @@ def sample(args) -> None:
     entries: dict[str, dict] = {}
     added = 0
     for code, items in sorted(by_rule.items()):
-        items.sort(key=lambda f: f["id"])
+        items = sorted({f["id"]: f for f in items}.values(), key=lambda f: f["id"])  # one per id
         kept = [f for f in items if f["id"] in old]
         fresh = [f for f in items if f["id"] not in old]
         wanted = max(0, args.per_rule - len(kept))
