@@ -37,6 +37,9 @@ batched_gemm_mxfp4.py, linear_attention_prefill_kernels.py.
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 REPO = "ROCm/aiter"
 MIRROR = "/work/.mirror/ROCm+aiter/repo"  # default, overridable by --mirror
 COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
@@ -949,18 +952,10 @@ CASES = {
 
 
 # -- intranode expert-parallel dispatch/combine (mori shmem waits stubbed) -------------------
-def _shared_ep():
-    """benchmarks/audit_cases/_shared_ep.py, loaded by path as this table is."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_audit_shared_ep", Path(__file__).with_name("_shared_ep.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_EP = _shared_ep()
+# Loaded by path, as the tables are: the builders both tables share.
+_EP_SPEC = importlib.util.spec_from_file_location("_audit_shared_ep", Path(__file__).with_name("_shared_ep.py"))
+_EP = importlib.util.module_from_spec(_EP_SPEC)
+_EP_SPEC.loader.exec_module(_EP)
 
 
 def ep_dispatch(device):

@@ -8,6 +8,9 @@ tree happen inside the case bodies: the extraction root is on sys.path when they
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 REPO = "ROCm/FlyDSL"
 MIRROR = "/work/.mirror/ROCm+FlyDSL/repo"  # default, overridable by --mirror
 COMMIT = "11c4174d82b7491c2d08d5828a254183f2a8b959"
@@ -751,18 +754,10 @@ CASES.update({
 
 
 # -- intranode expert-parallel dispatch/combine (mori shmem waits stubbed) -------------------
-def _shared_ep():
-    """benchmarks/audit_cases/_shared_ep.py, loaded by path as this table is."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_audit_shared_ep", Path(__file__).with_name("_shared_ep.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_EP = _shared_ep()
+# Loaded by path, as the tables are: the builders both tables share.
+_EP_SPEC = importlib.util.spec_from_file_location("_audit_shared_ep", Path(__file__).with_name("_shared_ep.py"))
+_EP = importlib.util.module_from_spec(_EP_SPEC)
+_EP_SPEC.loader.exec_module(_EP)
 
 
 def ep_dispatch(device):
