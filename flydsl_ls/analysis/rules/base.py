@@ -128,10 +128,12 @@ class Rule:
         self, node: ast.expr, *, through_operators: bool = False, transparent: frozenset[str] = frozenset()
     ) -> list[Use]:
         """Where the value of ``node`` (in the statement being visited) goes."""
-        root = self.ctx.enclosing_function() or self.model.tree
-        parents = self.model.parent_map(root)
-        if id(node) not in parents:  # defined outside the visited function (read from a closure)
-            parents = self.model.parent_map(self.model.tree)
+        # The innermost function around the visit that holds ``node`` (a value defined in an
+        # enclosing function and read from a closure), else the module: small maps first.
+        roots = [p for p in reversed(self.ctx.parents) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        parents = next(
+            (m for m in map(self.model.parent_map, roots) if id(node) in m), None
+        ) or self.model.parent_map(self.model.tree)
         return value_uses(self.model, node, parents, through_operators=through_operators, transparent=transparent)
 
     def edit(self, rng: Range, content: str) -> Edit:
