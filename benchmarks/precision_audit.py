@@ -2,7 +2,7 @@
 reviewer, and keep the verdicts in a file so the precision figure can be measured again.
 
     python benchmarks/precision_audit.py sample TREE... --verdicts FILE [--per-rule N] [--seed S]
-    python benchmarks/precision_audit.py show --verdicts FILE [--rule FLY301] [--pending]
+    python benchmarks/precision_audit.py show TREE... --verdicts FILE [--rule FLY301] [--pending]
     python benchmarks/precision_audit.py judge --verdicts FILE ID right|wrong|debatable [NOTE]
     python benchmarks/precision_audit.py score --verdicts FILE
 
@@ -57,7 +57,7 @@ def findings(trees: list[Path]) -> list[dict]:
                 rel = f"{tree.name}/{path.relative_to(tree)}"
                 key = finding_id(rel, d.code, d.severity.value, d.message, text)
                 found.append({
-                    "id": key, "file": rel, "path": str(path), "line": line + 1, "code": d.code,
+                    "id": key, "file": rel, "line": line + 1, "code": d.code,
                     "severity": d.severity.value, "message": d.message,
                     "fix": d.fix.applicability.value if d.fix else None,
                 })
@@ -109,15 +109,17 @@ def sample(args) -> None:
 
 
 def show(args) -> None:
+    trees = {Path(t).resolve().name: Path(t).resolve() for t in args.trees}
     for entry in load(args.verdicts).values():
         if (args.rule and entry["code"] != args.rule) or (args.pending and entry.get("verdict")):
             continue
         print(f"=== {entry['id']}  {entry['code']} ({entry['severity']}, fix: {entry['fix']})  "
               f"{entry['file']}:{entry['line']}  verdict: {entry.get('verdict')}")
         print(f"    {entry['message']}")
+        tree_name, _, rest = entry["file"].partition("/")
         try:
-            lines = Path(entry["path"]).read_text(encoding="utf-8").splitlines()
-        except OSError:
+            lines = (trees[tree_name] / rest).read_text(encoding="utf-8").splitlines()
+        except (KeyError, OSError):
             print("    (file not readable)")
             continue
         lo, hi = max(0, entry["line"] - 1 - CONTEXT), min(len(lines), entry["line"] + CONTEXT)
@@ -165,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("show")
     p.add_argument("--rule")
     p.add_argument("--pending", action="store_true", help="only findings without a verdict")
+    p.add_argument("trees", nargs="+", help="the trees sampled (a finding's file starts with its tree's name)")
     p.set_defaults(run=show)
     p = sub.add_parser("judge")
     p.add_argument("id")
