@@ -30,7 +30,8 @@ def uses_of_marked(body: str, through_operators: bool = False):
             setattr(holder, field, value)
         elif isinstance(old, list) and call in old:
             old[old.index(call)] = value
-    model.__dict__.pop("_parent_maps", None)
+    for cached in ("_parents", "_parent_views"):  # the tree changed: build the tables again
+        model.__dict__.pop(cached, None)
     return [(u.sink, u.what) for u in value_uses(model, value, model.parent_map(tree), through_operators=through_operators)]
 
 
