@@ -9,6 +9,7 @@ why".
 from __future__ import annotations
 
 import ast
+import collections
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -123,7 +124,16 @@ class SemanticModel:
 
     @cached_property
     def _parents(self) -> dict[int, ast.AST]:
-        return parent_table(self.tree)
+        return self._walked[0]
+
+    @property
+    def calls(self) -> list[ast.Call]:
+        """Every call in the tree, in ``ast.walk`` order."""
+        return self._walked[1]
+
+    @cached_property
+    def _walked(self) -> tuple[dict[int, ast.AST], list[ast.Call]]:
+        return _walk(self.tree)
 
     def uses_of(self, binding: Binding) -> list[ast.Name]:
         """Every read that resolves to ``binding``."""
@@ -560,14 +570,23 @@ def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
 
 
 def parent_table(root: ast.AST) -> dict[int, ast.AST]:
-    """Child -> parent for every node under ``root``, in one walk. The operator and context
-    fields hold shared singletons (one ``ast.Load`` for the whole tree): left out."""
+    """Child -> parent for every node under ``root``."""
+    return _walk(root)[0]
+
+
+def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.Call]]:
+    """The parent table of the nodes under ``root`` and its calls in ``ast.walk`` order,
+    in one walk. The operator and context fields hold shared singletons (one
+    ``ast.Load`` for the whole tree): left out."""
     table: dict[int, ast.AST] = {}
-    stack = [root]
+    calls: list[ast.Call] = []
+    queue = collections.deque([root])
     fields_of = _CHILD_FIELDS
-    while stack:
-        node = stack.pop()
+    while queue:
+        node = queue.popleft()
         kind = type(node)
+        if kind is ast.Call:
+            calls.append(node)
         fields = fields_of.get(kind)
         if fields is None:
             fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
@@ -577,11 +596,11 @@ def parent_table(root: ast.AST) -> dict[int, ast.AST]:
                 for item in value:
                     if isinstance(item, ast.AST):
                         table[id(item)] = node
-                        stack.append(item)
+                        queue.append(item)
             elif isinstance(value, ast.AST):
                 table[id(value)] = node
-                stack.append(value)
-    return table
+                queue.append(value)
+    return table, calls
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}

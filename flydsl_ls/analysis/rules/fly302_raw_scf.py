@@ -166,7 +166,15 @@ class RawScf(Rule):
         """Python control flow of a plain helper that `@flyc.jit` would change: the rewriter
         turns `for ... in range(...)` into an `scf.for` (its body runs once while tracing), a
         `while` into an `scf.while`, and runs the branches of an `if` that is not
-        `const_expr(...)` as functions, so a name they bind is gone after the `if`."""
+        `const_expr(...)` as functions, so a name they bind is gone after the `if`.
+        Asked once per helper (every raw op in it asks; a builder walks thousands of nodes)."""
+        answers = self.model.__dict__.setdefault("_plain_control_flow", {})  # per model, like parent_map
+        if id(function) not in answers:
+            answers[id(function)] = self._first_plain_control_flow(function)
+        return answers[id(function)]
+
+    def _first_plain_control_flow(self, function) -> str | None:
+        scopes = None  # the function scopes inside ``function``: found at its first `if`
         for node in ast.walk(function):
             if isinstance(node, ast.While):
                 return f"its `while` (line {node.lineno}) would become an `scf.while`"
@@ -174,9 +182,9 @@ class RawScf(Rule):
                 return f"its `for` over `range(...)` (line {node.lineno}) would become an `scf.for`"
             if isinstance(node, ast.If) and not _const_expr_test(node):
                 names = _bound_in(node)
-                for scope in self.model.scopes:
-                    if scope.kind != "function" or not _within(scope.node, function):
-                        continue
+                if scopes is None:
+                    scopes = [s for s in self.model.scopes if s.kind == "function" and _within(s.node, function)]
+                for scope in scopes:
                     for name in names & set(scope.bindings):
                         for binding in scope.bindings[name]:
                             if not _within(binding.node, node):

@@ -99,13 +99,12 @@ class SmemAllocator(Rule):
     def visit_Module(self, node: ast.Module) -> None:
         if "SmemAllocator" not in self.model.source and "SmemPtr" not in self.model.source:
             return  # neither name is used (so nothing can resolve to them): skip the walks
-        # One walk: the calls of the two classes, found once for every group.
+        # The calls of the two classes, found once for every group (``node`` is the model's tree).
         calls: dict[str, list[ast.Call]] = {ALLOCATOR: [], SMEM_PTR: []}
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call):
-                symbol = self.model.resolve(call.func)
-                if symbol in calls:
-                    calls[symbol].append(call)
+        for call in self.model.calls:
+            symbol = self.model.resolve(call.func)
+            if symbol in calls:
+                calls[symbol].append(call)
         planner = Planner(self.model, self.ctx, self.model.parent_map(node), calls)
         groups = planner.groups()
         for group in groups:
