@@ -30,7 +30,7 @@ def uses_of_marked(body: str, through_operators: bool = False):
             setattr(holder, field, value)
         elif isinstance(old, list) and call in old:
             old[old.index(call)] = value
-    for cached in ("_walked", "_parents", "_parent_views"):  # the tree changed: build the tables again
+    for cached in ("_walked", "_parents", "_parent_views", "_nodes_of"):  # the tree changed: build the tables again
         model.__dict__.pop(cached, None)
     return [(u.sink, u.what) for u in value_uses(model, value, model.parent_map(tree), through_operators=through_operators)]
 

@@ -9,7 +9,6 @@ why".
 from __future__ import annotations
 
 import ast
-import collections
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -126,13 +125,16 @@ class SemanticModel:
     def _parents(self) -> dict[int, ast.AST]:
         return self._walked[0]
 
-    @property
-    def calls(self) -> list[ast.Call]:
-        """Every call in the tree, in ``ast.walk`` order."""
-        return self._walked[1]
+    def nodes_of(self, kinds: type | tuple[type, ...]) -> list[ast.AST]:
+        """The tree's nodes of these types, in ``ast.walk`` order (which is also that of
+        any subtree's walk: filter by ``parent_map(root)``)."""
+        found = self.__dict__.setdefault("_nodes_of", {})
+        if kinds not in found:
+            found[kinds] = [node for node in self._walked[1] if isinstance(node, kinds)]
+        return found[kinds]
 
     @cached_property
-    def _walked(self) -> tuple[dict[int, ast.AST], list[ast.Call]]:
+    def _walked(self) -> tuple[dict[int, ast.AST], list[ast.AST]]:
         return _walk(self.tree)
 
     def uses_of(self, binding: Binding) -> list[ast.Name]:
@@ -574,19 +576,15 @@ def parent_table(root: ast.AST) -> dict[int, ast.AST]:
     return _walk(root)[0]
 
 
-def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.Call]]:
-    """The parent table of the nodes under ``root`` and its calls in ``ast.walk`` order,
+def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
+    """The parent table of the nodes under ``root`` and every node in ``ast.walk`` order,
     in one walk. The operator and context fields hold shared singletons (one
     ``ast.Load`` for the whole tree): left out."""
     table: dict[int, ast.AST] = {}
-    calls: list[ast.Call] = []
-    queue = collections.deque([root])
+    order: list[ast.AST] = [root]
     fields_of = _CHILD_FIELDS
-    while queue:
-        node = queue.popleft()
+    for node in order:  # grows as it goes: breadth first, as ast.walk
         kind = type(node)
-        if kind is ast.Call:
-            calls.append(node)
         fields = fields_of.get(kind)
         if fields is None:
             fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
@@ -596,11 +594,11 @@ def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.Call]]:
                 for item in value:
                     if isinstance(item, ast.AST):
                         table[id(item)] = node
-                        queue.append(item)
+                        order.append(item)
             elif isinstance(value, ast.AST):
                 table[id(value)] = node
-                queue.append(value)
-    return table, calls
+                order.append(value)
+    return table, order
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}

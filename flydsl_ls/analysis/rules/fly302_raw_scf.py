@@ -175,7 +175,10 @@ class RawScf(Rule):
 
     def _first_plain_control_flow(self, function) -> str | None:
         scopes = None  # the function scopes inside ``function``: found at its first `if`
-        for node in ast.walk(function):
+        inside = self.model.parent_map(function)
+        for node in self.model.nodes_of((ast.While, ast.For, ast.If)):
+            if id(node) not in inside:
+                continue
             if isinstance(node, ast.While):
                 return f"its `while` (line {node.lineno}) would become an `scf.while`"
             if isinstance(node, ast.For) and cf._called(node.iter, "range"):

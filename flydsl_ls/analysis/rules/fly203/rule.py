@@ -101,7 +101,7 @@ class SmemAllocator(Rule):
             return  # neither name is used (so nothing can resolve to them): skip the walks
         # The calls of the two classes, found once for every group (``node`` is the model's tree).
         calls: dict[str, list[ast.Call]] = {ALLOCATOR: [], SMEM_PTR: []}
-        for call in self.model.calls:
+        for call in self.model.nodes_of(ast.Call):
             symbol = self.model.resolve(call.func)
             if symbol in calls:
                 calls[symbol].append(call)
