@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from flydsl_ls.analysis import fxtypes as T
@@ -370,6 +372,7 @@ def explicit_fastmath(call: ast.Call) -> ast.keyword | None:
 
 
 # --- the legacy helper layers themselves ---------------------------------------------
+@functools.lru_cache(maxsize=64)  # asked for every raw call of a file
 def is_shim_definition(path: str | None) -> bool:
     """Is this file one of the legacy helper layers kernels ship (aiter's
     ``kernels/vector.py``, ``buffer_ops.py``, ``tensor_shim.py``, FlyDSL's
@@ -378,8 +381,6 @@ def is_shim_definition(path: str | None) -> bool:
     reported (their callers are)."""
     if not path:
         return False
-    from pathlib import PurePath
-
     from flydsl_ls.analysis.modules import SHIM_MODULE_TAILS
 
     parts = PurePath(path).parts
