@@ -141,7 +141,9 @@ def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[
         parents.pop()
 
     try:
-        if roots is None:
+        if dispatch.keys() <= {ast.Module}:
+            handle(tree)  # whole-module rules alone (FLY402's run): nothing below to visit
+        elif roots is None:
             visit(tree)
         else:
             handle(tree)
