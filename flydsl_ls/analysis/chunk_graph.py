@@ -152,10 +152,9 @@ class ChunkGraph:
         fresh: dict[int, str] = {}  # stubs parsed now
         for i, (c, start) in enumerate(zip(self.chunks, self.starts)):
             if id(c) in keep:
-                texts.append(c.text)
-                code.append(c.text)
-                continue
-            stub = stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
+                stub = c.text  # kept whole (its statements are known when an edit parsed it here)
+            else:
+                stub = stand_ins.get(i) or (c.stub if i == first else c.plain_stub)
             texts.append(stub)
             statements = c.known_stub(stub, start)
             if statements is None:
@@ -170,7 +169,7 @@ class ChunkGraph:
         for i, c in enumerate(self.chunks):
             statements = known[i] if i in known else parsed.get(i, [])
             body.extend(statements)
-            if i in fresh:
+            if i in fresh and fresh[i] is not c.text:  # a member's own text: see chunks.split
                 c.remember_stub(fresh[i], self.starts[i], statements)
         tree.body = body
         return "".join(texts), tree

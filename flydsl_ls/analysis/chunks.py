@@ -65,9 +65,9 @@ class Chunk:
         return lead, trail
 
     def known_stub(self, stub: str, start: int) -> list[ast.stmt] | None:
-        """The statements of one of its stubs placed at 0-based line ``start``, if parsed
-        there before (``remember_stub``): shared by the reduced modules holding it,
-        since nothing changes a syntax tree once parsed."""
+        """The statements of one of its stubs (or of its own text) placed at 0-based line
+        ``start``, if parsed there before (``remember_stub``): shared by the reduced
+        modules holding it, since nothing changes a syntax tree once parsed."""
         known = self.__dict__.get("_stub_trees", {}).get(stub)
         return known[1] if known is not None and known[0] == start else None
 
@@ -142,12 +142,17 @@ def split(
     package: str | None,
     at_start: bool = True,
     reusable: list[Chunk] = (),
+    base: int | None = None,
 ) -> list[Chunk]:
     """The chunks of a parsed text (``body``: its statements, lines counted from 1).
     ``at_start``: the text begins the module; ``reusable``: chunks the text was edited
-    from, kept (the same objects) where their text recurs in the same order."""
+    from, kept (the same objects) where their text recurs in the same order. ``base``:
+    the text was parsed after that many blank lines, standing where it stands in the
+    module; its new chunks then keep their statements for the reduced modules holding
+    them (``known_stub``), which need not parse the edited chunk again."""
     if not body:
         return [make_chunk(source, [], package, first=at_start)] if source else []
+    shift = base or 0
     offsets = [0, *itertools.accumulate(map(len, split_lines(source)))]
     groups: list[list[ast.stmt]] = []
     for stmt in body:
@@ -158,8 +163,9 @@ def split(
     chunks = []
     next_reusable = 0
     for i, group in enumerate(groups):
-        start = 0 if i == 0 else offsets[first_line(group[0]) - 1]
-        end = offsets[first_line(groups[i + 1][0]) - 1] if i + 1 < len(groups) else len(source)
+        line = 0 if i == 0 else first_line(group[0]) - 1 - shift  # where it starts in ``source``
+        start = offsets[line]
+        end = offsets[first_line(groups[i + 1][0]) - 1 - shift] if i + 1 < len(groups) else len(source)
         text = source[start:end]
         first = at_start and i == 0
         same = None
@@ -169,7 +175,11 @@ def split(
                     same = reusable[k]
                     next_reusable = k + 1
                 break
-        chunks.append(same or make_chunk(text, group, package, first=first))
+        if same is None:
+            same = make_chunk(text, group, package, first=first)
+            if base is not None:
+                same.remember_stub(text, base + line, group)
+        chunks.append(same)
     return chunks
 
 
@@ -187,11 +197,13 @@ def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] |
     region = source[offset:end]
     if tail < len(old) and region and not region.endswith(("\n", "\r")):
         return None  # the region's last line runs into the next chunk's first
+    base = sum(c.lines for c in old[:head])
     try:
-        tree = parse(region)
+        tree = parse("\n" * base + region)  # where it stands: its statements serve as parsed
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return old[:head] + split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail]) + old[tail:]
+    new = split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail], base=base)
+    return old[:head] + new + old[tail:]
 
 
 def unchanged_head(old: list[Chunk], source: str) -> tuple[int, int]:
