@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
+from flydsl_ls.analysis.model import nodes_under
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.scopes import ScopeBuilder, lookup, release
 from flydsl_ls.analysis.text import split_lines
@@ -244,7 +245,7 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
     outside = [scope for scope in builder.scopes if not _in_class(scope)]
     bound = {name for scope in outside for name in scope.bindings}
     shims = any(scope.kind == "function" and _helper_shaped(scope.node) for scope in outside)
-    nodes = [node for stmt in stmts for node in ast.walk(stmt)]
+    node_types = frozenset(type(node) for stmt in stmts for node in nodes_under(stmt))  # the types the engine visits
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
     defines = frozenset(module.bindings)
@@ -258,7 +259,7 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
         reads=frozenset(reads),
         bound=frozenset(bound),
         helper_shaped=shims,
-        node_types=frozenset(type(n) for n in nodes),
+        node_types=node_types,
         always=kind in ("import", "docstring") or imports or bool(module.star_imports),
     )
 

@@ -576,6 +576,12 @@ def parent_table(root: ast.AST) -> dict[int, ast.AST]:
     return _walk(root)[0]
 
 
+def nodes_under(root: ast.AST) -> list[ast.AST]:
+    """``root`` and every node under it, as ``ast.walk`` yields them (but for the shared
+    operator and context singletons), at a third of its cost."""
+    return _walk(root)[1]
+
+
 def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
     """The parent table of the nodes under ``root`` and every node in ``ast.walk`` order,
     in one walk. The operator and context fields hold shared singletons (one
