@@ -92,10 +92,6 @@ class SmemAllocator(Rule):
         "    fx.memref_store(v, s_red, i)"
     )
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._findings: dict[int, tuple[str, object]] = {}
-
     def visit_Module(self, node: ast.Module) -> None:
         if "SmemAllocator" not in self.model.source and "SmemPtr" not in self.model.source:
             return  # neither name is used (so nothing can resolve to them): skip the walks
@@ -122,26 +118,42 @@ class SmemAllocator(Rule):
             else:
                 for group in family:
                     group.edits = edits
+        findings: dict[int, tuple[ast.Call, str, object]] = {}  # id(call) -> the last verdict
         claimed: set[int] = set()
         for group in groups:
             claimed.update(id(c) for c in group.flagged)
             fix = self.replace_edits(group.edits) if group.reason is None else None
             for call in group.flagged:
-                self._findings[id(call)] = (self._message(call, group), fix)
+                findings[id(call)] = (call, self._message(call, group), fix)
         for call in calls[SMEM_PTR]:
             if id(call) not in claimed:
-                self._findings[id(call)] = (
+                findings[id(call)] = (
+                    call,
                     self._describe(call)
                     + "; no automatic migration: its base memref does not come from a "
                     "`SmemAllocator(...)` of this file",
                     None,
                 )
+        for call, message, fix in findings.values():
+            self._report_in_place(call, message, fix)
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = self._findings.get(id(node))
-        if found is not None:
-            message, fix = found
-            self.report(node, message, fix=fix)
+    def _report_in_place(self, call: ast.Call, message: str, fix) -> None:
+        """Report ``call`` with the engine's ancestors of it in place (its statement range
+        needs them): from here, not from a ``visit_Call``, so that a run of this rule does
+        not walk the whole module for a few calls."""
+        parents = self.model.parent_map(self.model.tree)
+        chain = []
+        node = parents.get(id(call))
+        while node is not None:
+            chain.append(node)
+            node = parents.get(id(node))
+        around = self.ctx.parents
+        saved = around[:]
+        around[:] = reversed(chain)
+        try:
+            self.report(call, message, fix=fix)
+        finally:
+            around[:] = saved
 
     def replace_edits(self, edits):
         from flydsl_ls.analysis.diagnostic import Applicability, Fix
