@@ -75,6 +75,10 @@ class Chunk:
     def remember_stub(self, stub: str, start: int, statements: list[ast.stmt]) -> None:
         self.__dict__.setdefault("_stub_trees", {})[stub] = (start, statements)
 
+    def forget_statements(self) -> None:
+        """Drop its own statements (``split`` with a ``base``), keeping its stubs'."""
+        self.__dict__.get("_stub_trees", {}).pop(self.text, None)
+
     def reading_stub(self, names: list[str]) -> str:
         """``plain_stub`` that also reads ``names`` where this chunk does (in a function
         when it is one): for a rule that only asks whether a name is used."""
@@ -150,7 +154,8 @@ def split(
     from, kept (the same objects) where their text recurs in the same order. ``base``:
     the text was parsed after that many blank lines, standing where it stands in the
     module; its new chunks then keep their statements for the reduced modules holding
-    them (``known_stub``), which need not parse the edited chunk again."""
+    them (``known_stub``), which need not parse the edited chunk again, until the
+    analysis of this version is done (``forget_statements``)."""
     if not body:
         return [make_chunk(source, [], package, first=at_start)] if source else []
     shift = base or 0

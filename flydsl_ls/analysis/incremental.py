@@ -107,7 +107,11 @@ class IncrementalAnalyzer:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
         try:
-            diagnostics, errors = self._run(job)
+            try:
+                diagnostics, errors = self._run(job)
+            finally:
+                for chunk in chunks:  # kept for this analysis only: a file's syntax trees are big
+                    chunk.forget_statements()
         except (RecursionError, SyntaxError, ValueError) as error:  # a reduced module went wrong
             log.warning("incremental analysis failed (%s); analysing the whole file", error)
             errors = [str(error)]
@@ -125,7 +129,7 @@ class IncrementalAnalyzer:
             lines = sum(c.lines for c in self._chunks[:head])
             parse("\n" * lines + source[offset:], filename=path or "<unknown>")
         tree = parse(source, filename=path or "<unknown>")
-        return split(source, tree.body, package, reusable=self._chunks)
+        return split(source, tree.body, package, reusable=self._chunks, base=0)
 
     def model_at(self, line: int) -> SemanticModel | None:
         """A model answering, for the top-level statement holding 0-based ``line`` of the
