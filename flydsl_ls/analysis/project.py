@@ -4,6 +4,16 @@ Real kernels import their legacy helpers from each other (``from .utils import _
 where ``utils`` took it from ``tensor_shim._to_raw``) and pass dialect modules into
 helpers defined in other files. ``ProjectIndex`` follows both, reading each module
 once (cached by modification time) and only when a rule asks.
+
+One index is shared by threads in the server (the lint thread, the code-actions thread, and
+the event loop, which forgets files that changed on disk). Reads are plain dictionary look-ups,
+without a lock: they are on the keystroke path. What a read computes (a model, a file's text,
+an answer) is computed outside the lock and stored under it, so a thread never waits for
+another's parse; a cache is only ever mutated under the lock, and the structures handed out
+(the word index's lists) are replaced, never changed in place. What guards recursion (a
+module being read, an answer being computed) is per thread: another thread does not see it
+and computes the answer itself. An answer computed while ``forget`` ran is returned but not
+stored (it may come from what was forgotten).
 """
 
 from __future__ import annotations
@@ -11,6 +21,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +76,17 @@ class ProjectIndex:
     _words: dict[str, list[Path]] | None = None  # word -> the files that have it
     _file_words: dict[Path, set[str]] = field(default_factory=dict)
     _windows: dict[Path, _IndexWindow] = field(default_factory=dict)
+    # Held only to mutate the caches above, never while reading a file or calling out.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # What this thread is in the middle of: modules being read, answers being computed.
+    _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _forgets: int = 0  # bumped by ``forget``: what was computed across one is not stored
+
+    def _busy(self) -> set:
+        busy = getattr(self._local, "busy", None)
+        if busy is None:
+            busy = self._local.busy = set()
+        return busy
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
@@ -76,17 +98,26 @@ class ProjectIndex:
         cached = self._modules.get(path)
         if cached is not None and cached.stamp == stamp:
             return cached.model
-        if cached is not None:
-            self.generation += 1  # changed on disk since it was read
-        self._modules[path] = _Module(stamp, None)  # guards import cycles
+        busy = self._busy()
+        if ("model", path) in busy:  # guards import cycles
+            return None
+        busy.add(("model", path))
         try:
             source = read_source(path)
             model = SemanticModel(source, parse(source), package_of(path))
         except (UnreadableFile, SyntaxError, ValueError, RecursionError):
             model = None
+        finally:
+            busy.discard(("model", path))
         if model is not None:
             model.project = self.view(path, package_of(path))
-        self._modules[path] = _Module(stamp, model)
+        with self._lock:
+            now = self._modules.get(path)
+            if now is not None and now.stamp == stamp:
+                return now.model  # another thread read it meanwhile: one model for all
+            if now is not None or cached is not None:
+                self.generation += 1  # changed on disk since it was read
+            self._modules[path] = _Module(stamp, model)
         return model
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
@@ -95,20 +126,39 @@ class ProjectIndex:
 
     def _module_file(self, root: Path, parts: list[str]) -> Path | None:
         key = (root, *parts)
-        if key not in self._files:
-            self._files[key] = find_module_file(root, parts)
-        return self._files[key]
+        found = self._files.get(key, _MISSING)
+        if found is _MISSING:
+            found = find_module_file(root, parts)
+            with self._lock:
+                found = self._files.setdefault(key, found)
+        return found
 
     def _consulted(self, path: Path) -> Consulted:
-        if path not in self.consulted:
-            self.consulted[path] = Consulted()
-        return self.consulted[path]
+        asked = self.consulted.get(path)
+        if asked is None:
+            with self._lock:
+                asked = self.consulted.setdefault(path, Consulted())
+        return asked
+
+    def _record(self, path: Path, probe: tuple | None = None, found: Path | None = None, read: Path | None = None,
+                needle: str | None = None) -> None:
+        """Note what the analysis of ``path`` asked (under the lock: ``dependencies`` reads it)."""
+        asked = self._consulted(path)
+        with self._lock:
+            if probe is not None:
+                asked.probes[probe] = found
+            if read is not None:
+                asked.reads.add(read)
+            if needle is not None:
+                asked.needles.add(needle)
 
     def window(self, path: Path) -> _IndexWindow:
         """The index as the rules of ``path`` see it (one per file: the same object each time)."""
-        if path not in self._windows:
-            self._windows[path] = _IndexWindow(self, path)
-        return self._windows[path]
+        window = self._windows.get(path)
+        if window is None:
+            with self._lock:
+                window = self._windows.setdefault(path, _IndexWindow(self, path))
+        return window
 
     def dependencies(self, path: Path) -> Consulted:
         """Everything the findings of ``path`` may depend on, through the models it read and
@@ -116,19 +166,20 @@ class ProjectIndex:
         found = Consulted()
         seen: set[Path] = set()
         todo = [path.resolve()]
-        while todo:
-            current = todo.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            asked = self.consulted.get(current)
-            if asked is None:
-                continue
-            found.scanned |= asked.scanned
-            found.probes.update(asked.probes)
-            found.needles |= asked.needles
-            found.reads |= asked.reads
-            todo += asked.reads
+        with self._lock:  # what other threads record meanwhile waits
+            while todo:
+                current = todo.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                asked = self.consulted.get(current)
+                if asked is None:
+                    continue
+                found.scanned |= asked.scanned
+                found.probes.update(asked.probes)
+                found.needles |= asked.needles
+                found.reads |= asked.reads
+                todo += asked.reads
         return found
 
     def _resolve(self, dotted: str, root: Path, here: Path, package, depth: int) -> str | None:
@@ -139,13 +190,12 @@ class ProjectIndex:
             parts = parts[1:]
             if not package:  # unknown package: relative to the file's own folder
                 root = here.parent
-        asked = self._consulted(here)
         for cut in range(len(parts) - 1, 0, -1):
             module = self._module_file(root, parts[:cut])
-            asked.probes[(root, *parts[:cut])] = module
-            if module is None or module == here:
+            ok = module is not None and module != here
+            self._record(here, probe=(root, *parts[:cut]), found=module, read=module if ok else None)
+            if not ok:
                 continue
-            asked.reads.add(module)
             model = self.model_of(module)
             if model is None:
                 return None
@@ -165,19 +215,29 @@ class ProjectIndex:
     def module_arguments(self, view: ProjectView, function: str) -> list[dict]:
         """For each call of ``function`` (defined in the view's file) from another project
         file that passes modules: {position or keyword: dotted module}."""
-        self._consulted(view.path).needles.add(function)  # the files the text filter lets through
+        self._record(view.path, needle=function)  # the files the text filter lets through
         key = f"{view.module_key}.{function}"
         memo = (view.path, key)  # two files may share a module key (no package): not their answers
-        if memo in self._arguments:
-            return self._arguments[memo]
-        self._arguments[memo] = []  # resolving the callers' own parameters may come back here
-        found = []
-        for path in self._mentioning(function):
-            # Cheap text filter first: only files that mention the function are parsed.
-            if path == view.path or function not in self._text(path):
-                continue
-            found += [passed for callee, passed in self._module_calls(path) if callee == key]
-        self._arguments[memo] = found
+        known = self._arguments.get(memo)
+        if known is not None:
+            return known
+        busy = self._busy()
+        if ("arguments", memo) in busy:  # resolving the callers' own parameters came back here
+            return []
+        busy.add(("arguments", memo))
+        forgets = self._forgets
+        try:
+            found = []
+            for path in self._mentioning(function):
+                # Cheap text filter first: only files that mention the function are parsed.
+                if path == view.path or function not in self._text(path):
+                    continue
+                found += [passed for callee, passed in self._module_calls(path) if callee == key]
+        finally:
+            busy.discard(("arguments", memo))
+        with self._lock:
+            if self._forgets == forgets:
+                found = self._arguments.setdefault(memo, found)
         return found
 
     # --- who defines a function, across the project -------------------------------
@@ -185,7 +245,7 @@ class ProjectIndex:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
         filter first, and only the files that pass it are parsed (models are cached)."""
         needle = f"def {function}"
-        self._consulted(view.path).needles.add(needle)
+        self._record(view.path, needle=needle)
         found = []
         for path in self._mentioning(function):
             if path == view.path or needle not in self._text(path):
@@ -203,52 +263,83 @@ class ProjectIndex:
         is split into its words once per index, not searched again for each question."""
         if not _WORD.fullmatch(word):
             return [self._resolved(path) for path in self.all_files()]
-        if self._words is None:
-            self._words, self._file_words = {}, {}
+        words = self._words
+        if words is None:
+            forgets = self._forgets
+            words, file_words = {}, {}
             for path in self.all_files():
-                self._index_words(self._resolved(path))
-        return self._words.get(word, [])
-
-    def _index_words(self, path: Path) -> None:
-        words = set(_WORD.findall(self._text(path)))
-        self._file_words[path] = words
-        for word in words:
-            self._words.setdefault(word, []).append(path)
+                path = self._resolved(path)
+                file_words[path] = found = set(_WORD.findall(self._text(path)))
+                for w in found:
+                    words.setdefault(w, []).append(path)
+            with self._lock:
+                if self._words is None and self._forgets == forgets:
+                    self._words, self._file_words = words, file_words
+        return words.get(word, [])
 
     def all_files(self) -> list[Path]:
         if self.roots and not self.files:
-            self.files = [p for root in self.roots for p in _python_files(root)]
+            files = [p for root in self.roots for p in _python_files(root)]
+            with self._lock:
+                if not self.files:
+                    self.files = files
         return self.files
 
     def forget(self, path: Path) -> None:
         """A file changed on disk: drop what was read from it and every caller answer."""
         path = self._resolved(path)
-        self.generation += 1
-        self._modules.pop(path, None)
-        self._texts.pop(path, None)
-        self._calls.pop(path, None)
-        self._arguments.clear()
-        if self._words is not None and path in self._file_words:  # its words as they are now
-            for word in self._file_words.pop(path):
-                self._words[word].remove(path)
-            self._index_words(path)
+        with self._lock:
+            self._forgets += 1
+            self.generation += 1
+            self._modules.pop(path, None)
+            self._texts.pop(path, None)
+            self._calls.pop(path, None)
+            self._arguments = {}  # a new dict: a thread storing into the old one loses nothing
+            indexed = self._words is not None and path in self._file_words
+        if not indexed:
+            return
+        text = _read_text(path)  # outside the lock: its words as they are now
+        with self._lock:
+            if self._words is None or path not in self._file_words:
+                return
+            words = dict(self._words)  # new lists: a reader may be going through the old ones
+            for word in self._file_words[path]:
+                words[word] = [p for p in words[word] if p != path]
+            new = set(_WORD.findall(text))
+            for word in new:
+                words[word] = [*words.get(word, ()), path]
+            self._file_words = {**self._file_words, path: new}
+            self._words = words
+            self._texts.setdefault(path, text)
 
     def _resolved(self, path: Path) -> Path:
-        if path not in self._paths:
-            self._paths[path] = path.resolve()
-        return self._paths[path]
+        resolved = self._paths.get(path)
+        if resolved is None:
+            resolved = path.resolve()
+            with self._lock:
+                self._paths[path] = resolved
+        return resolved
 
     def _text(self, path: Path) -> str:
-        if path not in self._texts:
-            try:
-                self._texts[path] = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                self._texts[path] = ""
-        return self._texts[path]
+        text = self._texts.get(path)
+        if text is None:
+            forgets = self._forgets
+            text = _read_text(path)
+            with self._lock:
+                if self._forgets == forgets:
+                    text = self._texts.setdefault(path, text)
+        return text
 
     def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
-        if path not in self._calls:
-            self._calls[path] = []
+        known = self._calls.get(path)
+        if known is not None:
+            return known
+        busy = self._busy()
+        if ("calls", path) in busy:
+            return []
+        busy.add(("calls", path))
+        forgets = self._forgets
+        try:
             model = self.model_of(path)
             calls = []
             if model is not None:
@@ -258,8 +349,22 @@ class ProjectIndex:
                         callee = _static_dotted(model, node.func) if passed else None
                         if callee:
                             calls.append((callee.removeprefix(RELATIVE + "."), passed))
-            self._calls[path] = calls
-        return self._calls[path]
+        finally:
+            busy.discard(("calls", path))
+        with self._lock:
+            if self._forgets == forgets:
+                calls = self._calls.setdefault(path, calls)
+        return calls
+
+
+_MISSING = object()
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 _SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".tox"}
@@ -325,12 +430,12 @@ class _IndexWindow:
         self._index, self._path = index, path
 
     def model_of(self, path: Path) -> SemanticModel | None:
-        self._index._consulted(self._path).reads.add(self._index._resolved(path))
+        self._index._record(self._path, read=self._index._resolved(path))
         return self._index.model_of(path)
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
         if path is not None:
-            self._index._consulted(self._path).reads.add(self._index._resolved(path))
+            self._index._record(self._path, read=self._index._resolved(path))
         return self._index.view(path, package)
 
     def __getattr__(self, name: str):
