@@ -38,13 +38,13 @@ from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.validate import fix_parses
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit
+from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
-from flydsl_ls.analysis.text import LineIndex, Position, Range
+from flydsl_ls.analysis.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
-from flydsl_ls.server.session import Analysis, Document
+from flydsl_ls.server.session import Analysis, Document, Snapshot
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -195,30 +195,24 @@ async def _quick_fix_edit_async(
 ) -> types.WorkspaceEdit | None:
     if position not in analysis.quick_fix_edits:
         loop = asyncio.get_running_loop()
-        edit = await loop.run_in_executor(server.worker, _quick_fix_edit, server, doc, analysis, position)
+        fix = analysis.result.diagnostics[position].fix
+        index = analysis.index  # on the loop: the worker only reads it
+        snap = server.session.snapshot(doc, analysis.text, analysis.version, index)
+        edit = await loop.run_in_executor(server.worker, _quick_fix_edit, snap, fix)
         analysis.quick_fix_edits[position] = edit
     return analysis.quick_fix_edits[position]
 
 
-def _quick_fix_edit(server: FlyServer, doc: Document, analysis: Analysis, position: int) -> types.WorkspaceEdit | None:
-    """The fix of diagnostic ``position``, plus the removal of imports it leaves unused, as
-    minimal edits on the analysed text."""
-    fix = analysis.result.diagnostics[position].fix
+def _quick_fix_edit(snap: Snapshot, fix: Fix | None) -> types.WorkspaceEdit | None:
+    """``fix`` (of a diagnostic of the analysed text ``snap.text``), plus the removal of
+    imports it leaves unused, as minimal edits on that text (worker thread)."""
     if fix is None:
         return None
-    text = analysis.text
-    new = apply_fix(text, fix)
+    new = apply_fix(snap.text, fix)
     if new is None:
-        log.warning("%s: fix %r withheld: the result would not parse", doc.uri, fix.title)
+        log.warning("%s: fix %r withheld: the result would not parse", snap.uri, fix.title)
         return None
-    encoding = server.session.encoding
-    edits = [
-        types.TextEdit(range=lsp_range(e.range, analysis.index, encoding), new_text=e.content)
-        for e in minimal_edits(text, new)
-    ]
-    if not edits:
-        return None
-    return workspace_edit(server, doc, edits, analysis.version)
+    return snapshot_edit(snap, new)
 
 
 def _suppressions(
@@ -310,37 +304,45 @@ async def _fix_all_edit_async(server: FlyServer, doc: Document, analysis: Analys
     """The fix-all edit of the current version, computed off the event loop, once."""
     if analysis is not None and "edit" in analysis.fix_all_edits:
         return analysis.fix_all_edits["edit"]
-    version, text = doc.version, doc.text
+    snap = server.session.snapshot(doc)
     loop = asyncio.get_running_loop()
-    edit = await loop.run_in_executor(server.worker, _fix_all_edit, server, doc, text, version)
-    if analysis is not None and analysis.version == version:
+    edit = await loop.run_in_executor(server.worker, _fix_all_edit, snap)
+    if analysis is not None and analysis.version == snap.version:
         analysis.fix_all_edits["edit"] = edit
     return edit
 
 
-def _fix_all_edit(server: FlyServer, doc: Document, text: str, version: int) -> types.WorkspaceEdit | None:
-    """All safe fixes applied to ``text`` (a snapshot), as a few minimal edits."""
-    settings = server.session.settings_for(doc)
-    project = server.session.project
-    outcome = fix_all(text, lambda source: check_source(source, doc.path, settings, project, keep_model=False).diagnostics)
+def _fix_all_edit(snap: Snapshot) -> types.WorkspaceEdit | None:
+    """All safe fixes applied to the snapshot's text, as a few minimal edits (worker thread)."""
+    outcome = fix_all(
+        snap.text,
+        lambda source: check_source(source, snap.path, snap.settings, snap.project, keep_model=False).diagnostics,
+    )
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
-    return text_edit(server, doc, text, outcome.text, version)
+    return snapshot_edit(snap, outcome.text)
+
+
+def snapshot_edit(snap: Snapshot, new: str) -> types.WorkspaceEdit | None:
+    """The snapshot's text -> ``new`` as a few minimal edits on its version; None if equal."""
+    return _minimal_edit(snap.uri, snap.version, snap.text, new, snap.encoding, snap.document_changes, snap.index)
 
 
 def text_edit(server: FlyServer, doc: Document, text: str, new: str, version: int) -> types.WorkspaceEdit | None:
     """``text`` (version ``version`` of ``doc``) -> ``new`` as a few minimal edits; None if equal."""
+    features = server.session.features
+    return _minimal_edit(doc.uri, version, text, new, features.encoding, features.document_changes)
+
+
+def _minimal_edit(
+    uri: str, version: int, text: str, new: str, encoding: Encoding, document_changes: bool, index: LineIndex | None = None
+) -> types.WorkspaceEdit | None:
     edits = minimal_edits(text, new)
     if not edits:
         return None
-    encoding = server.session.encoding
-    index = LineIndex(text)
-    return workspace_edit(
-        server,
-        doc,
-        [types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content) for e in edits],
-        version,
-    )
+    index = index if index is not None else LineIndex(text)
+    text_edits = [types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content) for e in edits]
+    return document_edit(uri, version, text_edits, document_changes)
 
 
 async def _analysis_of(server: FlyServer, uri: Any, version: Any) -> tuple[Document, Analysis]:
@@ -416,15 +418,18 @@ async def fix_all_command(server: FlyServer, arguments: list) -> dict:
 def workspace_edit(
     server: FlyServer, doc: Document, edits: list[types.TextEdit], version: int | None = None
 ) -> types.WorkspaceEdit:
-    if server.session.features.document_changes:
+    version = doc.version if version is None else version
+    return document_edit(doc.uri, version, edits, server.session.features.document_changes)
+
+
+def document_edit(uri: str, version: int, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
+    if document_changes:
         return types.WorkspaceEdit(
             document_changes=[
                 types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(
-                        uri=doc.uri, version=doc.version if version is None else version
-                    ),
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
                     edits=edits,
                 )
             ]
         )
-    return types.WorkspaceEdit(changes={doc.uri: edits})
+    return types.WorkspaceEdit(changes={uri: edits})

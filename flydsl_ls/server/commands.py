@@ -519,16 +519,15 @@ async def _verify_fix_all(
     toolchain = await asyncio.to_thread(compiler.toolchain)
     if not toolchain.ok:
         return None, "the compiler is not installed: " + toolchain.problem().replace("\n", " ")
-    settings = server.session.settings_for(doc)
-    project = server.session.project
+    snap = server.session.snapshot(doc, text)
     timeout = server.session.editor.timeout
     deadline = time.monotonic() + FIX_ALL_VERIFY_LIMIT
     path = doc.path
     loop_worker = server.worker
 
     def lint(source: str):
-        # on the server's analysis thread, like every other lint
-        job = loop_worker.submit(lambda: check_source(source, path, settings, project, keep_model=False))
+        # on the server's analysis thread, like every other lint, with the snapshot's settings
+        job = loop_worker.submit(check_source, source, snap.path, snap.settings, snap.project, keep_model=False)
         return job.result().diagnostics
 
     def stopped() -> bool:

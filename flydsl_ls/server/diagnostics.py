@@ -1,8 +1,8 @@
 """Diagnostics: lint once per (version, settings), push or answer pulls, never publish stale.
 
 Pushing is debounced on change and immediate on open and save. A lint runs in a worker
-thread on a snapshot of the text; its result is kept only if the document still has that
-version when it finishes. Clients that pull (``textDocument/diagnostic``) are not pushed to,
+thread on a ``Snapshot`` of the document (text, version, settings; never the server); its
+result is kept only if the document still has that version when it finishes. Clients that pull (``textDocument/diagnostic``) are not pushed to,
 so they never show every diagnostic twice (Neovim keeps the two in separate namespaces).
 """
 
@@ -12,17 +12,18 @@ import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
 from flydsl_ls.analysis.diagnostic import Diagnostic, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
-from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, items_json
+from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json
 from flydsl_ls.server.protocol import RawJSON
-from flydsl_ls.server.session import Analysis, Document
+from flydsl_ls.server.session import Analysis, Document, Snapshot
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -99,50 +100,54 @@ def find(
 
 # --- linting ----------------------------------------------------------------------------
 def lint(
-    server: FlyServer, doc: Document, text: str, version: int, generation: int, index: LineIndex | None = None
+    snap: Snapshot, incremental: IncrementalAnalyzer, json_cache: FragmentCache, current: Callable[[], bool]
 ) -> Analysis | None:
-    """Lint one snapshot (worker thread), ``index`` its line table if the document has
-    it. None when the document moved on meanwhile."""
-    if doc.version != version or server.session.generation != generation:
-        return None  # a newer lint is queued
-    settings = server.session.settings_for(doc)
-    if len(text) > MAX_SOURCE_CHARS:
-        server.session.warn_once(f"{doc.uri}: larger than {MAX_SOURCE_CHARS} characters; not checked")
+    """Lint one snapshot (worker thread) with the document's caches (the lint thread's only).
+    None when ``current()`` says the document moved on meanwhile (a newer lint is queued)."""
+    if not current():
+        return None
+    if len(snap.text) > MAX_SOURCE_CHARS:  # warned about on the loop
         result = FileAnalysis([], None)
     else:
         try:
             result = check_source(
-                text, doc.path, settings, server.session.project, incremental=doc.incremental, index=index
+                snap.text, snap.path, snap.settings, snap.project, incremental=incremental, index=snap.index
             )
         except Exception:  # an analysis bug must not take the server down
-            log.exception("analysis of %s failed", doc.uri)
+            log.exception("analysis of %s failed", snap.uri)
             result = FileAnalysis([], None, ["analysis failed; see the server log"])
     for problem in result.internal_errors:
-        log.warning("%s: internal error: %s", doc.uri, problem)
-    analysis = Analysis(version, generation, text, result)
-    if index is not None:
-        analysis.__dict__["index"] = index  # rather than splitting the text again
+        log.warning("%s: internal error: %s", snap.uri, problem)
+    analysis = Analysis(snap.version, snap.generation, snap.text, result)
+    if snap.index is not None:
+        analysis.__dict__["index"] = snap.index  # rather than splitting the text again
     # While a statement is half typed only the syntax error shows: keep the entries of the
     # last lint that parsed for when it does again (most of its diagnostics come back).
     half_typed = len(result.diagnostics) == 1 and result.diagnostics[0].code == SYNTAX_ERROR  # then it is alone
-    analysis.fragments = doc.json_cache.fragments(
-        result.diagnostics, analysis.index, server.session.encoding, prune=not half_typed
-    )
+    analysis.fragments = json_cache.fragments(result.diagnostics, analysis.index, snap.encoding, prune=not half_typed)
     return analysis
 
 
 async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     """The current analysis of ``doc``, linting it now if there is none."""
-    generation = server.session.generation
+    session = server.session
+    generation = session.generation
     current = doc.current(generation)
     if current is not None:
         return current
     loop = asyncio.get_running_loop()
-    version, text, index = doc.version, doc.text, doc.index
-    analysis = await loop.run_in_executor(_LINTER, lint, server, doc, text, version, generation, index)
+    snap = session.snapshot(doc)
+    if len(snap.text) > MAX_SOURCE_CHARS:
+        session.warn_once(f"{doc.uri}: larger than {MAX_SOURCE_CHARS} characters; not checked")
+    version = snap.version
+
+    def still_current() -> bool:  # two integers, read from the lint thread
+        return doc.version == version and session.generation == generation
+
+    analysis = await loop.run_in_executor(_LINTER, lint, snap, doc.incremental, doc.json_cache, still_current)
     if analysis is None:
         return None
-    if server.session.get(doc.uri) is not doc:
+    if session.get(doc.uri) is not doc:
         return None  # closed meanwhile
     _store(server, doc, analysis)
     return analysis

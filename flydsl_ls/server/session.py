@@ -81,6 +81,27 @@ class ClientFeatures:
         )
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """One version of a document as a worker thread sees it, taken on the event loop.
+
+    Work done off the loop (a lint, a quick fix's or fix-all's edit) gets this, never the
+    server, the session or the document: their state belongs to the loop, and what the work
+    has to report goes back as its return value, which the loop stores. ``project`` is the
+    one piece shared with other threads, and is safe to be (analysis/project.py)."""
+
+    uri: str
+    path: Path | None
+    text: str
+    version: int
+    generation: int  # of the settings
+    settings: Settings  # resolved for this document (pyproject.toml, editor settings on top)
+    project: ProjectIndex
+    encoding: Encoding
+    document_changes: bool  # a WorkspaceEdit names the version (``ClientFeatures``)
+    index: LineIndex | None = None  # the line table of ``text``, when the document has it
+
+
 @dataclass
 class Analysis:
     """One lint of one document version with one settings generation: lint once, reuse."""
@@ -249,6 +270,26 @@ class Session:
     def set_root(self, root: Path | None) -> None:
         self.root = root
         self.project = ProjectIndex(roots=[root] if root else [])
+
+    def snapshot(
+        self, doc: Document, text: str | None = None, version: int | None = None, index: LineIndex | None = None
+    ) -> Snapshot:
+        """``doc`` as work on another thread sees it: its current text and version unless
+        given (an analysed version), with the settings resolved now, on the loop."""
+        if text is None:
+            text, version, index = doc.text, doc.version, doc.index
+        return Snapshot(
+            uri=doc.uri,
+            path=doc.path,
+            text=text,
+            version=doc.version if version is None else version,
+            generation=self.generation,
+            settings=self.settings_for(doc),
+            project=self.project,
+            encoding=self.encoding,
+            document_changes=self.features.document_changes,
+            index=index,
+        )
 
     def settings_for(self, doc: Document) -> Settings:
         """``[tool.flydsl-ls]`` of the nearest pyproject.toml, editor settings on top."""
