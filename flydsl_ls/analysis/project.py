@@ -24,6 +24,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.modules import RELATIVE, canonical_symbol, is_module
@@ -218,27 +219,18 @@ class ProjectIndex:
         self._record(view.path, needle=function)  # the files the text filter lets through
         key = f"{view.module_key}.{function}"
         memo = (view.path, key)  # two files may share a module key (no package): not their answers
-        known = self._arguments.get(memo)
-        if known is not None:
-            return known
-        busy = self._busy()
-        if ("arguments", memo) in busy:  # resolving the callers' own parameters came back here
-            return []
-        busy.add(("arguments", memo))
-        forgets = self._forgets
-        try:
+
+        def callers() -> list[dict]:
             found = []
             for path in self._mentioning(function):
                 # Cheap text filter first: only files that mention the function are parsed.
                 if path == view.path or function not in self._text(path):
                     continue
                 found += [passed for callee, passed in self._module_calls(path) if callee == key]
-        finally:
-            busy.discard(("arguments", memo))
-        with self._lock:
-            if self._forgets == forgets:
-                found = self._arguments.setdefault(memo, found)
-        return found
+            return found
+
+        # [] while resolving the callers' own parameters comes back here
+        return self._memo("_arguments", memo, callers)
 
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
@@ -331,15 +323,7 @@ class ProjectIndex:
         return text
 
     def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
-        known = self._calls.get(path)
-        if known is not None:
-            return known
-        busy = self._busy()
-        if ("calls", path) in busy:
-            return []
-        busy.add(("calls", path))
-        forgets = self._forgets
-        try:
+        def module_calls() -> list[tuple[str, dict]]:
             model = self.model_of(path)
             calls = []
             if model is not None:
@@ -349,12 +333,30 @@ class ProjectIndex:
                         callee = _static_dotted(model, node.func) if passed else None
                         if callee:
                             calls.append((callee.removeprefix(RELATIVE + "."), passed))
+            return calls
+
+        return self._memo("_calls", path, module_calls)
+
+    def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
+        """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
+        when this thread's computing of it comes back to it (a cycle); not stored when a
+        ``forget`` ran meanwhile (the answer may come from what was forgotten)."""
+        known = getattr(self, cache).get(key)
+        if known is not None:
+            return known
+        busy = self._busy()
+        if (cache, key) in busy:
+            return []
+        busy.add((cache, key))
+        forgets = self._forgets
+        try:
+            value = compute()
         finally:
-            busy.discard(("calls", path))
+            busy.discard((cache, key))
         with self._lock:
-            if self._forgets == forgets:
-                calls = self._calls.setdefault(path, calls)
-        return calls
+            if self._forgets == forgets:  # the dict now there: ``forget`` replaces _arguments
+                value = getattr(self, cache).setdefault(key, value)
+        return value
 
 
 _MISSING = object()
