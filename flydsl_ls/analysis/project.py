@@ -294,14 +294,13 @@ class ProjectIndex:
         with self._lock:
             if self._words is None or path not in self._file_words:
                 return
-            words = dict(self._words)  # new lists: a reader may be going through the old ones
+            words = self._words  # new lists, not changed in place: a reader may be going through one
             for word in self._file_words[path]:
                 words[word] = [p for p in words[word] if p != path]
             new = set(_WORD.findall(text))
             for word in new:
                 words[word] = [*words.get(word, ()), path]
-            self._file_words = {**self._file_words, path: new}
-            self._words = words
+            self._file_words[path] = new
             self._texts.setdefault(path, text)
 
     def _resolved(self, path: Path) -> Path:
