@@ -17,7 +17,7 @@ from flydsl_ls import __version__, cache, config, output
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.files import discover, write_source
-from flydsl_ls.runner import FileJob, FileResult, default_jobs, run_jobs, settings_key
+from flydsl_ls.runner import FileJob, FileResult, RunTimings, default_jobs, run_jobs, settings_key
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes (default: one per core; 1 checks in this process)",
     )
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    check.add_argument(
+        "--timings", action="store_true",
+        help="print where the run's time went to stderr (workspace facts, each worker's files, models and idle time)",
+    )
     check.add_argument(
         "--cache-dir", type=Path,
         help="where to keep the result cache (default: the `cache-dir` setting, else .flydsl-ls-cache "
@@ -175,7 +179,10 @@ def _check_run(args, paths, missing, overrides, fixing) -> int:
     results: list[FileResult | None] = [None] * len(files)
     stores = _lookup_cache(args, files, all_settings, results) if not fixing and not args.no_cache else None
     missed = [i for i, result in enumerate(results) if result is None]
-    done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs())
+    timings = RunTimings()
+    done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs(), timings)
+    if args.timings:
+        _print_timings(timings, done, len(files) - len(missed))
     for i, result in zip(missed, done):
         results[i] = result
     if stores is not None:
@@ -216,6 +223,39 @@ def _check_run(args, paths, missing, overrides, fixing) -> int:
     for path, text in writes:
         write_source(path, text)
     return _finish(args, entries, fixed, checked, failed, missing)
+
+
+def _print_timings(timings: RunTimings, done: list[FileResult], cached: int) -> None:
+    """``--timings``: one ``timings:`` line per fact, to stderr."""
+
+    def say(text: str) -> None:
+        print(f"timings: {text}", file=sys.stderr)
+
+    say(f"{len(done)} files checked, {cached} from the cache, {timings.workers} worker(s)")
+    if timings.facts is not None:
+        facts = timings.facts
+        say(f"workspace facts: built 1 time(s) for the run, {len(facts.texts)} files, {facts.seconds:.2f} s")
+    by_worker: dict[int, list] = {}
+    for result in done:
+        if result.timing is not None:
+            by_worker.setdefault(result.timing.worker, []).append(result.timing)
+    rebuilt = sum(max(t.index.word_indexes for t in times) for times in by_worker.values())
+    say(f"workspace facts: built {rebuilt} more time(s) in the workers")
+    if timings.scans:
+        say(
+            f"module calls: scanned once for the run, {timings.scans} files ({timings.passing} pass modules), "
+            f"{timings.scan_seconds:.2f} s"
+        )
+    wall = timings.end - timings.start
+    for n, times in enumerate(sorted(by_worker.values(), key=lambda ts: ts[0].start), 1):
+        busy = sum(t.end - t.start for t in times)
+        last = max(t.index.models for t in times)
+        seconds = max(t.index.model_seconds for t in times)
+        idle = timings.end - max(t.end for t in times)
+        say(
+            f"worker {n}: {len(times)} files, busy {busy:.2f} s of {wall:.2f} s, "
+            f"{last} module models built ({seconds:.2f} s), idle at the end {idle:.2f} s"
+        )
 
 
 def _lookup_cache(args, files, all_settings, results) -> dict:

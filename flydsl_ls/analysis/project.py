@@ -22,12 +22,21 @@ import ast
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.modules import RELATIVE, canonical_symbol, is_module
+from flydsl_ls.analysis.modules import (
+    CANONICAL_MODULES,
+    RELATIVE,
+    SHIM_MODULE_TAILS,
+    SUBMODULES,
+    canonical_symbol,
+    is_module,
+)
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
 
@@ -61,6 +70,29 @@ class Consulted:
 
 
 @dataclass
+class WorkspaceFacts:
+    """What the index knows of every project file before any rule asks: the files' texts
+    and which words each holds (the filter of the caller, definer and reader questions).
+    Built once per CLI run, in the main process, and handed to every worker's index
+    (inherited on fork), rather than once per worker."""
+
+    paths: dict[Path, Path]  # as given -> resolved
+    texts: dict[Path, str]  # resolved -> text
+    words: dict[str, list[Path]]  # word -> the resolved files that have it, in file order
+    file_words: dict[Path, set[str]]
+    seconds: float = 0.0  # what building them took
+
+
+@dataclass
+class IndexStats:
+    """What one index built, for ``check --timings``."""
+
+    word_indexes: int = 0  # times it split every project file into words itself
+    models: int = 0  # module models built
+    model_seconds: float = 0.0
+
+
+@dataclass
 class ProjectIndex:
     """Module models of one project (a CLI run, or a workspace in the server)."""
 
@@ -82,6 +114,43 @@ class ProjectIndex:
     # What this thread is in the middle of: modules being read, answers being computed.
     _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _forgets: int = 0  # bumped by ``forget``: what was computed across one is not stored
+    stats: IndexStats = field(default_factory=IndexStats)
+    _scanned: dict[Path, Scanned] | None = None
+    trees: dict[Path, tuple] = field(default_factory=dict)  # path -> (stamp, text, tree) from ``scan``
+
+    @classmethod
+    def with_facts(cls, files: list[Path], facts: WorkspaceFacts | None) -> ProjectIndex:
+        """An index over ``files`` that starts from ``facts`` (``workspace_facts`` of the
+        same files) instead of reading and splitting every file again."""
+        index = cls(files=files)
+        if facts is not None:
+            index._paths = dict(facts.paths)
+            index._texts = dict(facts.texts)
+            index._words = facts.words  # shared, not copied: only ``forget`` (the server's) changes it
+            index._file_words = dict(facts.file_words)
+        return index
+
+    def workspace_facts(self) -> WorkspaceFacts:
+        """The texts and word index of every project file (built now if not yet)."""
+        start = time.perf_counter()
+        self._mentioning("_")
+        texts = {path: self._text(path) for path in self._file_words}
+        return WorkspaceFacts(dict(self._paths), texts, self._words, self._file_words, time.perf_counter() - start)
+
+    @property
+    def adopted(self) -> bool:
+        return self._scanned is not None
+
+    def adopt(self, scanned: dict[Path, Scanned]) -> None:
+        """What ``scan`` found in every project file (resolved paths), once for the run:
+        the callers and definers questions are then answered without building the model
+        of each file they look at in every worker that asks."""
+        with self._lock:
+            if self._scanned is not None:
+                return
+            self._scanned = scanned
+            for path, found in scanned.items():
+                self._calls.setdefault(path, found.calls)
 
     def _busy(self) -> set:
         busy = getattr(self._local, "busy", None)
@@ -103,9 +172,15 @@ class ProjectIndex:
         if ("model", path) in busy:  # guards import cycles
             return None
         busy.add(("model", path))
+        start = time.perf_counter()
+        kept = self.trees.pop(path, None)
         try:
-            source = read_source(path)
-            model = SemanticModel(source, parse(source), package_of(path))
+            if kept is not None and kept[0] == stamp:  # parsed by ``scan`` in this process
+                source, tree = kept[1], kept[2]
+            else:
+                source = read_source(path)
+                tree = parse(source)
+            model = SemanticModel(source, tree, package_of(path))
         except (UnreadableFile, SyntaxError, ValueError, RecursionError):
             model = None
         finally:
@@ -119,6 +194,8 @@ class ProjectIndex:
             if now is not None or cached is not None:
                 self.generation += 1  # changed on disk since it was read
             self._modules[path] = _Module(stamp, model)
+            self.stats.models += 1
+            self.stats.model_seconds += time.perf_counter() - start
         return model
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
@@ -242,6 +319,11 @@ class ProjectIndex:
         for path in self._mentioning(function):
             if path == view.path or needle not in self._text(path):
                 continue
+            scanned = self._scanned
+            if scanned is not None and path in scanned:
+                if function in scanned[path].functions:
+                    found.append(path)
+                continue
             model = self.model_of(path)
             if model is not None and any(
                 isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == function
@@ -257,6 +339,7 @@ class ProjectIndex:
             return [self._resolved(path) for path in self.all_files()]
         words = self._words
         if words is None:
+            self.stats.word_indexes += 1
             forgets = self._forgets
             words, file_words = {}, {}
             for path in self.all_files():
@@ -286,6 +369,9 @@ class ProjectIndex:
             self._modules.pop(path, None)
             self._texts.pop(path, None)
             self._calls.pop(path, None)
+            self.trees.pop(path, None)
+            if self._scanned is not None:
+                self._scanned.pop(path, None)  # read from its model again
             self._arguments = {}  # a new dict: a thread storing into the old one loses nothing
             indexed = self._words is not None and path in self._file_words
         if not indexed:
@@ -324,15 +410,7 @@ class ProjectIndex:
     def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
         def module_calls() -> list[tuple[str, dict]]:
             model = self.model_of(path)
-            calls = []
-            if model is not None:
-                for node in ast.walk(model.tree):
-                    if isinstance(node, ast.Call):
-                        passed = _module_arguments(model, node)
-                        callee = _static_dotted(model, node.func) if passed else None
-                        if callee:
-                            calls.append((callee.removeprefix(RELATIVE + "."), passed))
-            return calls
+            return _calls_in(model) if model is not None else []
 
         return self._memo("_calls", path, module_calls)
 
@@ -356,6 +434,98 @@ class ProjectIndex:
             if self._forgets == forgets:  # the dict now there: ``forget`` replaces _arguments
                 value = getattr(self, cache).setdefault(key, value)
         return value
+
+
+@dataclass
+class Scanned:
+    """What the index asks of a file it does not check, found from its syntax tree."""
+
+    calls: list[tuple[str, dict]] = field(default_factory=list)  # as ``_module_calls``
+    functions: frozenset[str] = frozenset()  # its top-level ``def``s (``definers``)
+
+
+def scan(path: Path, keep: dict | None = None) -> Scanned:
+    """``path``'s calls that pass dialect modules, as ``ProjectIndex._module_calls`` finds
+    them, and its top-level functions, as ``definers`` reads them: from the syntax tree
+    alone when no call may pass a module (a module model is built only for the files where
+    one may: 5 of the 213 real kernel files). ``keep``: where to leave the text and tree
+    read (by path), for ``ProjectIndex.keep_trees``."""
+    try:
+        stat = path.stat()
+        source = read_source(path)
+        tree = parse(source)
+    except (OSError, UnreadableFile, SyntaxError, ValueError, RecursionError):
+        return Scanned()
+    functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if not _may_pass_modules(tree):
+        if keep is not None:
+            keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
+        return Scanned([], functions)
+    try:
+        model = SemanticModel(source, tree, package_of(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return Scanned()  # model_of has no model either: no calls, no definitions
+    return Scanned(_calls_in(model), functions)
+
+
+def _calls_in(model: SemanticModel) -> list[tuple[str, dict]]:
+    calls = []
+    for node in ast.walk(model.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        passed = _module_arguments(model, node)
+        callee = _static_dotted(model, node.func) if passed else None
+        if callee:
+            calls.append((callee.removeprefix(RELATIVE + "."), passed))
+    return calls
+
+
+def _may_pass_modules(tree: ast.Module) -> bool:
+    """Whether a call may pass a module (a necessary condition, from the tree alone). The
+    dotted path ``_static_dotted`` gives an argument starts at a name bound by an import or
+    by an assignment of a name or attribute; and ``canonical_symbol`` makes it a module only
+    when its last part names one (a known module's, submodule's or shim module's last part):
+    an attribute argument's own last part, an imported name's import's."""
+    tails = _module_tails()
+    named: set[str] = set()  # names that may stand for a module
+    renames: list[tuple[str, str]] = []  # target = name
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    if alias.name.split(".")[-1] in tails:
+                        named.add(alias.asname)
+                elif alias.name.split(".")[0] in tails:
+                    named.add(alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            named.update(a.asname or a.name for a in node.names if a.name in tails)
+        elif isinstance(node, ast.Assign):
+            value, targets = node.value, [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if isinstance(value, ast.Name):
+                renames += [(target, value.id) for target in targets]
+            elif isinstance(value, ast.Attribute) and value.attr in tails:
+                named.update(targets)
+    grown = True
+    while grown:  # a rename of a name that may stand for a module may too
+        grown = False
+        for target, source in renames:
+            if source in named and target not in named:
+                named.add(target)
+                grown = True
+    for call in calls:
+        for value in [*call.args, *(k.value for k in call.keywords if k.arg)]:
+            if isinstance(value, ast.Attribute) and value.attr in tails or isinstance(value, ast.Name) and value.id in named:
+                return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def _module_tails() -> frozenset[str]:
+    known = [*CANONICAL_MODULES, *SUBMODULES, *SHIM_MODULE_TAILS]
+    return frozenset(name.split(".")[-1] for name in known)
 
 
 _MISSING = object()
