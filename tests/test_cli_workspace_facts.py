@@ -1,0 +1,100 @@
+"""`flydsl-ls check` computes the workspace-wide facts once per run, not once per file or
+per worker, and gives the same output with one worker as with two.
+
+The facts: every file's text and words (the filter of the caller, definer and FLY702
+questions) are built once, in the main process, and inherited by the workers; with more
+than one worker, the module calls and top-level functions of every file are scanned once
+(each file by one worker) before checking. ``--timings`` reports both on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# FLY402: a module-level waitcnt constant is dead unless another project file reads it.
+SHIM = "_LGKMCNT_0_ONLY = 0xC07F\n_VMCNT_0_ONLY = 0x3F70\n"
+READER = "from kernels.shim import _LGKMCNT_0_ONLY\nprint(_LGKMCNT_0_ONLY)\n"
+# FLY702: a second `_run_compiled` in the workspace.
+TENSOR_SHIM = "def _run_compiled(exe, *args):\n    return exe(*args)\n"
+MOE = "def _run_compiled(exe, args):\n    return exe(*args)\n"
+# Module-parameter callers: helpers.reduce gets its dialect module from kern.py.
+HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
+KERNEL = "import flydsl.expr as fx\nfrom kernels.helpers import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    package = tmp_path / "kernels"
+    package.mkdir()
+    files = {
+        "__init__.py": "",
+        "shim.py": SHIM,
+        "reader.py": READER,
+        "tensor_shim.py": TENSOR_SHIM,
+        "moe.py": MOE,
+        "helpers.py": HELPERS,
+        "kern.py": KERNEL,
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return tmp_path
+
+
+def check(project: Path, jobs: int) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "FLYDSL_GPU_ARCH"}
+    result = subprocess.run(
+        [sys.executable, "-m", "flydsl_ls", "check", "--no-cache", "--output-format", "json", "--timings", f"-j{jobs}", "kernels"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environment, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def findings(result: subprocess.CompletedProcess) -> set[tuple[str, str, int]]:
+    return {(Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(result.stdout)}
+
+
+def timings(result: subprocess.CompletedProcess) -> list[str]:
+    return [line.removeprefix("timings: ") for line in result.stderr.splitlines() if line.startswith("timings: ")]
+
+
+def test_one_worker_and_two_give_the_same_cross_file_findings(project):
+    serial, parallel = check(project, 1), check(project, 2)
+    assert serial.stdout == parallel.stdout
+    found = findings(serial)
+    assert ("shim.py", "FLY402", 2) in found  # _VMCNT_0_ONLY: nobody reads it
+    assert ("shim.py", "FLY402", 1) not in found  # _LGKMCNT_0_ONLY: reader.py does
+    assert ("moe.py", "FLY702", 1) in found and ("tensor_shim.py", "FLY702", 1) not in found
+    assert any(name == "helpers.py" and code == "FLY301" for name, code, _ in found)  # fx from kern.py
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_workspace_facts_are_built_once_per_run(project, jobs):
+    lines = timings(check(project, jobs))
+    assert "workspace facts: built 1 time(s) for the run, 7 files" in "\n".join(lines)
+    assert "workspace facts: built 0 more time(s) in the workers" in lines
+    workers = [line for line in lines if line.startswith("worker ")]
+    assert workers and sum(int(re.search(r": (\d+) files", line).group(1)) for line in workers) == 7
+
+
+def test_two_workers_scan_each_file_once(project):
+    lines = timings(check(project, 2))
+    assert any(line.startswith("module calls: scanned once for the run, 7 files (1 pass modules)") for line in lines)
+    # Only kern.py passes a module: no worker builds the model of a file it neither checks
+    # nor imports from (kern.py imports helpers, reader.py imports shim).
+    built = sum(int(re.search(r"(\d+) module models built", line).group(1)) for line in lines if line.startswith("worker "))
+    assert built <= 7 + 2
