@@ -9,6 +9,8 @@ Times whole processes (interpreter start-up included), output to /dev/null:
 - ``ruff no-cache``: ``ruff check --no-cache --select ALL``; ``ruff cached``: the same with
   a filled cache;
 - ``cold``: ``flydsl-ls check --no-cache`` (worker per core); ``cold -j1``: one process;
+  then one more cold run with ``--timings``, whose report (workspace facts built once,
+  module calls scanned once, each worker's files, models built and idle time) is printed;
   ``cold+write``: an empty cache, filled by the run;
 - ``warm``: every result from the cache; ``warm, 1 edit``: after one file's bytes change
   (a comment appended to the file the most others read), so what depends on it is checked again.
@@ -105,6 +107,11 @@ def main() -> int:
 
         cold, outputs["cold"] = timed([*ours, "--no-cache"], env, args.cold_runs, scratch)
         rows.append((f"cold (-j{os.cpu_count()})", cold))
+        report = subprocess.run(
+            [*ours, "--no-cache", "--timings"], env=env, cwd=scratch, capture_output=True, check=False
+        )
+        outputs["cold --timings"] = report.stdout
+        timing_lines = [line for line in report.stderr.decode().splitlines() if line.startswith("timings:")]
         if not args.no_serial:
             serial, outputs["cold -j1"] = timed([*ours, "--no-cache", "-j1"], env, 1, scratch)
             rows.append(("cold -j1", serial))
@@ -128,6 +135,7 @@ def main() -> int:
         edited.write_bytes(original)
         rows.append((f"warm, 1 edit ({edited.name})", edits))
         print(f"after:  {load()}")
+        print("\none cold run, --timings:", *timing_lines, sep="\n  ")
 
         base = {name: statistics.median(times) for name, times in rows}
         print(f"\n{'run':<40} {'min s':>8} {'median s':>9} {'vs ruff':>8}")
