@@ -1,4 +1,4 @@
-"""A fix is re-parsed (libcst, smallest enclosing statement) before it is offered."""
+"""A fix is re-parsed (smallest enclosing statement) before it is offered."""
 
 from flydsl_ls.actions.validate import fix_parses, without_broken_fixes
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
