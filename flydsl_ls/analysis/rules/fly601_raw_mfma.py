@@ -189,6 +189,12 @@ class RawMfma(Rule):
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             if not isinstance(arg, (ast.Attribute, ast.Name)):
                 continue
+            # Resolving every argument of every call is costly (a parameter asks the project
+            # who passes it what): skip those that cannot name an intrinsic.
+            if isinstance(arg, ast.Attribute) and decode(arg.attr) is None:
+                continue  # its symbol ends in the attribute's name (or a module's)
+            if isinstance(arg, ast.Name) and getattr(self.model.binding_of(arg), "kind", None) == "param":
+                continue  # a parameter resolves to a module passed in, never to a function
             symbol = self.model.resolve(arg)
             if not symbol or not symbol.startswith(("fx.rocdl.", "mlir.rocdl.")):
                 continue
