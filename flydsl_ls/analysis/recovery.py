@@ -5,8 +5,11 @@ linter that reports only the syntax error makes every other finding blink out an
 on each keystroke. The fix is text-only, so the full and the incremental analysis agree:
 the smallest run of whole lines around the error whose replacement by a stand-in (``pass``
 at the first line's indentation, or ``if True:`` when deeper lines follow, then blank
-lines: the line count is kept) makes the file parse is found by following the errors
-(a later error extends the run down to it, an earlier one up to it); the repaired text
+lines; or only blank lines, inside brackets: the line count is kept) makes the file parse
+is found by following the errors: an error before the run extends it up to there; one on
+a deeper line after it, the rest of a broken statement, down over those deeper lines;
+any other (the line before the run is unfinished, as a half-typed line usually is: the
+error shows on the line after it) up by one code line. The repaired text
 is analysed as usual, the findings touching the replaced lines are dropped, and the real
 error is reported where it is. Fixes are withheld on such a file: the user is in the
 middle of an edit, and a fix computed on the repaired text is best offered once the
@@ -16,6 +19,8 @@ real one parses.
 from __future__ import annotations
 
 import dataclasses
+import io
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,7 +28,7 @@ from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.text import split_lines
 
-MAX_ATTEMPTS = 8  # parses tried before giving up (then only the syntax error is reported)
+MAX_ATTEMPTS = 12  # parses tried before giving up (then only the syntax error is reported)
 
 
 @dataclass(frozen=True)
@@ -64,34 +69,46 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     top = len(lines) - 1
     first = min(max((error.lineno or 1) - 1, 0), top)
     last = min(max((getattr(error, "end_lineno", None) or error.lineno or 1) - 1, first), top)
-    for _ in range(MAX_ATTEMPTS):
-        text = _replaced(lines, first, last)
-        try:
-            check(text, first)
-        except SyntaxError as again:
-            line = min(max((again.lineno or 1) - 1, 0), top)
-            if line < first:
-                first = line
-            elif line > last:
-                last = _run_end(lines, line, _indent(lines[first]))
-            elif first > 0:
-                first -= 1  # the stand-in itself does not fit (a continuation line's indentation)
-            elif last < top:
-                last += 1
-            else:
+    if "was never closed" in str(error.msg):
+        first = last = _unclosed(lines, first)
+    attempts = 0
+    while attempts < MAX_ATTEMPTS:
+        failed = None
+        for blank in (False, True):
+            text = _replaced(lines, first, last, blank)
+            attempts += 1
+            try:
+                check(text, first)
+            except SyntaxError as again:
+                failed = min(max((again.lineno or 1) - 1, 0), top)
+                if not first <= failed <= last:
+                    break  # a stand-in fits there: the broken statement reaches further
+                continue  # no statement fits there (inside brackets): try blank lines
+            except (ValueError, RecursionError, MemoryError):
                 return None
-            continue
-        except (ValueError, RecursionError, MemoryError):
+            return Repair(text, first, last)
+        if failed < first:
+            first = failed
+        elif failed > last and len(_indent(lines[failed])) > len(_indent(lines[first])):
+            last = _run_end(lines, failed, _indent(lines[first]))  # the rest of a broken statement
+        elif first > 0:
+            first = _previous(lines, first)  # the line before is unfinished (the error shows after it)
+        elif last < top:
+            last += 1
+        else:
             return None
-        return Repair(text, first, last)
     return None
 
 
-def _replaced(lines: list[str], first: int, last: int) -> str:
+def _replaced(lines: list[str], first: int, last: int, blank: bool) -> str:
+    """Lines ``first``..``last`` replaced by ``pass`` (``if True:`` when deeper lines
+    follow, a header's body) or, with ``blank``, by blank lines only."""
     indent = _indent(lines[first])
     after = next((row for row in lines[last + 1 :] if row.strip() and not row.lstrip().startswith("#")), None)
     opener = after is not None and len(_indent(after)) > len(indent)
     stand_in = [indent + ("if True:" if opener else "pass")] + [""] * (last - first)
+    if blank:
+        stand_in = [""] * (last - first + 1)
     ends = [_line_end(row) for row in lines[first : last + 1]]
     return "".join(lines[:first]) + "".join(s + e for s, e in zip(stand_in, ends)) + "".join(lines[last + 1 :])
 
@@ -108,6 +125,44 @@ def _run_end(lines: list[str], line: int, indent: str) -> int:
             break
         end = i
     return end
+
+
+def _unclosed(lines: list[str], start: int) -> int:
+    """For a bracket on line ``start`` reported never closed: the line of the bracket that
+    is, judged by indentation (a bracket typed later took its closing one): the innermost
+    open bracket when a line starts left of the line it was opened on (a closing bracket
+    may start on that line's indentation)."""
+    stack: list[int] = []
+    row = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("".join(lines[start:])).readline):
+            if token.type in _LAYOUT:
+                continue
+            if token.start[0] != row:
+                row = token.start[0]
+                if stack:
+                    opened = len(_indent(lines[start + stack[-1]]))
+                    column = token.start[1]
+                    if column < opened or (column == opened and token.string not in ")]}"):
+                        return start + stack[-1]
+            if token.type == tokenize.OP and token.string in "([{":
+                stack.append(token.start[0] - 1)
+            elif token.type == tokenize.OP and token.string in ")]}" and stack:
+                stack.pop()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return start
+
+
+_LAYOUT = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+
+
+def _previous(lines: list[str], first: int) -> int:
+    """The code line before ``first`` (blank and comment lines skipped)."""
+    for i in range(first - 1, 0, -1):
+        if lines[i].strip() and not lines[i].lstrip().startswith("#"):
+            return i
+    return 0
 
 
 def _indent(row: str) -> str:
