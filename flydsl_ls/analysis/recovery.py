@@ -6,10 +6,11 @@ on each keystroke. The fix is text-only, so the full and the incremental analysi
 the smallest run of whole lines around the error whose replacement by a stand-in (``pass``
 at the first line's indentation, or ``if True:`` when deeper lines follow, then blank
 lines; or only blank lines, inside brackets: the line count is kept) makes the file parse
-is found by following the errors: an error before the run extends it up to there; one on
-a deeper line after it, the rest of a broken statement, down over those deeper lines;
-any other (the line before the run is unfinished, as a half-typed line usually is: the
-error shows on the line after it) up by one code line. The repaired text
+is found by following the errors: an error on a deeper line after the run (the rest of
+a broken statement) extends it down over those deeper lines; an error before it, or any
+other (the line before the run is unfinished, as a half-typed line usually is: the error
+shows on the line after it), moves it up to that line (or the previous code line), and
+extends it there when that alone does not parse. The repaired text
 is analysed as usual, the findings touching the replaced lines are dropped, and the real
 error is reported where it is. Fixes are withheld on such a file: the user is in the
 middle of an edit, and a fix computed on the repaired text is best offered once the
@@ -28,7 +29,7 @@ from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.text import split_lines
 
-MAX_ATTEMPTS = 12  # parses tried before giving up (then only the syntax error is reported)
+MAX_ATTEMPTS = 16  # parses tried before giving up (then only the syntax error is reported)
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,10 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     last = min(max((getattr(error, "end_lineno", None) or error.lineno or 1) - 1, first), top)
     if "was never closed" in str(error.msg):
         first = last = _unclosed(lines, first)
+    runs = [(first, last)]  # to try in turn; the last one's error says where to look next
     attempts = 0
     while attempts < MAX_ATTEMPTS:
+        first, last = runs.pop(0)
         failed = None
         for blank in (False, True):
             text = _replaced(lines, first, last, blank)
@@ -87,14 +90,17 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
             except (ValueError, RecursionError, MemoryError):
                 return None
             return Repair(text, first, last)
-        if failed < first:
-            first = failed
+        if runs:
+            continue
+        if failed < first:  # a broken line before: it (and what follows) alone, then with these
+            runs = [(failed, first - 1), (failed, last)]
         elif failed > last and len(_indent(lines[failed])) > len(_indent(lines[first])):
-            last = _run_end(lines, failed, _indent(lines[first]))  # the rest of a broken statement
-        elif first > 0:
-            first = _previous(lines, first)  # the line before is unfinished (the error shows after it)
+            runs = [(first, _run_end(lines, failed, _indent(lines[first])))]  # the rest of a broken statement
+        elif first > 0:  # the line before is unfinished (the error shows after it): likewise
+            before = _previous(lines, first)
+            runs = [(before, first - 1), (before, last)]
         elif last < top:
-            last += 1
+            runs = [(first, last + 1)]
         else:
             return None
     return None

@@ -222,15 +222,16 @@ async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
     if previous is not None and linted == (doc.version, server.session.generation):
         if previous == f"{linted[0]}.{linted[1]}":  # answered without the analysis
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=previous)
-    analysis = None
-    for _ in range(3):  # the document may change while it is linted
+    # Only the current version's diagnostics: the client lays them over the text it has
+    # now (an older version's FLY000 would show at another column). The document may
+    # change while it is linted: lint again, the newest version (a lint of a version
+    # already left is skipped, see ``lint``).
+    while True:
         analysis = await analyse(server, doc)
-        if analysis is not None:
+        if server.session.get(doc.uri) is not doc:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])  # closed meanwhile
+        if analysis is not None and (analysis.version, analysis.generation) == (doc.version, server.session.generation):
             break
-    if analysis is None:
-        analysis = doc.analysis
-    if analysis is None:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
     server.session.touch(doc)
     if previous == analysis.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
