@@ -9,8 +9,9 @@ lines; or only blank lines, inside brackets: the line count is kept) makes the f
 is found by following the errors: an error on a deeper line after the run (the rest of
 a broken statement) extends it down over those deeper lines; an error before it, or any
 other (the line before the run is unfinished, as a half-typed line usually is: the error
-shows on the line after it), moves it up to that line (or the previous code line), and
-extends it there when that alone does not parse. The repaired text
+shows on the line after it), moves it up to that line (or the previous code line, after
+trying the line of a later error alone), and extends it there when that alone does not
+parse. The repaired text
 is analysed as usual, the findings touching the replaced lines are dropped, and the real
 error is reported where it is. Fixes are withheld on such a file: the user is in the
 middle of an edit, and a fix computed on the repaired text is best offered once the
@@ -76,20 +77,20 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     attempts = 0
     while attempts < MAX_ATTEMPTS:
         first, last = runs.pop(0)
-        failed = None
-        for blank in (False, True):
+        failures = []
+        for blank in (False, True):  # a statement, else blank lines (inside brackets)
             text = _replaced(lines, first, last, blank)
             attempts += 1
             try:
                 check(text, first)
             except SyntaxError as again:
-                failed = min(max((again.lineno or 1) - 1, 0), top)
-                if not first <= failed <= last:
-                    break  # a stand-in fits there: the broken statement reaches further
-                continue  # no statement fits there (inside brackets): try blank lines
+                failures.append(min(max((again.lineno or 1) - 1, 0), top))
+                continue
             except (ValueError, RecursionError, MemoryError):
                 return None
             return Repair(text, first, last)
+        # The statement's error, unless no statement fits there (inside brackets).
+        failed = failures[0] if not first <= failures[0] <= last else failures[1]
         if runs:
             continue
         if failed < first:  # a broken line before: it (and what follows) alone, then with these
@@ -99,6 +100,8 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
         elif first > 0:  # the line before is unfinished (the error shows after it): likewise
             before = _previous(lines, first)
             runs = [(before, first - 1), (before, last)]
+            if failed > last:  # or the line the error is on now
+                runs.insert(0, (failed, failed))
         elif last < top:
             runs = [(first, last + 1)]
         else:
