@@ -121,9 +121,10 @@ def lint(
     analysis = Analysis(snap.version, snap.generation, snap.text, result)
     if snap.index is not None:
         analysis.__dict__["index"] = snap.index  # rather than splitting the text again
-    # While a statement is half typed only the syntax error shows: keep the entries of the
-    # last lint that parsed for when it does again (most of its diagnostics come back).
-    half_typed = len(result.diagnostics) == 1 and result.diagnostics[0].code == SYNTAX_ERROR  # then it is alone
+    # While a statement is half typed the diagnostics are the recovered analysis's, without
+    # fixes (analysis/recovery.py): keep the entries of the last lint that parsed for when
+    # it does again (its diagnostics come back).
+    half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
     analysis.fragments = json_cache.fragments(result.diagnostics, analysis.index, snap.encoding, prune=not half_typed)
     return analysis
 
