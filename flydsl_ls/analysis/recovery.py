@@ -73,6 +73,9 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     last = min(max((getattr(error, "end_lineno", None) or error.lineno or 1) - 1, first), top)
     if "was never closed" in str(error.msg):
         first = last = _unclosed(lines, first)
+    elif str(error.msg) == "unexpected indent" and first > 0:  # the rest of a statement cut short
+        first = _previous(lines, first)
+        last = _run_end(lines, last, _indent(lines[first]))
     runs = [(first, last)]  # to try in turn; the last one's error says where to look next
     attempts = 0
     while attempts < MAX_ATTEMPTS:
@@ -124,13 +127,18 @@ def _replaced(lines: list[str], first: int, last: int, blank: bool) -> str:
 
 def _run_end(lines: list[str], line: int, indent: str) -> int:
     """``line``, and the lines after it deeper than ``indent`` (the rest of a broken
-    statement: its continuation lines or the body of its broken header)."""
+    statement: its continuation lines or the body of its broken header), with a closing
+    bracket's line at ``indent`` that ends them."""
     end = line
     for i in range(line + 1, len(lines)):
         row = lines[i]
         if not row.strip():
             continue
-        if len(_indent(row)) <= len(indent):
+        if len(_indent(row)) < len(indent):
+            break
+        if len(_indent(row)) == len(indent):
+            if row.lstrip()[:1] in (")", "]", "}"):
+                end = i  # the closing bracket of a hanging construct
             break
         end = i
     return end
