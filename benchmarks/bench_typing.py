@@ -14,7 +14,7 @@ edits are simulated, each on the clean file:
 | ``call`` | a new line ``foo(`` after the line, at its indentation |
 
 and the edited file analysed as the editor does (``IncrementalAnalyzer``, holding the
-clean file's analysis; its result is the full analysis's, tests/test_incremental.py).
+previous edit's analysis; its result is the full analysis's, tests/test_incremental.py).
 Kept = the clean file's findings (code, line, column; lines moved by an inserted line)
 still reported, over those not on the edited line. Printed: mean, median and worst of
 that fraction per edit kind (samples of files with findings), the pooled fraction, the
@@ -118,7 +118,6 @@ def measure(path: Path, per_file: int, seed: int, with_ruff: bool) -> dict:
             got = kept(clean, ours(analyzer, text), gone, i, shift)
             theirs = kept(clean_ruff, ruff(text), gone, i, shift) if with_ruff else (0, 0)
             samples[kind].append((got, theirs))
-            analyzer.analyze(source)  # back to the clean file, as after the statement is finished
     return {"file": str(path), "lines": len(lines), "findings": len(clean), "ruff": len(clean_ruff), "samples": samples}
 
 

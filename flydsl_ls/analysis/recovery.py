@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from flydsl_ls.analysis.diagnostic import Diagnostic
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.text import split_lines
 
+_OPENED_ON = re.compile(r"does not match opening parenthesis '.' on line (\d+)")
 MAX_ATTEMPTS = 16  # parses tried before giving up (then only the syntax error is reported)
 
 
@@ -69,14 +71,19 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     if source and source[-1] in "\r\n":
         lines.append("")  # an error at the end of the file is on the empty last line
     top = len(lines) - 1
-    first = min(max((error.lineno or 1) - 1, 0), top)
-    last = min(max((getattr(error, "end_lineno", None) or error.lineno or 1) - 1, first), top)
-    if "was never closed" in str(error.msg):
+    first = last = min(max((error.lineno or 1) - 1, 0), top)
+    message = str(error.msg)
+    opened = _OPENED_ON.search(message)  # a closing bracket not matching the one opened there
+    if "was never closed" in message:
         first = last = _unclosed(lines, first)
-    elif str(error.msg) == "unexpected indent" and first > 0:  # the rest of a statement cut short
+    elif message == "unexpected indent" and first > 0:  # the rest of a statement cut short
         first = _previous(lines, first)
         last = _run_end(lines, last, _indent(lines[first]))
+    elif opened and int(opened.group(1)) - 1 < first:
+        first = int(opened.group(1)) - 1
     runs = [(first, last)]  # to try in turn; the last one's error says where to look next
+    if first < last:
+        runs.insert(0, (first, first))
     attempts = 0
     while attempts < MAX_ATTEMPTS:
         first, last = runs.pop(0)
