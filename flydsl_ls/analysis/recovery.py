@@ -71,7 +71,8 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
     if source and source[-1] in "\r\n":
         lines.append("")  # an error at the end of the file is on the empty last line
     top = len(lines) - 1
-    first = last = min(max((error.lineno or 1) - 1, 0), top)
+    first = min(max((error.lineno or 1) - 1, 0), top)
+    last = min(max((getattr(error, "end_lineno", None) or error.lineno or 1) - 1, first), top)
     message = str(error.msg)
     opened = _OPENED_ON.search(message)  # a closing bracket not matching the one opened there
     if "was never closed" in message:
@@ -83,7 +84,7 @@ def repair(source: str, error: SyntaxError, check: Callable[[str, int], None] = 
         first = int(opened.group(1)) - 1
     runs = [(first, last)]  # to try in turn; the last one's error says where to look next
     if first < last:
-        runs.insert(0, (first, first))
+        runs.insert(0, (first, first))  # the error's first line alone
     attempts = 0
     while attempts < MAX_ATTEMPTS:
         first, last = runs.pop(0)
