@@ -435,9 +435,10 @@ async def test_a_half_typed_statement_keeps_the_other_findings(spec, workspace):
 
 
 def _long_kernel() -> str:
-    """The fixture and 300 more functions: a lint long enough to edit during."""
-    extra = "".join(f"\n\ndef lane_{i}():\n    tid = fx.thread_idx.x\n    return _AV(tid) % {i + 2}\n" for i in range(300))
-    return KERNEL + extra
+    """The fixture and a 2,000-line function: a lint of an edit in it is long enough to
+    edit again during."""
+    body = "".join(f"    v{i} = _AV(tid) % {i + 2}\n" for i in range(2000))
+    return KERNEL + "\n\ndef big():\n    tid = fx.thread_idx.x\n" + body + "    ZZ = 0\n"
 
 
 async def test_diagnostics_are_of_the_newest_version(spec, workspace):
@@ -445,7 +446,7 @@ async def test_diagnostics_are_of_the_newest_version(spec, workspace):
     older version's FLY000 would show at its column in the newer text), and pushes
     never go back to an older version."""
     text = _long_kernel()
-    first = text.replace("    lane = _AV(tid) % 64\n", "    lane = _AV(tid) % 64\n    x = \n")  # FLY000 at 10:8
+    first = text.replace("    ZZ = 0\n", "    ZZ = 0\n    x = \n")  # FLY000 in big(), its lint is long
     second = text.replace("def finite(v):", "def finite(v:")  # FLY000 at 13:10, its `(`
     async with lsp(spec, workspace) as client:
         uri = open_doc(client, workspace / "kernel.py", text)
@@ -464,7 +465,7 @@ async def test_diagnostics_are_of_the_newest_version(spec, workspace):
             assert versions == sorted(versions) and versions[-1] == 3
         (error,) = by_code(items, "FLY000")
         assert (error.range.start.line, error.range.start.character) == (13, len("def finite"))  # its unclosed `(`
-        assert len(items) > 300  # and the other findings
+        assert len(items) > 2000  # and the other findings
 
 
 async def test_out_of_range_and_odd_requests_do_not_crash(spec, workspace):
