@@ -72,6 +72,7 @@ class ChunkResult:
             return self
         starts = [start for start, _, _ in deltas]
         shifts = {delta for _, _, delta in deltas}
+        boundary = None
         if len(shifts) == 1:  # the usual case (lines inserted above): one offset for all
             shift = shifts.pop()
 
@@ -84,7 +85,15 @@ class ChunkResult:
                 i = bisect.bisect_right(starts, old) - 1
                 return old + deltas[max(i, 0)][2]
 
-        moved = [_shift(d, line) for d in self.diagnostics]
+            ends = {start + lines: delta for start, lines, delta in deltas}
+
+            def boundary(old: int) -> int:
+                # An insertion at column 0 where a chunk ends (an import added after the
+                # last one) is that chunk's, as ``of`` anchored it: it moves with it.
+                delta = ends.get(old)
+                return line(old) if delta is None else old + delta
+
+        moved = [_shift(d, line, boundary) for d in self.diagnostics]
         anchors = tuple((chunk, version.start_of[id(chunk)]) for chunk, _ in self.anchors)
         return dataclasses.replace(self, diagnostics=moved, anchors=anchors)
 
@@ -116,12 +125,22 @@ def _moved(rng: Range, line) -> Range:
     return _new(Range, (_new(Position, (line(start[0]), start[1])), _new(Position, (line(end[0]), end[1]))))
 
 
-def _shift(d: Diagnostic, line) -> Diagnostic:
-    """``d`` with its lines mapped by ``line``: every result below an inserted line, on
-    every keystroke there, so built as directly as Python allows."""
+def _shift(d: Diagnostic, line, boundary=None) -> Diagnostic:
+    """``d`` with its lines mapped by ``line`` (an insertion at column 0 by ``boundary``,
+    when given): every result below an inserted line, on every keystroke there, so built
+    as directly as Python allows."""
     fix = d.fix
     if fix is not None:
-        fix = Fix(fix.title, fix.applicability, tuple([Edit(_moved(e.range, line), e.content) for e in fix.edits]))
+        fix = Fix(
+            fix.title,
+            fix.applicability,
+            tuple(
+                [
+                    Edit(_moved(e.range, boundary if boundary and _insertion_at_0(e.range) else line), e.content)
+                    for e in fix.edits
+                ]
+            ),
+        )
     statement = _moved(d.statement, line) if d.statement is not None else None
     message, note = d.message, d.note
     if "line " in message:
@@ -129,6 +148,11 @@ def _shift(d: Diagnostic, line) -> Diagnostic:
     if note and "line " in note:
         note = _renumbered(note, line)
     return Diagnostic(d.code, message, _moved(d.range, line), d.severity, fix, d.deprecated, note, statement)
+
+
+def _insertion_at_0(rng: Range) -> bool:
+    start, end = rng
+    return start == end and start[1] == 0
 
 
 def _renumbered(text: str, line) -> str:

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from flydsl_ls.analysis import recovery
 from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
 from flydsl_ls.analysis.deep import on_deep_stack
 from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
@@ -62,7 +63,11 @@ def _analyze(source, rules, options, package, path, project, model) -> FileAnaly
         tree = model.tree if model is not None else parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError) as error:
         diagnostics = [syntax_error(source, error)] if SYNTAX_ERROR in codes else []
-        return FileAnalysis(diagnostics, None)
+        repaired = recovery.repair(source, error) if isinstance(error, SyntaxError) else None
+        if repaired is None:
+            return FileAnalysis(diagnostics, None)
+        inner = _analyze(repaired.text, rules, options, package, path, project, None)
+        return FileAnalysis(finish(source, diagnostics + repaired.kept(inner.diagnostics)), None, inner.internal_errors)
     if model is None:
         model = SemanticModel(source, tree, package, project)
     diagnostics, errors = run_rules(model, rules, options, path)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from flydsl_ls.analysis import recovery
 from flydsl_ls.analysis.chunk_graph import ChunkGraph, union
 from flydsl_ls.analysis.chunk_results import ChunkResult
 from flydsl_ls.analysis.chunks import Chunk, resplit, split, unchanged_head
@@ -63,6 +64,7 @@ class IncrementalAnalyzer:
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
         self._retire_hover()
+        self.repaired: tuple[int, int] | None = None  # lines stood in for by the last analysis (recovery)
         self.reanalysed = 0  # chunks (and module rules) analysed by the last call: for tests
 
     def analyze(
@@ -75,9 +77,11 @@ class IncrementalAnalyzer:
         path: str | None = None,
         project: ProjectView | None = None,
         index: LineIndex | None = None,
+        _repairing: bool = False,
     ) -> FileAnalysis:
         """What ``engine.analyze`` returns for ``source`` (the model aside: None);
         ``index``: its line table, when the caller has one."""
+        self.repaired = None
         options = options or AnalysisOptions()
         settings = (
             tuple(r.code for r in rules),
@@ -95,11 +99,20 @@ class IncrementalAnalyzer:
             if chunks is None:
                 chunks = self._parse_whole(source, package, path)
         except SyntaxError as error:
-            codes = {r.code for r in rules}
-            return FileAnalysis([syntax_error(source, error)] if SYNTAX_ERROR in codes else [], None)
+            found = [syntax_error(source, error)] if SYNTAX_ERROR in {r.code for r in rules} else []
+            repaired = None if _repairing else recovery.repair(source, error, self._check)
+            if repaired is None:
+                return FileAnalysis(found, None)
+            # The repaired text is just another version: only the chunks it changed are redone.
+            inner = self.analyze(
+                repaired.text, rules=rules, options=options, package=package, path=path, project=project, _repairing=True
+            )
+            self.repaired = (repaired.first, repaired.last)
+            return FileAnalysis(finish(source, found + repaired.kept(inner.diagnostics)), None, inner.internal_errors)
         except (ValueError, RecursionError, MemoryError):  # what the full analysis reports
             return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
         self._chunks = chunks
+        self.repaired = None
         version = ChunkGraph(chunks, self._state)
         self._state = version
         self._retire_hover()
@@ -131,12 +144,25 @@ class IncrementalAnalyzer:
         tree = parse(source, filename=path or "<unknown>")
         return split(source, tree.body, package, reusable=self._chunks, base=0)
 
+    def _check(self, text: str, first: int) -> None:
+        """``parse(text)``'s SyntaxError, for a repair of lines from ``first`` on: the
+        chunks before them are unchanged and parsed, so only what follows is parsed
+        (blank lines keep the numbering), as in ``_parse_whole``."""
+        head, offset = unchanged_head(self._chunks, text) if self._chunks else (0, 0)
+        lines = sum(c.lines for c in self._chunks[:head])
+        if offset and lines <= first:
+            parse("\n" * lines + text[offset:])
+        else:
+            parse(text)
+
     def model_at(self, line: int) -> SemanticModel | None:
         """A model answering, for the top-level statement holding 0-based ``line`` of the
         last source analysed, what the whole file's model would (names, types): for hover."""
         version = self._state
         if version is None or not version.chunks:
             return None
+        if self.repaired is not None and self.repaired[0] <= line <= self.repaired[1]:
+            return None  # a stand-in there, not the user's text
         index = version.chunk_at(line)
         chunk = version.chunks[index]
         if self._hover is not None and self._hover[0] is chunk:

@@ -121,9 +121,10 @@ def lint(
     analysis = Analysis(snap.version, snap.generation, snap.text, result)
     if snap.index is not None:
         analysis.__dict__["index"] = snap.index  # rather than splitting the text again
-    # While a statement is half typed only the syntax error shows: keep the entries of the
-    # last lint that parsed for when it does again (most of its diagnostics come back).
-    half_typed = len(result.diagnostics) == 1 and result.diagnostics[0].code == SYNTAX_ERROR  # then it is alone
+    # While a statement is half typed the diagnostics are the recovered analysis's, without
+    # fixes (analysis/recovery.py): keep the entries of the last lint that parsed for when
+    # it does again (its diagnostics come back).
+    half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
     analysis.fragments = json_cache.fragments(result.diagnostics, analysis.index, snap.encoding, prune=not half_typed)
     return analysis
 
@@ -222,15 +223,16 @@ async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
     if previous is not None and linted == (doc.version, server.session.generation):
         if previous == f"{linted[0]}.{linted[1]}":  # answered without the analysis
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=previous)
-    analysis = None
-    for _ in range(3):  # the document may change while it is linted
+    # Only the current version's diagnostics: the client lays them over the text it has
+    # now (an older version's FLY000 would show at another column). The document may
+    # change while it is linted: lint again, the newest version (a lint of a version
+    # already left is skipped, see ``lint``).
+    while True:
         analysis = await analyse(server, doc)
-        if analysis is not None:
+        if server.session.get(doc.uri) is not doc:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])  # closed meanwhile
+        if analysis is not None and (analysis.version, analysis.generation) == (doc.version, server.session.generation):
             break
-    if analysis is None:
-        analysis = doc.analysis
-    if analysis is None:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
     server.session.touch(doc)
     if previous == analysis.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)

@@ -402,8 +402,13 @@ async def test_syntax_error_while_typing(spec, workspace):
         broken = KERNEL.replace("def finite(v):", "def finite(v:")
         change_doc(client, uri, 2, broken)
         diags = await diagnostics(client, uri, 2)
-        assert [d.code for d in diags] == ["FLY000"]
-        assert diags[0].severity == types.DiagnosticSeverity.Error
+        # The other functions' findings stay while `finite`'s header is half typed.
+        assert sorted(d.code for d in diags) == ["FLY000", "FLY101", "FLY101", "FLY901"]
+        (error,) = by_code(diags, "FLY000")
+        assert (error.range.start.line, error.range.start.character) == (13, len("def finite"))  # its unclosed `(`
+        assert error.severity == types.DiagnosticSeverity.Error
+        actions = await code_actions(client, uri, by_code(diags, "FLY101")[:1])
+        assert [a.title for a in actions] == ["Ignore FLY101 for this line"]  # no fix on a broken file
         lines = broken.splitlines()
         for d in diags:
             assert d.range.start.line < len(lines)
@@ -414,6 +419,53 @@ async def test_syntax_error_while_typing(spec, workspace):
         assert text is not None and "fx.Int32" in text
         change_doc(client, uri, 3, KERNEL)
         assert len(await diagnostics(client, uri, 3)) == 3
+
+
+async def test_a_half_typed_statement_keeps_the_other_findings(spec, workspace):
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py")
+        before = await diagnostics(client, uri, 1)
+        typed = KERNEL.replace("    lane = _AV(tid) % 64\n", "    lane = _AV(tid) % 64\n    x = \n")
+        change_doc(client, uri, 2, typed)
+        diags = await diagnostics(client, uri, 2)
+        moved = {(d.code, d.range.start.line + (d.range.start.line > LANE_LINE), d.range.start.character) for d in before}
+        assert {(d.code, d.range.start.line, d.range.start.character) for d in diags} == moved | {("FLY000", LANE_LINE + 1, 8)}
+        change_doc(client, uri, 3, KERNEL)
+        assert len(await diagnostics(client, uri, 3)) == 3
+
+
+def _long_kernel() -> str:
+    """The fixture and a 2,000-line function: a lint of an edit in it is long enough to
+    edit again during."""
+    body = "".join(f"    v{i} = _AV(tid) % {i + 2}\n" for i in range(2000))
+    return KERNEL + "\n\ndef big():\n    tid = fx.thread_idx.x\n" + body + "    ZZ = 0\n"
+
+
+async def test_diagnostics_are_of_the_newest_version(spec, workspace):
+    """A pull answered while the document changes answers for the newest version (an
+    older version's FLY000 would show at its column in the newer text), and pushes
+    never go back to an older version."""
+    text = _long_kernel()
+    first = text.replace("    ZZ = 0\n", "    ZZ = 0\n    x = \n")  # FLY000 in big(), its lint is long
+    second = text.replace("def finite(v):", "def finite(v:")  # FLY000 at 13:10, its `(`
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py", text)
+        await diagnostics(client, uri, 1)
+        change_doc(client, uri, 2, first)
+        if pulls(client):
+            pending = asyncio.ensure_future(pull(client, uri))
+            await asyncio.sleep(0.05)  # the pull's lint of version 2 is under way
+            change_doc(client, uri, 3, second)
+            items = list((await pending).items)
+        else:
+            change_doc(client, uri, 3, second)
+            items = await published(client, uri, 3)
+            await asyncio.sleep(0.5)
+            versions = [p.version for p in client.published if p.uri == uri]
+            assert versions == sorted(versions) and versions[-1] == 3
+        (error,) = by_code(items, "FLY000")
+        assert (error.range.start.line, error.range.start.character) == (13, len("def finite"))  # its unclosed `(`
+        assert len(items) > 2000  # and the other findings
 
 
 async def test_out_of_range_and_odd_requests_do_not_crash(spec, workspace):

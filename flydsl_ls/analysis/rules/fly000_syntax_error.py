@@ -4,11 +4,14 @@ from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 class SyntaxErrorRule(Rule):
     """
-    The file does not parse as Python, so no other rule can look at it.
+    The file does not parse as Python.
 
-    One diagnostic is reported at the position of the error; the other rules are skipped
-    for this file. The language server keeps the last model that parsed, so hover keeps
-    working while you type.
+    One diagnostic is reported at the position of the error. The other rules still look
+    at the rest of the file: the lines of the broken statement (found from the error,
+    usually the line being typed) are set aside, so a half-typed statement does not make
+    the file's other findings disappear; findings on those lines are dropped, and no fix
+    is offered until the file parses again. The language server keeps the last model that
+    parsed, so hover keeps working while you type.
     """
 
     code = "FLY000"
