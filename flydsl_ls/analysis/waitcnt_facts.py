@@ -1,7 +1,7 @@
 """What a file's `s_waitcnt` calls wait on: the static value of their bitfields, through
 the file's constants and helpers (forwarders, encoders), and the helpers kernels import from
 a sibling module. Model-layer facts: FLY401 rewrites the bitfields, FLY402 finds the dead
-shims, and the incremental analysis asks which lines can change a bitfield (``int_shaped``,
+shims (its declared scope asks which defs are ``shim_shaped`` and which names are a
 ``COUNTER_CONSTANT``)."""
 
 import ast
@@ -418,6 +418,28 @@ def int_shaped(expr: ast.AST) -> bool:
         if isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute)):
             return False
     return True
+
+
+def shim_shaped(fn: ast.AST) -> bool:
+    """Assignments then one return or call, of integer-shaped expressions: what a
+    wait-counter shim looks like (a superset of the helpers ``facts_for`` finds, decided
+    without resolving a name)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if fn.decorator_list or fn.args.vararg or fn.args.kwarg:
+        return False
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[-1], (ast.Return, ast.Expr)):
+        return False
+    if not all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None for s in body[:-1]):
+        return False
+    last = body[-1].value
+    # A call may be the wait itself (its bitfield is then an argument): any call passes.
+    return last is not None and (isinstance(last, ast.Call) or int_shaped(last)) and all(
+        int_shaped(s.value) for s in body[:-1]
+    )
 
 
 def _names(expr: ast.AST) -> set:

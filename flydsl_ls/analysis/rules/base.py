@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from flydsl_ls.analysis.apis import missing_in
 from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
 from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.rules.module_scope import ModuleScope
 from flydsl_ls.analysis.text import Range
 from flydsl_ls.analysis.valueflow import Use, value_uses
 
@@ -61,6 +62,8 @@ class Rule:
     example_after: ClassVar[str] = ""
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
+    # A whole-module rule (``visit_Module``): the part of a file it judges; None, all of it.
+    module_scope: ClassVar[ModuleScope | None] = None
 
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx

@@ -5,8 +5,9 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.module_scope import ModuleScope, Neighbours, Readers
 from flydsl_ls.analysis.statements import shares_lines
-from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, facts_for
+from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, facts_for, shim_shaped
 from flydsl_ls.analysis.text import Position, Range
 
 
@@ -25,6 +26,16 @@ class Candidate:
         start = (self.stmt.lineno, self.stmt.col_offset)
         end = (self.stmt.end_lineno, self.stmt.end_col_offset)
         return start <= (node.lineno, node.col_offset) and (node.end_lineno, node.end_col_offset) <= end
+
+
+def _may_judge(text: str, statements: list[ast.stmt]) -> bool:
+    """Whether a top-level statement may hold a candidate (outside class bodies: a
+    shim-shaped def, a binding of a ``*CNT_*`` name) or bind ``__all__``."""
+    if (COUNTER_CONSTANT.search(text) or "__all__" in text) and any(
+        name == "__all__" or COUNTER_CONSTANT.search(name) for name in _bound_outside_classes(statements)
+    ):
+        return True
+    return "def" in text and any(map(shim_shaped, _defs_outside_classes(statements)))
 
 
 class DeadWaitcntShim(Rule):
@@ -60,6 +71,11 @@ class DeadWaitcntShim(Rule):
     fix_title = "Delete the unused waitcnt shim"
     example_before = "_LGKMCNT_0_ONLY = 0xC07F  # no use left"
     example_after = "# (deleted)"
+
+    # Of the statements reading a candidate's name it only needs which names they read (a
+    # use outside the candidates keeps one alive); its deletions only ask which lines
+    # around a statement are blank.
+    module_scope = ModuleScope(_may_judge, readers=Readers.STUBS, neighbours=Neighbours.BLANK_ENDS)
 
     def visit_Module(self, node: ast.Module) -> None:
         candidates = self._candidates(node)
@@ -374,6 +390,57 @@ def _statements(module: ast.Module):
                 for block in (stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)):
                     if block:
                         stack.append(block)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _defs_outside_classes(statements: list[ast.stmt]):
+    """Every def among ``statements`` and in their blocks, class bodies left out."""
+    stack = [statements]
+    while stack:
+        for stmt in stack.pop():
+            if isinstance(stmt, ast.ClassDef):
+                continue
+            if isinstance(stmt, _DEFS):
+                yield stmt
+            for block in ("body", "orelse", "finalbody"):
+                stack.append(getattr(stmt, block, None) or [])
+            for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+                stack.append(part.body)
+
+
+def _bound_outside_classes(statements: list[ast.stmt]) -> set[str]:
+    """The names ``statements`` bind outside class bodies, and (they may bind outside
+    from inside one) every name a ``global`` or ``nonlocal`` declares."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+            stack.extend([*node.decorator_list, *node.bases, *node.keywords])
+            for inner in node.body:
+                declared = (d for d in ast.walk(inner) if isinstance(d, (ast.Global, ast.Nonlocal)))
+                names.update(name for d in declared for name in d.names)
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif isinstance(node, (*_DEFS, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name != "*":
+                names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _constant_target(stmt: ast.stmt) -> ast.Name | None:

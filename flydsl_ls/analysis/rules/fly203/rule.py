@@ -4,6 +4,12 @@ from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.fly203.cases import INVALID, VALID
 from flydsl_ls.analysis.rules.fly203.model import ALLOCATOR, SMEM_PTR, Group, Unproven
 from flydsl_ls.analysis.rules.fly203.planner import Planner
+from flydsl_ls.analysis.rules.module_scope import ModuleScope, Neighbours, Readers
+
+
+def _names_a_smem_class(text: str, statements) -> bool:
+    """The statements it judges: those naming either class (its own gate, see visit_Module)."""
+    return "SmemAllocator" in text or "SmemPtr" in text
 
 
 class SmemAllocator(Rule):
@@ -68,6 +74,9 @@ class SmemAllocator(Rule):
     )
     fix_safety = "unsafe, whole kernel at once"
     fix_title = "Migrate to SharedAllocator"
+    # It follows allocators and what they hand out: the statements naming them, those
+    # reading what they bind (through module-level aliases), and their neighbours in full.
+    module_scope = ModuleScope(_names_a_smem_class, readers=Readers.FOLLOW, neighbours=Neighbours.FULL)
     example_before = (
         "allocator = SmemAllocator(None, arch=ARCH)\n"
         "red_off = allocator._align(allocator.ptr, 16)\n"
