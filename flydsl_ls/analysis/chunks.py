@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from flydsl_ls.analysis.model import nodes_under
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.scopes import ScopeBuilder, lookup, release
 from flydsl_ls.analysis.text import split_lines
-from flydsl_ls.analysis.waitcnt_facts import int_shaped
+
+if TYPE_CHECKING:
+    from flydsl_ls.analysis.rules.module_scope import ModuleScope
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -35,10 +39,9 @@ class Chunk:
     name: str | None  # of a def or class
     defines: frozenset[str]  # module-level names it binds (``global`` ones included)
     reads: frozenset[str]  # names it reads from the module scope (or that resolve nowhere)
-    bound: frozenset[str]  # every name it binds outside class bodies
-    helper_shaped: bool  # holds, outside class bodies, a def shaped like a wait-counter shim
     node_types: frozenset[type]
     always: bool  # every reduced module keeps it (imports, the docstring, star imports)
+    cores: frozenset[ModuleScope]  # the whole-module rules' scopes whose core it is
 
     @cached_property
     def stub(self) -> str:
@@ -148,16 +151,18 @@ def split(
     at_start: bool = True,
     reusable: list[Chunk] = (),
     base: int | None = None,
+    scopes: Sequence[ModuleScope] = (),
 ) -> list[Chunk]:
     """The chunks of a parsed text (``body``: its statements, lines counted from 1).
     ``at_start``: the text begins the module; ``reusable``: chunks the text was edited
-    from, kept (the same objects) where their text recurs in the same order. ``base``:
-    the text was parsed after that many blank lines, standing where it stands in the
-    module; its new chunks then keep their statements for the reduced modules holding
-    them (``known_stub``), which need not parse the edited chunk again, until the
-    analysis of this version is done (``forget_statements``)."""
+    from (cut for the same ``scopes``), kept (the same objects) where their text recurs in
+    the same order. ``base``: the text was parsed after that many blank lines, standing
+    where it stands in the module; its new chunks then keep their statements for the
+    reduced modules holding them (``known_stub``), which need not parse the edited chunk
+    again, until the analysis of this version is done (``forget_statements``).
+    ``scopes``: the whole-module rules' scopes each chunk is judged for."""
     if not body:
-        return [make_chunk(source, [], package, first=at_start)] if source else []
+        return [make_chunk(source, [], package, first=at_start, scopes=scopes)] if source else []
     shift = base or 0
     offsets = [0, *itertools.accumulate(map(len, split_lines(source)))]
     groups: list[list[ast.stmt]] = []
@@ -182,17 +187,20 @@ def split(
                     next_reusable = k + 1
                 break
         if same is None:
-            same = make_chunk(text, group, package, first=first)
+            same = make_chunk(text, group, package, first=first, scopes=scopes)
             if base is not None:
                 same.remember_stub(text, base + line, group)
         chunks.append(same)
     return chunks
 
 
-def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] | None:
-    """The chunks of ``source``, an edit of the text ``old`` was cut from, reusing every
-    unchanged one; None when the changed part does not parse on its own (then neither
-    does the whole, or the edit reached across a chunk boundary: parse it all)."""
+def resplit(
+    old: list[Chunk], source: str, package: str | None, scopes: Sequence[ModuleScope] = ()
+) -> list[Chunk] | None:
+    """The chunks of ``source``, an edit of the text ``old`` was cut from (for the same
+    ``scopes``), reusing every unchanged one; None when the changed part does not parse
+    on its own (then neither does the whole, or the edit reached across a chunk
+    boundary: parse it all)."""
     head, offset = unchanged_head(old, source)
     if head == len(old) and offset == len(source):
         return old
@@ -208,7 +216,7 @@ def resplit(old: list[Chunk], source: str, package: str | None) -> list[Chunk] |
         tree = parse("\n" * base + region)  # where it stands: its statements serve as parsed
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    new = split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail], base=base)
+    new = split(region, tree.body, package, at_start=head == 0, reusable=old[head:tail], base=base, scopes=scopes)
     return old[:head] + new + old[tail:]
 
 
@@ -236,9 +244,12 @@ def first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
 
 
-def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: bool) -> Chunk:
+def make_chunk(
+    text: str, stmts: list[ast.stmt], package: str | None, first: bool, scopes: Sequence[ModuleScope] = ()
+) -> Chunk:
+    cores = frozenset(scope for scope in scopes if scope.core(text, stmts))
     if not stmts:
-        return Chunk(text, line_count(text), "gap", None, frozenset(), frozenset(), frozenset(), False, frozenset(), True)
+        return Chunk(text, line_count(text), "gap", None, frozenset(), frozenset(), frozenset(), True, cores)
     builder = ScopeBuilder(package)
     module = builder.build(ast.Module(body=stmts, type_ignores=[]))
     reads = set()
@@ -246,10 +257,6 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
         binding = lookup(name.id, builder.scope_of_node[id(name)], (name.lineno, name.col_offset))
         if binding is None or binding.scope is module:
             reads.add(name.id)
-    # What a wait-counter shim or constant could be (FLY402 looks outside class bodies).
-    outside = [scope for scope in builder.scopes if not _in_class(scope)]
-    bound = {name for scope in outside for name in scope.bindings}
-    shims = any(scope.kind == "function" and _helper_shaped(scope.node) for scope in outside)
     node_types = frozenset(type(node) for stmt in stmts for node in nodes_under(stmt))  # the types the engine visits
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
@@ -262,10 +269,9 @@ def make_chunk(text: str, stmts: list[ast.stmt], package: str | None, first: boo
         name=name,
         defines=defines,
         reads=frozenset(reads),
-        bound=frozenset(bound),
-        helper_shaped=shims,
         node_types=node_types,
         always=kind in ("import", "docstring") or imports or bool(module.star_imports),
+        cores=cores,
     )
 
 
@@ -279,31 +285,3 @@ def _kind(stmts: list[ast.stmt], first: bool) -> tuple[str, str | None]:
     if first and _is_docstring(stmts):
         return "docstring", None
     return "other", None
-
-
-def _in_class(scope) -> bool:
-    while scope is not None:
-        if scope.kind == "class":
-            return True
-        scope = scope.parent
-    return False
-
-
-def _helper_shaped(fn: ast.AST) -> bool:
-    """Assignments then one return or call, of integer-shaped expressions: what a
-    wait-counter shim looks like (a superset of FLY401's helpers, decided without
-    resolving a name)."""
-    if not isinstance(fn, _DEFS) or fn.decorator_list or fn.args.vararg or fn.args.kwarg:
-        return False
-    body = fn.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    if not body or not isinstance(body[-1], (ast.Return, ast.Expr)):
-        return False
-    if not all(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None for s in body[:-1]):
-        return False
-    last = body[-1].value
-    # A call may be the wait itself (its bitfield is then an argument): any call passes.
-    return last is not None and (isinstance(last, ast.Call) or int_shaped(last)) and all(
-        int_shaped(s.value) for s in body[:-1]
-    )

@@ -12,8 +12,10 @@ the closure is grown until the questions are answered from inside it. A result i
 while its chunk, its closure (the same objects, in the same order) and the answers to
 those look-ups are unchanged; its positions move with the chunks they lie in.
 
-Rules that judge the whole module (``visit_Module``: FLY203, FLY402) run once per file
-on a reduced module of the chunks their policy names, and are reused likewise.
+Rules that judge the whole module (``visit_Module``) run once per file on a reduced
+module of the chunks their policy names, and are reused likewise. A rule declares its
+policy (``Rule.module_scope``: which chunks it judges, how it needs their readers and
+neighbours); this machinery never names a rule.
 
 Modules: ``chunks`` (cutting the text), ``chunk_graph`` (names, closures, reduced
 modules), ``tracking`` (what an analysis asked), ``chunk_results`` (results and how they
@@ -60,6 +62,7 @@ class IncrementalAnalyzer:
     def forget(self) -> None:
         """Drop every cache (a document not edited for a while)."""
         self._chunks: list[Chunk] = []
+        self._scopes: tuple = ()  # the module scopes ``_chunks`` were judged for
         self._state: ChunkGraph | None = None
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
@@ -94,10 +97,14 @@ class IncrementalAnalyzer:
         if settings != self._settings:
             self._results.clear()
             self._settings = settings
+        scopes = tuple(r.module_scope for r in _module_rules(rules) if r.module_scope is not None)
+        if scopes != self._scopes:  # the chunks are judged for the rules' scopes: cut them again
+            self._chunks = []
+            self._scopes = scopes
         try:
-            chunks = resplit(self._chunks, source, package) if self._chunks else None
+            chunks = resplit(self._chunks, source, package, scopes) if self._chunks else None
             if chunks is None:
-                chunks = self._parse_whole(source, package, path)
+                chunks = self._parse_whole(source, package, path, scopes)
         except SyntaxError as error:
             found = [syntax_error(source, error)] if SYNTAX_ERROR in {r.code for r in rules} else []
             repaired = None if _repairing else recovery.repair(source, error, self._check)
@@ -133,7 +140,7 @@ class IncrementalAnalyzer:
             return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
         return FileAnalysis(finish(source, diagnostics), None, [])
 
-    def _parse_whole(self, source: str, package: str | None, path: str | None) -> list[Chunk]:
+    def _parse_whole(self, source: str, package: str | None, path: str | None, scopes: tuple) -> list[Chunk]:
         """The chunks of a source whose edit did not parse on its own. The statements
         before the edit parsed, so the first error is after them: parse from there
         (blank lines keep the numbering), and the whole only when that succeeds."""
@@ -142,7 +149,7 @@ class IncrementalAnalyzer:
             lines = sum(c.lines for c in self._chunks[:head])
             parse("\n" * lines + source[offset:], filename=path or "<unknown>")
         tree = parse(source, filename=path or "<unknown>")
-        return split(source, tree.body, package, reusable=self._chunks, base=0)
+        return split(source, tree.body, package, reusable=self._chunks, base=0, scopes=scopes)
 
     def _check(self, text: str, first: int) -> None:
         """``parse(text)``'s SyntaxError, for a repair of lines from ``first`` on: the
@@ -214,7 +221,7 @@ class IncrementalAnalyzer:
                     live[key] = result
         stale_rules = []
         for rule in job.module_rules:
-            policy = policy_for(rule.code)
+            policy = policy_for(rule)
             key = ("module", rule.code)
             result = self._reuse(key, version, lambda r, p=policy: p.key(version, r.asked))
             if result is None:
@@ -230,7 +237,7 @@ class IncrementalAnalyzer:
                 live[("module", code)] = result
         for rule in stale_rules:
             if ("module", rule.code) not in live:
-                live[("module", rule.code)] = self._analyse_module_rule(job, rule, policy_for(rule.code))
+                live[("module", rule.code)] = self._analyse_module_rule(job, rule, policy_for(rule))
         for result in live.values():
             diagnostics += result.diagnostics
             errors += result.errors
@@ -259,7 +266,7 @@ class IncrementalAnalyzer:
         chunk's rules still only visit its own statements), and, in the same module
         when it also holds their domains, these whole-module rules."""
         version = job.version
-        policies = {rule.code: policy_for(rule.code) for rule in rules}
+        policies = {rule.code: policy_for(rule) for rule in rules}
         domains = union(p.domain(version, frozenset()) for p in policies.values())
         asked = {i: frozenset() for i in stale}
         everything = dict.fromkeys(stale, False)
@@ -355,7 +362,7 @@ class _Job:
 
     @cached_property
     def module_rules(self) -> list[type[Rule]]:
-        return [r for r in self.rules if r.code != SYNTAX_ERROR and hasattr(r, "visit_Module")]
+        return _module_rules(self.rules)
 
     @cached_property
     def handled_types(self) -> frozenset[type]:
@@ -374,3 +381,7 @@ class _Job:
             # for names, get stand-ins and their own table).
             model.__dict__["index"] = self.index
         return model, tree
+
+
+def _module_rules(rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    return [r for r in rules if r.code != SYNTAX_ERROR and hasattr(r, "visit_Module")]
