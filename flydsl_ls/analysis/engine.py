@@ -15,14 +15,12 @@ from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model import SemanticModel
 from flydsl_ls.analysis.parsing import parse
 from flydsl_ls.analysis.project import ProjectView
-from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.suppression import is_suppressed, suppressions
 from flydsl_ls.analysis.text import LineIndex, Position, Range
 
 log = logging.getLogger(__name__)
-
-SYNTAX_ERROR = "FLY000"
 
 
 @dataclass

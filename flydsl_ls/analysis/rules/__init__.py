@@ -60,6 +60,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DuplicateRunCompiled,
     DeprecatedApi,
 )
+SYNTAX_ERROR = SyntaxErrorRule.code  # reported by the engine itself, when a file does not parse
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
