@@ -145,7 +145,7 @@ def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[
 
     try:
         if dispatch.keys() <= {ast.Module}:
-            handle(tree)  # whole-module rules alone (FLY402's run): nothing below to visit
+            handle(tree)  # whole-module rules alone (a module rule's own run): nothing below to visit
         elif roots is None:
             visit(tree)
         else:
