@@ -550,6 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="real kernel files or folders to measure too")
     parser.add_argument("--lines", type=int, default=6000, help="size of the generated file (default 6000)")
+    parser.add_argument("--no-generated", action="store_true", help="only the files given (real kernels)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the edit series per file (default 2)")
     parser.add_argument("--actions", type=int, default=20, help="code-action requests per file")
     parser.add_argument("--hovers", type=int, default=20, help="hover requests per file")
@@ -592,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
             gen_root.mkdir()
             generated = gen_root / "generated_kernel.py"
             generated.write_text(generate(args.lines), encoding="utf-8")
-            files.append((f"<generated {args.lines}-line kernel>", generated, generated.read_text(encoding="utf-8")))
+            if not args.no_generated:
+                files.append((f"<generated {args.lines}-line kernel>", generated, generated.read_text(encoding="utf-8")))
             for given in args.paths:
                 for path in sorted(given.rglob("*.py")) if given.is_dir() else [given]:
                     files.append((str(path), path.resolve(), path.read_text(encoding="utf-8")))
