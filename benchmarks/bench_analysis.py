@@ -25,10 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.sources import UnreadableFile, read_source
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.sources import UnreadableFile, read_source
 from flydsl_ls.files import discover
 
 HEADER = '''\
@@ -149,17 +149,17 @@ def _keystroke(source: str, runs: int) -> tuple[float, float]:
     code = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(("#", "@"))]
     target = min(code, key=lambda i: abs(i - middle)) if code else 0
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(source)
+    analyzer.analyze(AnalysisRequest(source))
     texts = []
     for k in range(runs + 1):  # alternate two texts, so every run re-analyses
         edited = lines[:]
         edited[target] = edited[target].rstrip("\r\n") + ("  # x" if k % 2 == 0 else "  # y") + "\n"
         texts.append("".join(edited))
-    analyzer.analyze(texts[0])
+    analyzer.analyze(AnalysisRequest(texts[0]))
     samples = []
     for text in texts[1:]:
         start = time.perf_counter()
-        analyzer.analyze(text)
+        analyzer.analyze(AnalysisRequest(text))
         samples.append((time.perf_counter() - start) * 1000)
     return min(samples), statistics.median(samples)
 
@@ -168,8 +168,8 @@ def bench_source(name: str, source: str, runs: int, cli_path: Path | None) -> di
     tree = ast.parse(source)
     parse = timed(lambda: ast.parse(source), runs)
     model = timed(lambda: SemanticModel(source, tree), runs)
-    check = timed(lambda: analyze(source), runs)
-    result = analyze(source)
+    check = timed(lambda: analyze(AnalysisRequest(source)), runs)
+    result = analyze(AnalysisRequest(source))
     keystroke = _keystroke(source, runs)
     row = {
         "file": name,

@@ -234,9 +234,10 @@ def flydsl_server(root: Path, capabilities: dict = CAPABILITIES) -> Client:
     return client
 
 
-def ruff_server(ruff: str, root: Path, capabilities: dict = CAPABILITIES) -> Client:
+def ruff_server(ruff: str, root: Path, capabilities: dict = CAPABILITIES, select: list[str] | None = None) -> Client:
+    """``ruff server``; ``select``: its lint rules (the issue's comparison is ``ALL``)."""
     client = Client([ruff, "server"], root)
-    client.initialize(root, {}, capabilities)
+    client.initialize(root, {"settings": {"lint": {"select": select}}} if select else {}, capabilities)
     return client
 
 
@@ -550,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="real kernel files or folders to measure too")
     parser.add_argument("--lines", type=int, default=6000, help="size of the generated file (default 6000)")
+    parser.add_argument("--ruff-select", type=lambda s: s.split(","), default=["ALL"],
+                        help="ruff's lint rules, comma separated (default ALL; ruff's own default: E4,E7,E9,F)")
     parser.add_argument("--no-generated", action="store_true", help="only the files given (real kernels)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the edit series per file (default 2)")
     parser.add_argument("--actions", type=int, default=20, help="code-action requests per file")
@@ -608,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                     ours_client.close()
                 theirs = None
                 if ruff:
-                    ruff_client = ruff_server(ruff, path.parent, CLIENTS[args.client])
+                    ruff_client = ruff_server(ruff, path.parent, CLIENTS[args.client], args.ruff_select)
                     try:
                         theirs = measure(ruff_client, path, text, args.rounds, args.actions, args.hovers)
                         theirs_rss = ruff_client.rss()

@@ -37,8 +37,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from flydsl_ls.analysis.engine import AnalysisRequest
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.text import split_lines
+from flydsl_ls.analysis.model.text import split_lines
 
 RUFF = "/tmp/ruff-venv/bin/ruff"
 KINDS = ("assign", "truncate", "call")
@@ -70,7 +71,7 @@ def keys(found) -> Counter:
 
 
 def ours(analyzer: IncrementalAnalyzer, text: str) -> list[tuple]:
-    result = analyzer.analyze(text)
+    result = analyzer.analyze(AnalysisRequest(text))
     return [(d.code, d.range.start.line, d.range.start.column) for d in result.diagnostics if d.code != "FLY000"]
 
 
@@ -154,7 +155,7 @@ def time_keystrokes(path: Path, runs: int) -> None:
     middle = len(lines) // 2
     target = min(code_lines(lines), key=lambda i: abs(i - middle))
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(source)
+    analyzer.analyze(AnalysisRequest(source))
     times: dict[str, list[float]] = {"comment typed": [], "x = typed": []}
     for k in range(runs):
         commented = lines[:]
@@ -162,7 +163,7 @@ def time_keystrokes(path: Path, runs: int) -> None:
         broken, _, _ = edit(lines, target, "assign")
         for name, text in (("comment typed", "".join(commented)), ("x = typed", broken)):
             start = time.perf_counter()
-            analyzer.analyze(text)
+            analyzer.analyze(AnalysisRequest(text))
             times[name].append((time.perf_counter() - start) * 1000)
     print(f"{path.name} ({len(lines)} lines), edit after line {target + 1}, ms min/median over {runs}:")
     for name, samples in times.items():

@@ -134,7 +134,7 @@ _COUNT_FIXES = """
 import json, sys
 from pathlib import Path
 from flydsl_ls import config
-from flydsl_ls.analysis.project import ProjectIndex
+from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.checker import check_path, fix_source
 from flydsl_ls.files import discover
 

@@ -38,7 +38,7 @@ CONTEXT = 6  # lines of code shown on either side of a finding
 
 def findings(trees: list[Path]) -> list[dict]:
     from flydsl_ls import config
-    from flydsl_ls.analysis.project import ProjectIndex
+    from flydsl_ls.analysis.model.project import ProjectIndex
     from flydsl_ls.checker import check_path
     from flydsl_ls.files import discover
 

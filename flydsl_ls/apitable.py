@@ -42,7 +42,7 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from flydsl_ls.analysis.parsing import parse
+from flydsl_ls.analysis.model.parsing import parse
 
 ROOT_ALIASES = {"fx": "flydsl.expr"}
 

@@ -30,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from flydsl_ls import __version__
-from flydsl_ls.analysis.project import find_module_file
-from flydsl_ls.analysis.sources import package_of
+from flydsl_ls.analysis.model.project import find_module_file
+from flydsl_ls.analysis.model.sources import package_of
 
 CACHE_FOLDER = ".flydsl-ls-cache"
 _ASCII_WORD = re.compile(rb"\w+")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from flydsl_ls.actions.fixes import FixOutcome, fix_all
 from flydsl_ls.actions.validate import without_broken_fixes
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.project import ProjectIndex
-from flydsl_ls.analysis.engine import FileAnalysis, analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, FileAnalysis, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.project import ProjectIndex
+from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
+from flydsl_ls.analysis.model.text import LineIndex
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
-from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
-from flydsl_ls.analysis.text import LineIndex
 
 
 @dataclass
@@ -48,16 +48,15 @@ def check_source(
     view = project.view(path, package) if project is not None else None
     rules = settings.rules_for(path)
     where = str(path) if path else None
+    request = AnalysisRequest(source, rules=rules, options=options, package=package, path=where, project=view)
     if incremental is not None:
-        return incremental.analyze(
-            source, rules=rules, options=options, package=package, path=where, project=view, index=index
-        )
+        return incremental.analyze(request, index=index)
     model = None
     if project is not None and path is not None:
         # The project may already hold this file's model (read as a sibling or caller).
         known = project.model_of(path.resolve())
         model = known if known is not None and known.source == source else None
-    result = analyze(source, rules=rules, options=options, package=package, path=where, project=view, model=model)
+    result = analyze(request, model=model)
     if not keep_model and result.model is not None and result.model is not model:  # not the project's
         result.model.dispose()
         result.model = None

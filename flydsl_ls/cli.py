@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from flydsl_ls import __version__, cache, config, output
+from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
-from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.files import discover, write_source
 from flydsl_ls.runner import FileJob, FileResult, RunTimings, default_jobs, run_jobs, settings_key
 

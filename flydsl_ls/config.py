@@ -18,8 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from flydsl_ls.analysis.context import AnalysisOptions
 from flydsl_ls.analysis.rules import Rule, select_rules, unknown_selectors
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 
 SECTION = "flydsl-ls"
 DEFAULT_EXCLUDE = (

@@ -9,9 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from flydsl_ls import __version__
-from flydsl_ls.analysis.diagnostic import HOMEPAGE, Diagnostic, Severity, rule_url
+from flydsl_ls.analysis.model.diagnostic import HOMEPAGE, Diagnostic, Severity, rule_url
+from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.rules import ALL_RULES
-from flydsl_ls.analysis.text import Position
 
 FORMATS = ("concise", "json", "github", "sarif")
 

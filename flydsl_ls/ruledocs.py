@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from flydsl_ls.analysis.diagnostic import rule_url
+from flydsl_ls.analysis.model.diagnostic import rule_url
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 

@@ -29,8 +29,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.project import Consulted, IndexStats, ProjectIndex, Scanned, WorkspaceFacts, scan
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.project import (
+    Consulted,
+    IndexStats,
+    ProjectIndex,
+    Scanned,
+    WorkspaceFacts,
+    scan,
+)
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
 

@@ -2,7 +2,7 @@
 
 Shared by the stdio fuzz test (``tests/server/test_fuzz.py``) and the latency benchmark
 (``benchmarks/bench_latency.py``). It imports nothing from ``flydsl_ls``: the fuzz test
-checks the server's ranges against it, independently of ``flydsl_ls.analysis.text``, and
+checks the server's ranges against it, independently of ``flydsl_ls.analysis.model.text``, and
 the benchmark speaks only the protocol.
 """
 

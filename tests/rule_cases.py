@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from flydsl_ls.actions.fixes import fix_all
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 
 
 def options(settings: dict) -> AnalysisOptions:
@@ -13,7 +13,7 @@ def options(settings: dict) -> AnalysisOptions:
 
 
 def diagnostics(code: str, source: str, settings: dict | None = None):
-    result = analyze(source, options=options(settings or {}))
+    result = analyze(AnalysisRequest(source, options=options(settings or {})))
     assert not result.internal_errors, result.internal_errors
     return [d for d in result.diagnostics if d.code == code]
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flydsl_ls.actions.fixes import fix_all, parses, wanted
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.rules import ALL_RULES
 from tests.rule_cases import all_cases, options
 
@@ -99,7 +99,7 @@ def _lint(settings: dict):
     opts = options(settings)
 
     def lint(text: str):
-        result = analyze(text, options=opts)
+        result = analyze(AnalysisRequest(text, options=opts))
         assert not result.internal_errors, result.internal_errors
         return result.diagnostics
 

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 from tests.rule_cases import all_cases, options
 from tests.test_fix_properties import SETTINGS, SNIPPETS, build, draw_chunks
 
@@ -31,8 +31,8 @@ EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 
 def same_as_full(analyzer: IncrementalAnalyzer, text: str, opts: AnalysisOptions) -> None:
-    full = analyze(text, options=opts)
-    mine = analyzer.analyze(text, options=opts)
+    full = analyze(AnalysisRequest(text, options=opts))
+    mine = analyzer.analyze(AnalysisRequest(text, options=opts))
     assert not mine.internal_errors
     if mine.diagnostics != full.diagnostics:
         only_full = [d for d in full.diagnostics if d not in mine.diagnostics]
@@ -164,7 +164,7 @@ def _half_typed(text: str, rnd: random.Random) -> str:
 )
 @given(seed=st.integers(0, 2**32 - 1))
 def test_half_typed_sessions_match_full_analysis(seed):
-    """Typing a statement: broken states (recovered, see analysis/recovery.py) one after
+    """Typing a statement: broken states (recovered, see analysis/model/recovery.py) one after
     another, each followed by the text it came from or by another edit."""
     rnd = random.Random(seed)
     text = build(draw_chunks(rnd))
@@ -187,7 +187,7 @@ def test_half_typed_sessions_do_recover():
     for _ in range(10):
         text = build(draw_chunks(rnd))
         for _ in range(4):
-            found = analyze(_half_typed(text, rnd)).diagnostics
+            found = analyze(AnalysisRequest(_half_typed(text, rnd))).diagnostics
             recovered += any(d.code == "FLY000" for d in found) and len(found) > 1
     assert recovered >= 10
 
@@ -289,14 +289,14 @@ def test_dead_shim_deletion_follows_the_blank_lines_of_its_neighbours():
         same_as_full(analyzer, text, AnalysisOptions())
         if i == 1:
             assert analyzer.reanalysed == 1  # kernel's chunk; FLY402's pass is reused
-    assert any(d.code == "FLY402" and d.fix for d in analyze(texts[0]).diagnostics)
+    assert any(d.code == "FLY402" and d.fix for d in analyze(AnalysisRequest(texts[0])).diagnostics)
 
 
 def test_a_changed_module_constant_reanalyses_what_depends_on_it():
     unrelated = "".join(f"\n\ndef unrelated_{i}(x: fx.Int32):\n    return fx.Int32(x) + 1\n" for i in range(5))
     text = _many_functions(10) + unrelated
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(text)
+    analyzer.analyze(AnalysisRequest(text))
     same_as_full(analyzer, text.replace("VMCNT_0 = 0x3F70", "VMCNT_0 = 0x3F71"), AnalysisOptions())
     # The constant's chunk; the ten load_* reading it; the kernels calling them; the scale_*
     # whose analysis asked who calls them (a kernel); FLY402's pass. Not the unrelated five.
@@ -306,7 +306,7 @@ def test_a_changed_module_constant_reanalyses_what_depends_on_it():
 def test_settings_change_drops_the_cache():
     text = _many_functions(3)
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(text)
+    analyzer.analyze(AnalysisRequest(text))
     same_as_full(analyzer, text, AnalysisOptions(target_arch="gfx942"))
     assert analyzer.reanalysed > 3
 
@@ -314,7 +314,7 @@ def test_settings_change_drops_the_cache():
 def test_hover_model_answers_like_the_full_model():
     text = _many_functions(4)
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(text)
+    analyzer.analyze(AnalysisRequest(text))
     full = SemanticModel(text, ast.parse(text))
     names = [n for n in ast.walk(full.tree) if isinstance(n, (ast.Name, ast.Attribute))]
     assert names

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 import flydsl_ls
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.module_policies import WholeModule, policy_for
+from flydsl_ls.analysis.incremental.module_policies import WholeModule, policy_for
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.analysis.rules.base import Rule
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 from flydsl_ls.analysis.rules.module_scope import ModuleScope
 
-SHARED = ("chunks", "chunk_graph", "chunk_results", "module_policies", "incremental", "engine", "tracking")
+SHARED = ("chunks", "chunk_graph", "chunk_results", "module_policies", "analyzer", "engine", "tracking")
 ROOT = Path(flydsl_ls.__file__).parent / "analysis"
 
 
@@ -79,8 +79,8 @@ def test_a_declared_scope_is_interpreted_by_the_machinery():
     text = f"TOY_A = 1\n{functions}\nTOY_B = f_2(TOY_A)\n"
     analyzer = IncrementalAnalyzer()
     for edited in (text, text.replace("x + 4", "x + 44"), text.replace("TOY_B = f_2", "\nTOY_B = f_2")):
-        mine = analyzer.analyze(edited, rules=[_ToyConstants], options=AnalysisOptions())
-        assert mine.diagnostics == analyze(edited, rules=[_ToyConstants]).diagnostics
+        mine = analyzer.analyze(AnalysisRequest(edited, rules=[_ToyConstants], options=AnalysisOptions()))
+        assert mine.diagnostics == analyze(AnalysisRequest(edited, rules=[_ToyConstants])).diagnostics
         assert len(mine.diagnostics) == 2
         if edited is not text and "x + 44" in edited:
             assert analyzer.reanalysed == 0  # f_4 is outside its core, readers and neighbours

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 
 def model_of(source: str, package: str | None = None) -> SemanticModel:
@@ -331,7 +331,7 @@ def test_type_origin_is_described():
 
 
 def _project(tmp_path, files: dict[str, str]):
-    from flydsl_ls.analysis.project import ProjectIndex
+    from flydsl_ls.analysis.model.project import ProjectIndex
 
     for name, text in files.items():
         path = tmp_path / name

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flydsl_ls.analysis.project import ProjectIndex
+from flydsl_ls.analysis.model.project import ProjectIndex
 
 HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
 KERNEL = "import flydsl.expr as fx\nfrom helpers import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n"

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from flydsl_ls.analysis.project import ProjectIndex
+from flydsl_ls.analysis.model.project import ProjectIndex
 
 HELPERS = 6
 KERNELS = 6

@@ -13,9 +13,9 @@ import ast
 import pytest
 
 from flydsl_ls.actions.fixes import fix_all
-from flydsl_ls.analysis import recovery
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+from flydsl_ls.analysis.model import recovery
 
 KERNEL = '''\
 import flydsl.expr as fx
@@ -64,7 +64,7 @@ def replace_line(line: int, new: str) -> str:
 
 
 def findings(text: str) -> list[tuple[str, int, int]]:
-    return [(d.code, d.range.start.line, d.range.start.column) for d in analyze(text).diagnostics]
+    return [(d.code, d.range.start.line, d.range.start.column) for d in analyze(AnalysisRequest(text)).diagnostics]
 
 
 CLEAN = findings(KERNEL)
@@ -124,27 +124,27 @@ def test_findings_on_the_replaced_lines_are_dropped():
 
 def test_a_broken_file_offers_no_fix_and_fix_all_leaves_it_alone():
     text = EDITS["assign in a loop"][0]
-    assert any(d.fix is not None for d in analyze(KERNEL).diagnostics)
-    result = analyze(text)
+    assert any(d.fix is not None for d in analyze(AnalysisRequest(KERNEL)).diagnostics)
+    result = analyze(AnalysisRequest(text))
     assert result.model is None
     assert all(d.fix is None for d in result.diagnostics)
-    outcome = fix_all(text, lambda t: analyze(t).diagnostics, unsafe=True)
+    outcome = fix_all(text, lambda t: analyze(AnalysisRequest(t)).diagnostics, unsafe=True)
     assert outcome.text == text
 
 
 def test_an_unrepairable_file_reports_the_syntax_error_alone():
     text = KERNEL + "x = (\n" * 40
-    assert [d.code for d in analyze(text).diagnostics] == ["FLY000"]
+    assert [d.code for d in analyze(AnalysisRequest(text)).diagnostics] == ["FLY000"]
 
 
 @pytest.mark.parametrize("name", EDITS)
 def test_incremental_agrees_and_hover_has_no_model_on_the_stand_in(name):
     text, edited, _ = EDITS[name]
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(KERNEL)
-    assert analyzer.analyze(text).diagnostics == analyze(text).diagnostics
+    analyzer.analyze(AnalysisRequest(KERNEL))
+    assert analyzer.analyze(AnalysisRequest(text)).diagnostics == analyze(AnalysisRequest(text)).diagnostics
     assert analyzer.repaired == (edited, edited)
     assert analyzer.model_at(edited) is None
     assert analyzer.model_at(line_of("return ArithValue(v)")) is not None
-    assert analyzer.analyze(KERNEL).diagnostics == analyze(KERNEL).diagnostics
+    assert analyzer.analyze(AnalysisRequest(KERNEL)).diagnostics == analyze(AnalysisRequest(KERNEL)).diagnostics
     assert analyzer.repaired is None

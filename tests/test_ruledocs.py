@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_ls import ruledocs
-from flydsl_ls.analysis.diagnostic import rule_url
+from flydsl_ls.analysis.model.diagnostic import rule_url
 from flydsl_ls.analysis.rules import ALL_RULES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"

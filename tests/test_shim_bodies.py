@@ -4,8 +4,8 @@ callers are."""
 
 from __future__ import annotations
 
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 
 CREATE_PTR = (
     "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
@@ -16,7 +16,7 @@ CREATE_PTR = (
 
 
 def codes(path: str) -> list[str]:
-    return [d.code for d in analyze(CREATE_PTR, options=AnalysisOptions(), path=path).diagnostics]
+    return [d.code for d in analyze(AnalysisRequest(CREATE_PTR, options=AnalysisOptions(), path=path)).diagnostics]
 
 
 def test_a_shim_body_is_not_flagged_where_a_kernel_would_be():

@@ -1,8 +1,9 @@
 """The line table: an edited index equals one built from the edited text."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from flydsl_ls.analysis.text import LineIndex
+from flydsl_ls.analysis.model.text import LineIndex
 
 # Every line end LSP and ast know, the ones only str.splitlines knows, and wide characters.
 _PIECES = st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "\x0c", "\v", "\x85", "\u2028", "é", "😀"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from flydsl_ls.actions.imports import cleanup_edits
-from flydsl_ls.analysis.text import apply_edits
+from flydsl_ls.analysis.model.text import apply_edits
 from tests.test_cli import run
 
 HEAD = (

@@ -1,9 +1,9 @@
 """A fix is re-parsed (smallest enclosing statement) before it is offered."""
 
 from flydsl_ls.actions.validate import fix_parses, without_broken_fixes
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
-from flydsl_ls.analysis.engine import analyze
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.text import Position, Range
 
 SOURCE = (
     "import flydsl.expr as fx\n"
@@ -15,7 +15,7 @@ SOURCE = (
 
 
 def _fixable():
-    result = analyze(SOURCE)
+    result = analyze(AnalysisRequest(SOURCE))
     return result.model.index, [d for d in result.diagnostics if d.fix]
 
 

@@ -1,11 +1,11 @@
-"""Where a value goes (analysis/valueflow.py): the consumers the fixes consult."""
+"""Where a value goes (analysis/model/valueflow.py): the consumers the fixes consult."""
 
 from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.valueflow import TOO_FAR, Sink, Use, value_uses
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.valueflow import TOO_FAR, Sink, Use, value_uses
 
 HEAD = (
     "import flydsl.expr as fx\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_ls.analysis.apis import missing_in, required_apis, table
+from flydsl_ls.analysis.model.apis import missing_in, required_apis, table
 from tests.test_cli import run
 
 KERNEL = (

@@ -15,10 +15,10 @@ from unittest import mock
 
 import pytest
 
-from flydsl_ls.analysis import waitcnt
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.diagnostic import Applicability
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
+from flydsl_ls.analysis.model import waitcnt
+from flydsl_ls.analysis.model.diagnostic import Applicability
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 from flydsl_ls.analysis.rules.fly401_waitcnt_bitfield import WaitcntBitfield
 from tests.compiler import require
 
@@ -49,11 +49,7 @@ def _rule_fixes(arch: str, values) -> dict[int, tuple]:
     """Run FLY401 once over a file holding `fx.rocdl.s_waitcnt(v)` for each v."""
     values = list(values)
     source = "import flydsl.expr as fx\n" + "".join(f"fx.rocdl.s_waitcnt({v:#06x})\n" for v in values)
-    result = analyze(
-        source,
-        rules=(WaitcntBitfield,),
-        options=AnalysisOptions(target_arch=arch, flydsl_version="0.5.0"),
-    )
+    result = analyze(AnalysisRequest(source, rules=(WaitcntBitfield,), options=AnalysisOptions(target_arch=arch, flydsl_version="0.5.0")))
     assert not result.internal_errors, result.internal_errors
     by_value = {}
     for diagnostic in result.diagnostics:
@@ -145,7 +141,7 @@ def test_arch_dispatch_matches_flydsl(arch):
 
 
 def _fix_text(source: str, arch: str | None) -> tuple[str | None, Applicability | None]:
-    result = analyze(source, rules=(WaitcntBitfield,), options=AnalysisOptions(target_arch=arch))
+    result = analyze(AnalysisRequest(source, rules=(WaitcntBitfield,), options=AnalysisOptions(target_arch=arch)))
     (diagnostic,) = result.diagnostics
     if diagnostic.fix is None:
         return None, None
@@ -236,7 +232,7 @@ def test_safe_fixes_build_identical_ir(arch, monkeypatch):
     options = AnalysisOptions(target_arch=arch, flydsl_version="0.5.0")
 
     def lint(text):
-        return analyze(text, rules=(WaitcntBitfield, RawSchedBarrier), options=options).diagnostics
+        return analyze(AnalysisRequest(text, rules=(WaitcntBitfield, RawSchedBarrier), options=options)).diagnostics
 
     after = fix_all(before, lint).text
     assert "rocdl.s_waitcnt(0)" not in after and "raw.sched" not in after

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from flydsl_ls.actions.fixes import fix_all, parses
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.engine import analyze
+from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.rules import BY_CODE
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "legacy_waitcnt.py"
 CODES = ("FLY401", "FLY402", "FLY403")
@@ -17,7 +17,7 @@ GFX942 = AnalysisOptions(target_arch="gfx942", flydsl_version="0.5.0")
 
 
 def lint(text: str, options: AnalysisOptions = GFX942):
-    result = analyze(text, rules=RULES, options=options)
+    result = analyze(AnalysisRequest(text, rules=RULES, options=options))
     assert not result.internal_errors, result.internal_errors
     return result.diagnostics
 
@@ -81,8 +81,8 @@ def test_safe_fixes_then_unsafe_fixes():
 def test_shims_defined_in_a_sibling_module(tmp_path):
     """With the project known, an imported shim is evaluated from its real body: the
     forwarder gets a safe fix, a helper that is not a plain forwarder is not flagged."""
-    from flydsl_ls.analysis.project import ProjectIndex
-    from flydsl_ls.analysis.sources import package_of
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.analysis.model.sources import package_of
 
     files = {
         "kern/__init__.py": "",
@@ -107,7 +107,7 @@ def test_shims_defined_in_a_sibling_module(tmp_path):
     index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
     path = tmp_path / "kern/attn.py"
     view = index.view(path, package_of(path))
-    result = analyze(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view)
+    result = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view))
     found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
     assert found == [
         (7, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=0)"),
@@ -115,7 +115,7 @@ def test_shims_defined_in_a_sibling_module(tmp_path):
         (9, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=2)"),
     ]
     # Without the project, the known legacy names are taken on trust: unsafe at best.
-    alone = analyze(path.read_text(), rules=RULES, options=GFX942, package=package_of(path))
+    alone = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path)))
     assert [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None) for d in alone.diagnostics] == [
         (7, "unsafe"),
         (8, "unsafe"),
@@ -124,8 +124,8 @@ def test_shims_defined_in_a_sibling_module(tmp_path):
 
 
 def test_dead_shims_another_project_file_uses_are_kept(tmp_path):
-    from flydsl_ls.analysis.project import ProjectIndex
-    from flydsl_ls.analysis.sources import package_of
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.analysis.model.sources import package_of
 
     files = {
         "kern/__init__.py": "",
@@ -144,7 +144,7 @@ def test_dead_shims_another_project_file_uses_are_kept(tmp_path):
     source = path.read_text()
 
     def flagged(project):
-        result = analyze(source, rules=RULES, options=GFX942, package=package_of(path), project=project)
+        result = analyze(AnalysisRequest(source, rules=RULES, options=GFX942, package=package_of(path), project=project))
         return [(d.message.split("`")[1], d.fix.applicability.value) for d in result.diagnostics if d.code == "FLY402"]
 
     # attn.py imports _s_waitcnt and _LGKMCNT_0_ONLY: only the vm-only shim and its mask are dead.

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.actions.fixes import FixKey, FixOutcome, fix_all
 from flydsl_ls.actions.textdiff import minimal_edits
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.text import LineIndex
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.text import LineIndex
 from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.result import CompileResult, Status
 from flydsl_ls.compile.service import DEFAULT_ARCH

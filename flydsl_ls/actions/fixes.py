@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from flydsl_ls.actions.imports import cleanup_edits
-from flydsl_ls.analysis.deep import on_deep_stack
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.text import LineIndex, apply_edits
+from flydsl_ls.analysis.model.deep import on_deep_stack
+from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.text import LineIndex, apply_edits
 
 MAX_PASSES = 60  # one rule per pass (see fix_all), a few rounds each
 

@@ -14,11 +14,11 @@ import libcst as cst
 
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.unused_locals import stale_local_edits
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.scopes import Binding
-from flydsl_ls.analysis.statements import delete_statement
-from flydsl_ls.analysis.text import apply_edits
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.scopes import Binding
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.statements import delete_statement
+from flydsl_ls.analysis.model.text import apply_edits
 
 ImportKey = tuple[str, str, str]  # (bound name, dotted target, enclosing def name or "")
 

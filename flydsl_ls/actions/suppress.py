@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.suppression import (
+from flydsl_ls.actions.fixes import parses
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.suppression import (
     comment_for,
     existing_comment,
     is_suppressed,
     suppressions,
 )
-from flydsl_ls.analysis.text import LineIndex, Position, Range, apply_edits
-from flydsl_ls.actions.fixes import parses
+from flydsl_ls.analysis.model.text import LineIndex, Position, Range, apply_edits
 
 
 def suppression_title(code: str) -> str:

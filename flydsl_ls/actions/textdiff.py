@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.text import LineIndex, Position, Range
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.text import LineIndex, Position, Range
 
 
 def minimal_edits(old: str, new: str) -> list[Edit]:

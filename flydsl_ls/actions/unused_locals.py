@@ -28,11 +28,11 @@ import ast
 import re
 from collections import Counter
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.modules import is_module, split_symbol
-from flydsl_ls.analysis.scopes import Binding, Scope
-from flydsl_ls.analysis.statements import delete_statement, shares_lines
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.modules import is_module, split_symbol
+from flydsl_ls.analysis.model.scopes import Binding, Scope
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.statements import delete_statement, shares_lines
 
 # Builtins that read a function's locals without naming them.
 _LOCALS_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})

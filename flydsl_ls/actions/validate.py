@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.text import LineIndex, Position, Range
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.text import LineIndex, Position, Range
 
 
 def fix_parses(index: LineIndex, diagnostic: Diagnostic) -> bool:

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis import recovery
-from flydsl_ls.analysis.context import AnalysisOptions, RuleContext
-from flydsl_ls.analysis.deep import on_deep_stack
-from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.project import ProjectView
+from flydsl_ls.analysis.model import recovery
+from flydsl_ls.analysis.model.deep import on_deep_stack
+from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.project import ProjectView
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.suppression import is_suppressed, suppressions
+from flydsl_ls.analysis.model.text import LineIndex, Position, Range
 from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR
 from flydsl_ls.analysis.rules.base import Rule
-from flydsl_ls.analysis.suppression import is_suppressed, suppressions
-from flydsl_ls.analysis.text import LineIndex, Position, Range
+from flydsl_ls.analysis.rules.context import AnalysisOptions, RuleContext
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +31,30 @@ class FileAnalysis:
     internal_errors: list[str] = field(default_factory=list)
 
 
-def analyze(
-    source: str,
-    *,
-    rules: Sequence[type[Rule]] = ALL_RULES,
-    options: AnalysisOptions | None = None,
-    package: str | None = None,
-    path: str | None = None,
-    project: ProjectView | None = None,
-    model: SemanticModel | None = None,
-) -> FileAnalysis:
+@dataclass(frozen=True)
+class AnalysisRequest:
+    """One file to analyse: its text, the rules to run, the resolved settings and where it
+    sits (its package, its path, the rest of the project). The full analysis (``analyze``)
+    and the incremental one (``IncrementalAnalyzer.analyze``) take the same request."""
+
+    source: str
+    rules: Sequence[type[Rule]] = ALL_RULES
+    options: AnalysisOptions | None = None  # None: the defaults
+    package: str | None = None
+    path: str | None = None
+    project: ProjectView | None = None
+
+    def __post_init__(self) -> None:
+        if self.options is None:
+            object.__setattr__(self, "options", AnalysisOptions())
+
+    def with_source(self, source: str) -> AnalysisRequest:
+        return dataclasses.replace(self, source=source)
+
+
+def analyze(request: AnalysisRequest, *, model: SemanticModel | None = None) -> FileAnalysis:
     """Diagnostics of one file. ``model`` may be one already built for this exact source."""
-    options = options or AnalysisOptions()
-    run = functools.partial(_analyze, source, rules, options, package, path, project, model)
+    run = functools.partial(_analyze, request, model)
     try:
         return run()
     except RecursionError:
@@ -55,20 +67,21 @@ def analyze(
         return FileAnalysis([], None, ["out of memory analysing the file"])
 
 
-def _analyze(source, rules, options, package, path, project, model) -> FileAnalysis:
-    codes = {rule.code for rule in rules}
+def _analyze(request: AnalysisRequest, model: SemanticModel | None) -> FileAnalysis:
+    source = request.source
+    codes = {rule.code for rule in request.rules}
     try:
-        tree = model.tree if model is not None else parse(source, filename=path or "<unknown>")
+        tree = model.tree if model is not None else parse(source, filename=request.path or "<unknown>")
     except (SyntaxError, ValueError) as error:
         diagnostics = [syntax_error(source, error)] if SYNTAX_ERROR in codes else []
         repaired = recovery.repair(source, error) if isinstance(error, SyntaxError) else None
         if repaired is None:
             return FileAnalysis(diagnostics, None)
-        inner = _analyze(repaired.text, rules, options, package, path, project, None)
+        inner = _analyze(request.with_source(repaired.text), None)
         return FileAnalysis(finish(source, diagnostics + repaired.kept(inner.diagnostics)), None, inner.internal_errors)
     if model is None:
-        model = SemanticModel(source, tree, package, project)
-    diagnostics, errors = run_rules(model, rules, options, path)
+        model = SemanticModel(source, tree, request.package, request.project)
+    diagnostics, errors = run_rules(model, request.rules, request.options, request.path)
     return FileAnalysis(finish(source, diagnostics), model, errors)
 
 

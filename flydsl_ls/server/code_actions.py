@@ -38,9 +38,9 @@ from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.validate import fix_parses
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
-from flydsl_ls.analysis.text import Encoding, LineIndex, Position, Range
+from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
+from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.server.commands import Command, target_arch
 from flydsl_ls.server.diagnostics import lsp_range

@@ -36,8 +36,8 @@ from pygls.uris import to_fs_path
 
 from flydsl_ls.actions.fix_verify import VerifyAborted, VerifyOutcome, verify_fixes
 from flydsl_ls.actions.fixes import apply_fix
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
-from flydsl_ls.analysis.text import LineIndex, Range
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.text import LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile import (
     DEFAULT_ARCH,

@@ -15,7 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from flydsl_ls.analysis.text import Encoding, LineIndex, Position, Range
+from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.compile import CompileResult, IrComparison, KernelOutput, Status
 from flydsl_ls.server.diagnostics import lsp_range
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from flydsl_ls.analysis.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
-from flydsl_ls.analysis.text import Encoding, LineIndex, Range
+from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
+from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
 
 if TYPE_CHECKING:
     from flydsl_ls.server.session import Analysis

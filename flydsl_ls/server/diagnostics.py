@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
-from flydsl_ls.analysis.diagnostic import Diagnostic, Fix
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.text import Encoding, LineIndex, Range
+from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
+from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json
 from flydsl_ls.server.protocol import RawJSON
@@ -122,7 +122,7 @@ def lint(
     if snap.index is not None:
         analysis.__dict__["index"] = snap.index  # rather than splitting the text again
     # While a statement is half typed the diagnostics are the recovered analysis's, without
-    # fixes (analysis/recovery.py): keep the entries of the last lint that parsed for when
+    # fixes (analysis/model/recovery.py): keep the entries of the last lint that parsed for when
     # it does again (its diagnostics come back).
     half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
     analysis.fragments = json_cache.fragments(result.diagnostics, analysis.index, snap.encoding, prune=not half_typed)

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.locate import alias_at, expression_at, nodes_at
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.modules import canonical_symbol
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.locate import alias_at, expression_at, nodes_at
+from flydsl_ls.analysis.model.modules import canonical_symbol
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.rules import lookup_rule
 from flydsl_ls.analysis.rules.fly901_deprecated_api import (
     DEPRECATED_SYMBOLS,
@@ -23,7 +24,6 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import (
     TDM_OPS_ALIAS,
     Deprecation,
 )
-from flydsl_ls.analysis.text import Position
 from flydsl_ls.pins import resolve_version
 from flydsl_ls.ruledocs import summary_markdown
 from flydsl_ls.server import diagnostics as diagnostics_module

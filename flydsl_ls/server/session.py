@@ -15,11 +15,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from flydsl_ls import config, pins
-from flydsl_ls.analysis.project import ProjectIndex
 from flydsl_ls.analysis.engine import FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.text import Encoding, LineIndex, Position
+from flydsl_ls.analysis.model.project import ProjectIndex
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position
 from flydsl_ls.server.diagnostic_json import FragmentCache
 from flydsl_ls.server.settings import EditorSettings
 
@@ -88,7 +88,7 @@ class Snapshot:
     Work done off the loop (a lint, a quick fix's or fix-all's edit) gets this, never the
     server, the session or the document: their state belongs to the loop, and what the work
     has to report goes back as its return value, which the loop stores. ``project`` is the
-    one piece shared with other threads, and is safe to be (analysis/project.py)."""
+    one piece shared with other threads, and is safe to be (analysis/model/project.py)."""
 
     uri: str
     path: Path | None

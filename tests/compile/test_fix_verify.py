@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from flydsl_ls.actions.fix_verify import NO_EXAMPLES, VERIFIED, verify_fixes
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix
-from flydsl_ls.analysis.text import LineIndex, Range
+from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
+from flydsl_ls.analysis.model.text import LineIndex, Range
 from flydsl_ls.checker import check_source, linter
 from flydsl_ls.compile import compare_results
 from flydsl_ls.compile.toolchain import INSTALL

@@ -173,8 +173,8 @@ async def diagnostics(client: LanguageClient, uri: str, version: int | None = No
 
 def apply(text: str, edit: types.WorkspaceEdit, uri: str, encoding: str) -> str:
     """Apply a WorkspaceEdit as a client would (positions in the negotiated encoding)."""
-    from flydsl_ls.analysis.diagnostic import Edit
-    from flydsl_ls.analysis.text import LineIndex, Range, apply_edits
+    from flydsl_ls.analysis.model.diagnostic import Edit
+    from flydsl_ls.analysis.model.text import LineIndex, Range, apply_edits
 
     if edit.document_changes:
         edits = [e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits]

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from flydsl_ls import config
-from flydsl_ls.analysis.project import ProjectIndex
+from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.checker import check_source
 from tests.lsp_text import content, lsp_position, split_lines, utf16_len
 from tests.server.helpers import KERNEL, TIMEOUT, lsp
@@ -37,7 +37,7 @@ SPEC = "visual-studio-code@v1.65.2"  # negotiates UTF-16, the encoding worth che
 EXAMPLES = 25
 MAX_EDITS = 15
 
-# --- text in LSP terms (tests/lsp_text.py, not flydsl_ls.analysis.text) ----------------------
+# --- text in LSP terms (tests/lsp_text.py, not flydsl_ls.analysis.model.text) ----------------------
 
 
 def boundaries(line: str) -> set[int]:

@@ -8,10 +8,10 @@ import gc
 from lsprotocol import types
 
 from flydsl_ls.actions.imports import cleanup_edits
+from flydsl_ls.analysis.engine import AnalysisRequest
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.checker import fix_source
 from flydsl_ls.config import Settings
-
 from flydsl_ls.server.app import create_server
 
 
@@ -75,14 +75,14 @@ def test_import_cleanup_of_a_fix_leaves_no_cyclic_garbage():
 
 def test_dropped_hover_models_are_released():
     analyzer = IncrementalAnalyzer()
-    analyzer.analyze(KERNEL)
+    analyzer.analyze(AnalysisRequest(KERNEL))
     edited = KERNEL.replace("total = x + y * N", "total = x + y * N + 1")
     kept = []
 
     def session():
         for line in (8, 15, 17):  # three statements: each model replaces the last
             analyzer.model_at(line)
-        analyzer.analyze(edited)  # drops the hover model
+        analyzer.analyze(AnalysisRequest(edited))  # drops the hover model
         kept.append(analyzer.model_at(15))
         analyzer.release_models()
 

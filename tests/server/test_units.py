@@ -7,9 +7,10 @@ import ast
 from lsprotocol import types
 
 from flydsl_ls.actions.suppress import suppression_edit
-from flydsl_ls.analysis.locate import alias_at, expression_at
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.text import LineIndex, Position, apply_edits
+from flydsl_ls.analysis.engine import AnalysisRequest
+from flydsl_ls.analysis.model.locate import alias_at, expression_at
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import LineIndex, Position, apply_edits
 from flydsl_ls.server.protocol import negotiated_encodings
 from flydsl_ls.server.settings import DEFAULT_DIAGNOSTICS_DELAY, EditorSettings, parse
 
@@ -85,6 +86,7 @@ def test_suppression_checked_on_the_statement_matches_the_whole_file():
     """code_actions checks an "Ignore" edit on the diagnostic's statement only when it can
     (else on the whole file); on the findings of the examples it is the edit the whole-file
     check gives."""
+    import json
     from pathlib import Path
     from types import SimpleNamespace
 
@@ -93,7 +95,6 @@ def test_suppression_checked_on_the_statement_matches_the_whole_file():
     from flydsl_ls.server.code_actions import _suppression_in_statement
     from flydsl_ls.server.diagnostic_json import FragmentCache, items_json
     from flydsl_ls.server.session import Analysis, ClientFeatures, Document, Session
-    import json
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     # a multi-line string ending on a finding's line, and a finding after one
@@ -132,9 +133,8 @@ def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
     # The cache reuses a diagnostic's JSON by object and its message part by what it
     # shows: over typing, lines moving, a half-typed statement and non-ASCII text before
     # a finding, what it gives must be what a fresh conversion gives.
-    from pathlib import Path
-
     import json
+    from pathlib import Path
 
     from pygls.protocol import default_converter
 
@@ -149,7 +149,7 @@ def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
     lines = text.splitlines(keepends=True)
     body = next(i for i, line in enumerate(lines) if line.startswith("    ") and line.strip()) + 1
     indent = lines[body][: len(lines[body]) - len(lines[body].lstrip())]
-    found = analyze(text).diagnostics[-1].range.start.line  # wide characters before this one
+    found = analyze(AnalysisRequest(text)).diagnostics[-1].range.start.line  # wide characters before this one
     wide = lines[found][: len(lines[found]) - len(lines[found].lstrip())] + "_ = 'é😀'; " + lines[found].lstrip()
     edits = [
         text,
@@ -162,7 +162,7 @@ def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
     analyzer = IncrementalAnalyzer()
     caches = {"utf-16": FragmentCache(), "utf-8": FragmentCache()}  # one encoding per session
     for i, source in enumerate(edits):
-        diagnostics = analyzer.analyze(source).diagnostics
+        diagnostics = analyzer.analyze(AnalysisRequest(source)).diagnostics
         half_typed = any(d.code == "FLY000" for d in diagnostics)
         for encoding, cache in caches.items():
             index = LineIndex(source)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.rawtypes import operand_type
+from flydsl_ls.analysis.model.rawtypes import operand_type
+from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules.base import call_argument
 
 SHIM = "shim.buffer_ops."

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.rewrite import module_alias
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.rewrite import module_alias
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import Position, Range
 
 JIT_DECORATORS = {"flyc.kernel", "flyc.jit"}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

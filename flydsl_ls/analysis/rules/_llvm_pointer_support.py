@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 # LLVM address space on AMDGPU -> the fx.AddressSpace member that lowers to it (FlyDSL's
 # ROCm backend, `llvm_address_space`, 0.3.x to 0.5.0). 5 (private) is fx's Register, which

@@ -20,12 +20,12 @@ import tokenize
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.model import _is_raw_op
-from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
+from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
+from flydsl_ls.analysis.model.semantic import _is_raw_op
 
 if TYPE_CHECKING:
-    from flydsl_ls.analysis.model import SemanticModel
+    from flydsl_ls.analysis.model.semantic import SemanticModel
     from flydsl_ls.analysis.rules.base import Rule
 
 # --- precedence ---------------------------------------------------------------
@@ -381,7 +381,7 @@ def is_shim_definition(path: str | None) -> bool:
     reported (their callers are)."""
     if not path:
         return False
-    from flydsl_ls.analysis.modules import SHIM_MODULE_TAILS
+    from flydsl_ls.analysis.model.modules import SHIM_MODULE_TAILS
 
     parts = PurePath(path).parts
     return PurePath(path).stem in SHIM_MODULE_TAILS and "kernels" in parts[:-1]

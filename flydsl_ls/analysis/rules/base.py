@@ -11,15 +11,15 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from flydsl_ls.analysis.apis import missing_in
-from flydsl_ls.analysis.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.apis import missing_in
+from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.text import Range
+from flydsl_ls.analysis.model.valueflow import Use, value_uses
 from flydsl_ls.analysis.rules.module_scope import ModuleScope
-from flydsl_ls.analysis.text import Range
-from flydsl_ls.analysis.valueflow import Use, value_uses
 
 if TYPE_CHECKING:
-    from flydsl_ls.analysis.context import RuleContext
+    from flydsl_ls.analysis.rules.context import RuleContext
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-from flydsl_ls.analysis.diagnostic import Severity
+from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 

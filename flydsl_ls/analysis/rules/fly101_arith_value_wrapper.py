@@ -1,11 +1,16 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Applicability, Fix
-from flydsl_ls.analysis.rawtypes import raw_result_type
-from flydsl_ls.analysis.rewrite import fx_alias, replacement_text
+from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.model.rawtypes import raw_result_type
+from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
+from flydsl_ls.analysis.model.valueflow import (
+    Sink,
+    fx_result_blocker,
+    kind_change_blocker,
+    value_uses,
+)
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, kind_change_blocker, value_uses
 
 ARITH_VALUE = "fx.arith.ArithValue"
 

@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.rewrite import replacement_text
+from flydsl_ls.analysis.model.rewrite import replacement_text
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 

@@ -1,8 +1,8 @@
 import ast
 
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.valueflow import fx_result_blocker, kind_change_hazard
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import fx_result_blocker, kind_change_hazard
 
 INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
 INDEX_CONSTANTS = {"fx.arith.index"}

@@ -1,7 +1,7 @@
 import ast
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.rewrite import replacement_text
+from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.rewrite import replacement_text
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 # Builders whose shapes, strides and bounds are compile-time Python ints.

@@ -1,9 +1,9 @@
 import ast
 
-from flydsl_ls.analysis.model import RAW_ID_CALLS
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.semantic import RAW_ID_CALLS
+from flydsl_ls.analysis.model.valueflow import Sink, kind_change_blocker, value_kind
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, kind_change_blocker, value_kind
 
 
 class RawThreadId(Rule):

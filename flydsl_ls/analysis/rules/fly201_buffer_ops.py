@@ -3,9 +3,17 @@
 import ast
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix, Severity
-from flydsl_ls.analysis.model import _is_raw_op
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix, Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.semantic import _is_raw_op
+from flydsl_ls.analysis.model.valueflow import (
+    Sink,
+    fx_result_blocker,
+    is_raw_builder,
+    kind_change_blocker,
+    value_uses,
+)
+from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules._buffer_access import (
     LOAD,
     SHIM,
@@ -15,8 +23,6 @@ from flydsl_ls.analysis.rules._buffer_access import (
     read_access,
 )
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, is_raw_builder, kind_change_blocker, value_uses
-from flydsl_ls.analysis.versions import at_least
 
 CREATE = SHIM + "create_buffer_resource"
 FROM_ADDR = SHIM + "create_buffer_resource_from_addr"

@@ -1,11 +1,15 @@
 import ast
 
-from flydsl_ls.analysis.rawtypes import raw_result_type
+from flydsl_ls.analysis.model.rawtypes import raw_result_type
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.versions import at_least, parse
+from flydsl_ls.analysis.rules._llvm_pointer_support import (
+    FX_ADDRESS_SPACES,
+    constant_value,
+    llvm_address_space,
+)
 from flydsl_ls.analysis.rules._raw_dialect_support import is_shim_definition
-from flydsl_ls.analysis.rewrite import fx_alias
-from flydsl_ls.analysis.rules._llvm_pointer_support import FX_ADDRESS_SPACES, constant_value, llvm_address_space
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
-from flydsl_ls.analysis.versions import at_least, parse
 
 # Legacy helpers that turn an integer address into an !llvm.ptr with a hard-coded
 # address space, and the address space each one defaults to.

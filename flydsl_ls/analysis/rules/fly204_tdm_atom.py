@@ -1,7 +1,7 @@
 import ast
 
+from flydsl_ls.analysis.model.versions import at_least, parse
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.versions import at_least, parse
 
 TDM_ATOM = {"fx.rocdl.make_tdm_atom", "fx.rocdl.cdna5.make_tdm_atom"}
 TILED_SINCE = "0.3.4"  # guide 000 (pinned 0.3.4.1) documents cdna5.make_tiled_tdm_atom

@@ -1,12 +1,18 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Severity
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.diagnostic import Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.valueflow import (
+    Sink,
+    fx_result_blocker,
+    is_raw_builder,
+    kind_change_blocker,
+    value_kind,
+)
+from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import Sink, fx_result_blocker, is_raw_builder, kind_change_blocker, value_kind
-from flydsl_ls.analysis.versions import at_least
 
 # op -> (Python operator, operand kind). "sint": signed integer operands only, because
 # the operator emits the unsigned op (remui/shrui/divui) on fx.Uint*/fx.Index values.

@@ -2,13 +2,13 @@ import ast
 import re
 from dataclasses import dataclass
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.statements import shares_lines
+from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules import _control_flow_support as cf
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.statements import shares_lines
-from flydsl_ls.analysis.text import Position, Range
 
 IF_OP, FOR_OP, YIELD_OP = "mlir.scf.IfOp", "mlir.scf.ForOp", "mlir.scf.YieldOp"
 INSERTION_POINT = "mlir.ir.InsertionPoint"

@@ -1,9 +1,9 @@
 import ast
 
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.valueflow import fx_result_blocker
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.valueflow import fx_result_blocker
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
 OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op"}

@@ -1,7 +1,7 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Severity
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.diagnostic import Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 

@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Severity
+from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 LLVM_KINDS = {

@@ -1,10 +1,15 @@
 import ast
 
-from flydsl_ls.analysis import waitcnt
-from flydsl_ls.analysis.modules import RELATIVE
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model import waitcnt
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.waitcnt_facts import (
+    COUNTER_CONSTANT,
+    WAIT_CALLS,
+    Site,
+    Value,
+    facts_for,
+)
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, WAIT_CALLS, Site, Value, facts_for
 
 
 # --- the rule ---------------------------------------------------------------------------

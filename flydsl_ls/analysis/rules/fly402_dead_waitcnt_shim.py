@@ -3,12 +3,12 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.statements import shares_lines
+from flydsl_ls.analysis.model.text import Position, Range
+from flydsl_ls.analysis.model.waitcnt_facts import COUNTER_CONSTANT, facts_for, shim_shaped
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 from flydsl_ls.analysis.rules.module_scope import ModuleScope, Neighbours, Readers
-from flydsl_ls.analysis.statements import shares_lines
-from flydsl_ls.analysis.waitcnt_facts import COUNTER_CONSTANT, facts_for, shim_shaped
-from flydsl_ls.analysis.text import Position, Range
 
 
 @dataclass(eq=False)

@@ -1,9 +1,9 @@
 import ast
 
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.statements import delete_statement
+from flydsl_ls.analysis.model.versions import at_least, parse
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.statements import delete_statement
-from flydsl_ls.analysis.versions import at_least, parse
 
 RAW_BARRIERS = {
     "mlir.rocdl.sched_barrier": "sched_barrier",

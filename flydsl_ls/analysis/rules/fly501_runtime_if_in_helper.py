@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.rules import _control_flow_support as cf
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 

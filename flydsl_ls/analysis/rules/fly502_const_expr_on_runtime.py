@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.model import RAW_ID_CALLS, TYPED_INDEX_ACCESSORS
+from flydsl_ls.analysis.model.semantic import RAW_ID_CALLS, TYPED_INDEX_ACCESSORS
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 CONST_EXPR = {"fx.const_expr", "flyc.const_expr"}

@@ -1,11 +1,11 @@
 import ast
 import re
 
-from flydsl_ls.analysis.diagnostic import Applicability, Fix, Severity
-from flydsl_ls.analysis.rewrite import fx_alias, module_alias, name_import
+from flydsl_ls.analysis.model.diagnostic import Applicability, Fix, Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias, module_alias, name_import
+from flydsl_ls.analysis.model.scopes import lookup
+from flydsl_ls.analysis.model.text import Range
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.scopes import lookup
-from flydsl_ls.analysis.text import Range
 
 _NAME = re.compile(
     r"^(?P<scale>mfma_scale_|wmma_scale_|smfmac_)?(?P<family>mfma|wmma)?_?"

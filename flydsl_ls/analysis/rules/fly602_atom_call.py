@@ -1,8 +1,8 @@
 import ast
 
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.scopes import lookup
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.scopes import lookup
 
 # legacy call -> (modern name, positional arity of the 1:1 form, keywords it may carry)
 ATOM_CALLS = {

@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 TILED_COPY = {"fx.make_tiled_copy"}

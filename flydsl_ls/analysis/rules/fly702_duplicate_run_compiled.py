@@ -1,7 +1,7 @@
 import ast
 
+from flydsl_ls.analysis.model.sources import package_of
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.sources import package_of
 
 FUNCTION = "_run_compiled"
 # The copy guide 000 names as the one to reuse.

@@ -1,11 +1,11 @@
 import ast
 from dataclasses import dataclass
 
-from flydsl_ls.analysis import apis
-from flydsl_ls.analysis.diagnostic import Fix, Severity
+from flydsl_ls.analysis.model import apis
+from flydsl_ls.analysis.model.diagnostic import Fix, Severity
+from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
-from flydsl_ls.analysis.rewrite import fx_alias
-from flydsl_ls.analysis.versions import at_least
 
 
 @dataclass(frozen=True)

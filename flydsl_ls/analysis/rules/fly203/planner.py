@@ -4,9 +4,9 @@ proven raises `Unproven` with the reason the message gives."""
 
 import ast
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.rawtypes import fx_type_of_mlir_type
-from flydsl_ls.analysis.rewrite import fx_alias
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
+from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.model import (

@@ -4,10 +4,10 @@ statements the migration deletes. Mixed into the planner, which provides ``model
 
 import ast
 
-from flydsl_ls.analysis.diagnostic import Edit
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.statements import shares_lines
+from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules.fly203.model import Buffer, Unproven
-from flydsl_ls.analysis.statements import shares_lines
-from flydsl_ls.analysis.text import Position, Range
 
 
 class Rewriter:

@@ -165,7 +165,7 @@ class SmemAllocator(Rule):
             around[:] = saved
 
     def replace_edits(self, edits):
-        from flydsl_ls.analysis.diagnostic import Applicability, Fix
+        from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 
         return Fix(
             title=f"{self.fix_title} (unsafe)",

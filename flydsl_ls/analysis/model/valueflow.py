@@ -24,9 +24,9 @@ import ast
 from dataclasses import dataclass
 from enum import Enum
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.fxtypes import FxType
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.fxtypes import FxType
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 # fx.arith functions written by the DSL: they unwrap fx operands themselves. The rest of
 # fx.arith is the raw arith dialect, star-re-exported.

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 
-from flydsl_ls.analysis.chunk_graph import ChunkGraph
-from flydsl_ls.analysis.chunks import Chunk
+from flydsl_ls.analysis.incremental.chunk_graph import ChunkGraph
+from flydsl_ls.analysis.incremental.chunks import Chunk
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.module_scope import ModuleScope, Neighbours, Readers
 

@@ -207,7 +207,7 @@ class Plan:
 
 
 def plan(bits: int, arch: str | None, flydsl_version: str | None = None) -> Plan:
-    from flydsl_ls.analysis.versions import at_least, parse
+    from flydsl_ls.analysis.model.versions import at_least, parse
 
     if parse(flydsl_version) is not None and not at_least(flydsl_version, KEYWORD_SINCE):
         return Plan(

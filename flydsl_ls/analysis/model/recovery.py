@@ -27,9 +27,9 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.text import split_lines
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.text import split_lines
 
 _OPENED_ON = re.compile(r"does not match opening parenthesis '.' on line (\d+)")
 MAX_ATTEMPTS = 16  # parses tried before giving up (then only the syntax error is reported)

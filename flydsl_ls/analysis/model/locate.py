@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.text import LineIndex, Position
+from flydsl_ls.analysis.model.text import LineIndex, Position
 
 
 def nodes_at(tree: ast.AST, index: LineIndex, pos: Position) -> list[ast.AST]:

@@ -9,8 +9,8 @@ import bisect
 import itertools
 from collections.abc import Iterable
 
-from flydsl_ls.analysis.chunks import Chunk, first_line
-from flydsl_ls.analysis.parsing import parse
+from flydsl_ls.analysis.incremental.chunks import Chunk, first_line
+from flydsl_ls.analysis.model.parsing import parse
 
 
 class ChunkGraph:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import Position, Range
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 # MLIR type spellings (``T.f32``, ``T.f32()``, ``ir.F32Type.get()``) -> fx class.
 _TYPE_NAMES = {

@@ -31,21 +31,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from flydsl_ls.analysis import recovery
-from flydsl_ls.analysis.chunk_graph import ChunkGraph, union
-from flydsl_ls.analysis.chunk_results import ChunkResult
-from flydsl_ls.analysis.chunks import Chunk, resplit, split, unchanged_head
-from flydsl_ls.analysis.context import AnalysisOptions
-from flydsl_ls.analysis.diagnostic import Diagnostic
-from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis, analyze, finish, handlers, run_rules, syntax_error
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.module_policies import Policy, policy_for
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.project import ProjectView
-from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.analysis.engine import (
+    SYNTAX_ERROR,
+    AnalysisRequest,
+    FileAnalysis,
+    analyze,
+    finish,
+    handlers,
+    run_rules,
+    syntax_error,
+)
+from flydsl_ls.analysis.incremental.chunk_graph import ChunkGraph, union
+from flydsl_ls.analysis.incremental.chunk_results import ChunkResult
+from flydsl_ls.analysis.incremental.chunks import Chunk, resplit, split, unchanged_head
+from flydsl_ls.analysis.incremental.module_policies import Policy, policy_for
+from flydsl_ls.analysis.incremental.tracking import TrackedModel, Tracker
+from flydsl_ls.analysis.model import recovery
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.project import ProjectView
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import LineIndex
 from flydsl_ls.analysis.rules.base import Rule
-from flydsl_ls.analysis.text import LineIndex
-from flydsl_ls.analysis.tracking import Tracker, TrackedModel
+from flydsl_ls.analysis.rules.context import AnalysisOptions
 
 log = logging.getLogger(__name__)
 
@@ -70,22 +78,12 @@ class IncrementalAnalyzer:
         self.repaired: tuple[int, int] | None = None  # lines stood in for by the last analysis (recovery)
         self.reanalysed = 0  # chunks (and module rules) analysed by the last call: for tests
 
-    def analyze(
-        self,
-        source: str,
-        *,
-        rules: Sequence[type[Rule]] = ALL_RULES,
-        options: AnalysisOptions | None = None,
-        package: str | None = None,
-        path: str | None = None,
-        project: ProjectView | None = None,
-        index: LineIndex | None = None,
-        _repairing: bool = False,
-    ) -> FileAnalysis:
-        """What ``engine.analyze`` returns for ``source`` (the model aside: None);
-        ``index``: its line table, when the caller has one."""
+    def analyze(self, request: AnalysisRequest, *, index: LineIndex | None = None, _repairing: bool = False) -> FileAnalysis:
+        """What ``engine.analyze`` returns for ``request`` (the model aside: None);
+        ``index``: its source's line table, when the caller has one."""
         self.repaired = None
-        options = options or AnalysisOptions()
+        source, rules, options = request.source, request.rules, request.options
+        package, path, project = request.package, request.path, request.project
         settings = (
             tuple(r.code for r in rules),
             dataclasses.astuple(options),
@@ -111,13 +109,11 @@ class IncrementalAnalyzer:
             if repaired is None:
                 return FileAnalysis(found, None)
             # The repaired text is just another version: only the chunks it changed are redone.
-            inner = self.analyze(
-                repaired.text, rules=rules, options=options, package=package, path=path, project=project, _repairing=True
-            )
+            inner = self.analyze(request.with_source(repaired.text), _repairing=True)
             self.repaired = (repaired.first, repaired.last)
             return FileAnalysis(finish(source, found + repaired.kept(inner.diagnostics)), None, inner.internal_errors)
         except (ValueError, RecursionError, MemoryError):  # what the full analysis reports
-            return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
+            return analyze(request)
         self._chunks = chunks
         self.repaired = None
         version = ChunkGraph(chunks, self._state)
@@ -137,7 +133,7 @@ class IncrementalAnalyzer:
             errors = [str(error)]
         if errors:  # a crashing rule stops for the rest of a file: only a full run says where
             self._results.clear()
-            return analyze(source, rules=rules, options=options, package=package, path=path, project=project)
+            return analyze(request)
         return FileAnalysis(finish(source, diagnostics), None, [])
 
     def _parse_whole(self, source: str, package: str | None, path: str | None, scopes: tuple) -> list[Chunk]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.deep import on_deep_stack
+from flydsl_ls.analysis.model.deep import on_deep_stack
 
 
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:

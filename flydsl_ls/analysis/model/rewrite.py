@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.diagnostic import Edit
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.text import Position, Range
 
 _ATOMS = (
     ast.Name,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.model import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 
 class Tracker:

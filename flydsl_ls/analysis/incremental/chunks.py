@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from flydsl_ls.analysis.model import nodes_under
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.scopes import ScopeBuilder, lookup, release
-from flydsl_ls.analysis.text import split_lines
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.scopes import ScopeBuilder, lookup, release
+from flydsl_ls.analysis.model.semantic import nodes_under
+from flydsl_ls.analysis.model.text import split_lines
 
 if TYPE_CHECKING:
     from flydsl_ls.analysis.rules.module_scope import ModuleScope

@@ -8,9 +8,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis import waitcnt
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.modules import RELATIVE
+from flydsl_ls.analysis.model import waitcnt
+from flydsl_ls.analysis.model.modules import RELATIVE
+from flydsl_ls.analysis.model.semantic import SemanticModel
 
 WAIT_CALLS = {"fx.rocdl.s_waitcnt", "mlir.rocdl.s_waitcnt"}
 COUNTER_PARAMS = {"vmcnt", "lgkmcnt", "expcnt"}

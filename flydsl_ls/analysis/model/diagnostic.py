@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from flydsl_ls.analysis.text import Range
+from flydsl_ls.analysis.model.text import Range
 
 HOMEPAGE = "https://github.com/flydsl-ls/flydsl-ls"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from flydsl_ls.analysis.versions import at_least
+from flydsl_ls.analysis.model.versions import at_least
 
 # Keyword form of s_waitcnt: the same name exists earlier with a positional bitfield only.
 _SIGNATURE_FORMS = {

@@ -9,10 +9,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from flydsl_ls.analysis.chunk_graph import ChunkGraph
-from flydsl_ls.analysis.chunks import Chunk
-from flydsl_ls.analysis.diagnostic import Diagnostic, Edit, Fix
-from flydsl_ls.analysis.text import Position, Range
+from flydsl_ls.analysis.incremental.chunk_graph import ChunkGraph
+from flydsl_ls.analysis.incremental.chunks import Chunk
+from flydsl_ls.analysis.model.diagnostic import Diagnostic, Edit, Fix
+from flydsl_ls.analysis.model.text import Position, Range
 
 
 @dataclass

@@ -28,8 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from flydsl_ls.analysis.parsing import parse
-from flydsl_ls.analysis.modules import (
+from flydsl_ls.analysis.model.modules import (
     CANONICAL_MODULES,
     RELATIVE,
     SHIM_MODULE_TAILS,
@@ -37,8 +36,9 @@ from flydsl_ls.analysis.modules import (
     canonical_symbol,
     is_module,
 )
-from flydsl_ls.analysis.model import SemanticModel
-from flydsl_ls.analysis.sources import UnreadableFile, package_of, read_source
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
 
 _MAX_DEPTH = 6
 _WORD = re.compile(r"\w+")

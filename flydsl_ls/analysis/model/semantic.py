@@ -12,14 +12,14 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from flydsl_ls.analysis import fxtypes as T
-from flydsl_ls.analysis.fxtypes import FxType, join
-from flydsl_ls.analysis.modules import canonical_symbol, is_module
-from flydsl_ls.analysis.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
-from flydsl_ls.analysis.text import LineIndex
+from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.fxtypes import FxType, join
+from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
+from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
+from flydsl_ls.analysis.model.text import LineIndex
 
 if TYPE_CHECKING:
-    from flydsl_ls.analysis.project import ProjectView
+    from flydsl_ls.analysis.model.project import ProjectView
 
 # Typed accessors: every release we support returns fx.Int32 from these.
 TYPED_INDEX_ACCESSORS = {

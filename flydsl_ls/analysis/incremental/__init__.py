@@ -1,0 +1,5 @@
+"""Incremental analysis (see ``analyzer``): redo only what an edit changed."""
+
+from flydsl_ls.analysis.incremental.analyzer import IncrementalAnalyzer
+
+__all__ = ["IncrementalAnalyzer"]
