@@ -108,13 +108,18 @@ def _identifiers(text: str) -> list[str]:
     return re.findall(r"\b[A-Za-z_]\w*\b", text)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+def _sessions(examples: int):
+    """Hypothesis settings of an edit-session test: the same draws on every run."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+@_sessions(40)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_edit_sessions_match_full_analysis(seed):
     rnd = random.Random(seed)
@@ -155,13 +160,7 @@ def _half_typed(text: str, rnd: random.Random) -> str:
     return "".join(lines)
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_sessions(30)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_half_typed_sessions_match_full_analysis(seed):
     """Typing a statement: broken states (recovered, see analysis/model/recovery.py) one after
