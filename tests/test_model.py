@@ -401,3 +401,27 @@ def test_module_passed_as_parameter_from_another_file(tmp_path):
 def test_parameter_stays_unknown_without_callers(tmp_path):
     index = _project(tmp_path, {"kern/__init__.py": "", "kern/pipeline.py": "def f(arith):\n    return arith.addi(1, 2)\n"})
     assert _symbols_in(index, tmp_path / "kern/pipeline.py") == [None]
+
+
+def test_a_nested_function_takes_its_modules_from_its_own_file_only(tmp_path):
+    # Another file cannot call a function nested in a builder: a same-named call there (here
+    # passing another module) neither decides nor spoils what the parameter is.
+    index = _project(
+        tmp_path,
+        {
+            "kern/__init__.py": "",
+            "kern/pipeline.py": """
+                from flydsl.expr import arith as fa
+                def build():
+                    def body(arith):
+                        return arith.addi(1, 2)
+                    return body(fa)
+            """,
+            "kern/gemm.py": """
+                from flydsl._mlir.dialects import vector
+                from .pipeline import body
+                body(vector)
+            """,
+        },
+    )
+    assert _symbols_in(index, tmp_path / "kern/pipeline.py") == ["fx.arith.addi", None]  # addi; body(fa)

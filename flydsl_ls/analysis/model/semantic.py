@@ -268,7 +268,7 @@ class SemanticModel:
                 passed.add(dotted)
             elif not (isinstance(arg, ast.Name) and self._is_parameter(arg)):
                 passed.add(None)
-        if self.project is not None:
+        if self.project is not None and _importable(binding.scope):
             passed |= {_passed_for(args, binding) for args in self.project.module_arguments(function.name)}
         return passed
 
@@ -569,6 +569,16 @@ def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
     if right.is_typed and left.is_python:
         return FxType(right.name, f"arithmetic on {right.name}", node.lineno)
     return T.UNKNOWN_TYPE
+
+
+def _importable(function: Scope) -> bool:
+    """Another file can call this function: it is defined in the module or in its classes,
+    not inside another function (asking the project about a nested `compute_tile` built
+    the models of every file mentioning the name)."""
+    outer = function.parent
+    while outer is not None and outer.kind == "class":
+        outer = outer.parent
+    return outer is not None and outer.kind == "module"
 
 
 def parent_table(root: ast.AST) -> dict[int, ast.AST]:
