@@ -37,7 +37,7 @@ from flydsl_ls.analysis.model.modules import (
     is_module,
 )
 from flydsl_ls.analysis.model.parsing import parse
-from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel, nodes_under
 from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
 
 _MAX_DEPTH = 6
@@ -470,7 +470,7 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
 
 def _calls_in(model: SemanticModel) -> list[tuple[str, dict]]:
     calls = []
-    for node in ast.walk(model.tree):
+    for node in nodes_under(model.tree):  # as ast.walk, at a third of its cost
         if not isinstance(node, ast.Call):
             continue
         passed = _module_arguments(model, node)
@@ -490,7 +490,7 @@ def _may_pass_modules(tree: ast.Module) -> bool:
     named: set[str] = set()  # names that may stand for a module
     renames: list[tuple[str, str]] = []  # target = name
     calls = []
-    for node in ast.walk(tree):
+    for node in nodes_under(tree):
         if isinstance(node, ast.Call):
             calls.append(node)
         elif isinstance(node, ast.Import):
