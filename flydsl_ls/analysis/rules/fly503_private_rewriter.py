@@ -7,6 +7,7 @@ PRIVATE_ENTRY_POINTS = {
     f"{_MODULE}.ASTRewriter.transform": "`ASTRewriter.transform(fn)`",
     f"{_MODULE}.ReplaceIfWithDispatch.scf_if_dispatch": "`ReplaceIfWithDispatch.scf_if_dispatch`",
 }
+_ENTRY_POINT_NAMES = {symbol.rsplit(".", 1)[-1] for symbol in PRIVATE_ENTRY_POINTS}
 PRIVATE_BASES = {
     f"{_MODULE}.{name}"
     for name in ("ASTRewriter", "Transformer", "ReplaceIfWithDispatch", "InsertEmptyYieldForSCFFor", "RewriteBoolOps")
@@ -35,12 +36,15 @@ class PrivateRewriter(Rule):
     example_after = "@flyc.jit\ndef helper(...): ..."
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if isinstance(node.ctx, ast.Load):
+        # Its symbol ends in its attribute (or a module's name): only these can be one.
+        if isinstance(node.ctx, ast.Load) and node.attr in _ENTRY_POINT_NAMES:
             self._check(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls.
-        if isinstance(node.ctx, ast.Load):
+        # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls. A
+        # parameter resolves to a module passed in, never to one (and resolving every
+        # parameter asks the project who passes it what).
+        if isinstance(node.ctx, ast.Load) and getattr(self.model.binding_of(node), "kind", None) != "param":
             self._check(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
