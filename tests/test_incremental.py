@@ -119,14 +119,21 @@ def _sessions(examples: int):
     )
 
 
-@_sessions(40)
-@given(seed=st.integers(0, 2**32 - 1))
-def test_edit_sessions_match_full_analysis(seed):
+def _session(seed: int):
+    """A session's random source, first text (built from the rules' cases), settings and
+    analyzer, the first analysis checked against the full one."""
     rnd = random.Random(seed)
     text = build(draw_chunks(rnd))
     opts = options(rnd.choice(SETTINGS))
     analyzer = IncrementalAnalyzer()
     same_as_full(analyzer, text, opts)
+    return rnd, text, opts, analyzer
+
+
+@_sessions(40)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_edit_sessions_match_full_analysis(seed):
+    rnd, text, opts, analyzer = _session(seed)
     for _ in range(12):
         candidate = _edit(text, rnd)
         # Mostly edits that leave the file parsable, as most keystrokes of a session do.
@@ -165,11 +172,7 @@ def _half_typed(text: str, rnd: random.Random) -> str:
 def test_half_typed_sessions_match_full_analysis(seed):
     """Typing a statement: broken states (recovered, see analysis/model/recovery.py) one after
     another, each followed by the text it came from or by another edit."""
-    rnd = random.Random(seed)
-    text = build(draw_chunks(rnd))
-    opts = options(rnd.choice(SETTINGS))
-    analyzer = IncrementalAnalyzer()
-    same_as_full(analyzer, text, opts)
+    rnd, text, opts, analyzer = _session(seed)
     for _ in range(8):
         broken = _half_typed(text, rnd)
         same_as_full(analyzer, broken, opts)
