@@ -163,6 +163,16 @@ def _settings_of(files: list[Path], overrides: dict) -> list[config.Settings]:
     return found
 
 
+def _report_failures(path: Path, error: str | None, internal_errors: list[str]) -> int:
+    """Say why a file was skipped, or where its analysis broke; how many failures that is."""
+    if error is not None:
+        _error(f"{output._display(path)}: {error}; skipped")
+        return 1
+    for problem in internal_errors:
+        _error(f"{output._display(path)}: internal error: {problem}")
+    return len(internal_errors)
+
+
 def _check_run(args, paths, missing, overrides, fixing) -> int:
     """check, --fix, --diff, --fix-only: files checked in parallel, results reused from the
     cache (plain check only); output and fixes in the files' order, as one worker gives."""
@@ -193,14 +203,10 @@ def _check_run(args, paths, missing, overrides, fixing) -> int:
     checked = failed = 0
     writes: list[tuple[Path, str]] = []
     for path, result in zip(files, results):
+        failed += _report_failures(path, result.error, result.internal_errors)
         if result.error is not None:
-            failed += 1
-            _error(f"{output._display(path)}: {result.error}; skipped")
             continue
         checked += 1
-        for problem in result.internal_errors:
-            failed += 1
-            _error(f"{output._display(path)}: internal error: {problem}")
         for code, count in result.applied.items():
             fixed[code] = fixed.get(code, 0) + count
         for rejected in result.rejected:
@@ -305,14 +311,10 @@ def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
         project = ProjectIndex(files=files)
         for path, settings in zip(files, _settings_of(files, overrides)):
             report = check_path(path, settings, project)
+            failed += _report_failures(path, report.error, report.internal_errors)
             if report.error is not None:
-                failed += 1
-                _error(f"{output._display(path)}: {report.error}; skipped")
                 continue
             checked += 1
-            for problem in report.internal_errors:
-                failed += 1
-                _error(f"{output._display(path)}: internal error: {problem}")
             diagnostics = report.diagnostics
             if fixing:
                 diagnostics = _fix_file(path, report.source, settings, args, fixed, project, verifier)

@@ -850,6 +850,35 @@ def fused_compress_attn_ksplit_bf16(device):
                          kv_cache=cache, tail=lambda cos: ())  # fmt: skip
 
 
+# The HCA compress attention kernels: the gfx1250 and CDNA builders take the same
+# settings and their launchers the same arguments.
+_HCA_COMPRESS = dict(head_dim=512, ratio=4, state_size=8, k_split_num_waves=2)
+_HCA_SCATTER = dict(head_dim=512, rope_head_dim=64, ratio=4, k_per_block=16, rms_weight_is_bf16=False, rms_eps=1e-6)
+
+
+def _hca_compress_args(device):
+    kv_in, score_in = _t((8, 512), "bfloat16", device), _t((8, 512), "bfloat16", device)
+    kv_state, score_state = _t((2, 8, 512), "float32", device), _t((2, 8, 512), "float32", device)
+    out = _t((4, 512), "float32", device)
+    return (
+        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
+        kv_state, kv_state.stride(0), kv_state.stride(1),
+        score_state, score_state.stride(0), score_state.stride(1),
+        _t((2,), "int32", device), _t((4, 512), "float32", device), out, out.stride(0), 4, _stream(),
+    )  # fmt: skip
+
+
+def _hca_scatter_args(device):
+    kvc, cache = _t((4, 512), "float32", device), _t((4, 16, 512), "bfloat16", device)
+    krope, bt = _t((4, 16, 64), "bfloat16", device), _t((2, 4), "int32", device)
+    return (
+        kvc, kvc.stride(0), _t((4, 4), "int32", device), _t((512,), "float32", device),
+        _t((64, 32), "bfloat16", device), _t((64, 32), "bfloat16", device),
+        cache, cache.stride(0), cache.stride(1), bt, bt.stride(0),
+        krope, krope.stride(0), krope.stride(1), 4, _stream(),
+    )  # fmt: skip
+
+
 def hca_compress_forward(device):
     _flydsl_package()
     _aiter_jit()
@@ -857,16 +886,8 @@ def hca_compress_forward(device):
         compile_hca_compress_forward_gfx1250,
     )
 
-    fn = compile_hca_compress_forward_gfx1250(head_dim=512, ratio=4, state_size=8, k_split_num_waves=2)
-    kv_in, score_in = _t((8, 512), "bfloat16", device), _t((8, 512), "bfloat16", device)
-    kv_state, score_state = _t((2, 8, 512), "float32", device), _t((2, 8, 512), "float32", device)
-    out = _t((4, 512), "float32", device)
-    return fn, (
-        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
-        kv_state, kv_state.stride(0), kv_state.stride(1),
-        score_state, score_state.stride(0), score_state.stride(1),
-        _t((2,), "int32", device), _t((4, 512), "float32", device), out, out.stride(0), 4, _stream(),
-    )  # fmt: skip
+    fn = compile_hca_compress_forward_gfx1250(**_HCA_COMPRESS)
+    return fn, _hca_compress_args(device)
 
 
 def hca_norm_rope_scatter(device):
@@ -876,17 +897,8 @@ def hca_norm_rope_scatter(device):
         compile_hca_norm_rope_scatter_gfx1250,
     )
 
-    fn = compile_hca_norm_rope_scatter_gfx1250(
-        head_dim=512, rope_head_dim=64, ratio=4, k_per_block=16, rms_weight_is_bf16=False, rms_eps=1e-6
-    )
-    kvc, cache = _t((4, 512), "float32", device), _t((4, 16, 512), "bfloat16", device)
-    krope, bt = _t((4, 16, 64), "bfloat16", device), _t((2, 4), "int32", device)
-    return fn, (
-        kvc, kvc.stride(0), _t((4, 4), "int32", device), _t((512,), "float32", device),
-        _t((64, 32), "bfloat16", device), _t((64, 32), "bfloat16", device),
-        cache, cache.stride(0), cache.stride(1), bt, bt.stride(0),
-        krope, krope.stride(0), krope.stride(1), 4, _stream(),
-    )  # fmt: skip
+    fn = compile_hca_norm_rope_scatter_gfx1250(**_HCA_SCATTER)
+    return fn, _hca_scatter_args(device)
 
 
 CASES = {
@@ -1017,16 +1029,8 @@ def hca_cdna_compress_forward(device):
     _aiter_jit()
     from aiter.ops.flydsl.kernels.fused_compress_attn_hca import compile_hca_compress_forward
 
-    fn = compile_hca_compress_forward(head_dim=512, ratio=4, state_size=8, k_split_num_waves=2)
-    kv_in, score_in = _t((8, 512), "bfloat16", device), _t((8, 512), "bfloat16", device)
-    kv_state, score_state = _t((2, 8, 512), "float32", device), _t((2, 8, 512), "float32", device)
-    out = _t((4, 512), "float32", device)
-    return fn, (
-        kv_in, kv_in.stride(0), score_in, score_in.stride(0), _t((4, 4), "int32", device),
-        kv_state, kv_state.stride(0), kv_state.stride(1),
-        score_state, score_state.stride(0), score_state.stride(1),
-        _t((2,), "int32", device), _t((4, 512), "float32", device), out, out.stride(0), 4, _stream(),
-    )  # fmt: skip
+    fn = compile_hca_compress_forward(**_HCA_COMPRESS)
+    return fn, _hca_compress_args(device)
 
 
 def hca_cdna_norm_rope_scatter(device):
@@ -1034,17 +1038,8 @@ def hca_cdna_norm_rope_scatter(device):
     _aiter_jit()
     from aiter.ops.flydsl.kernels.fused_compress_attn_hca import compile_hca_norm_rope_scatter
 
-    fn = compile_hca_norm_rope_scatter(
-        head_dim=512, rope_head_dim=64, ratio=4, k_per_block=16, rms_weight_is_bf16=False, rms_eps=1e-6
-    )
-    kvc, cache = _t((4, 512), "float32", device), _t((4, 16, 512), "bfloat16", device)
-    krope, bt = _t((4, 16, 64), "bfloat16", device), _t((2, 4), "int32", device)
-    return fn, (
-        kvc, kvc.stride(0), _t((4, 4), "int32", device), _t((512,), "float32", device),
-        _t((64, 32), "bfloat16", device), _t((64, 32), "bfloat16", device),
-        cache, cache.stride(0), cache.stride(1), bt, bt.stride(0),
-        krope, krope.stride(0), krope.stride(1), 4, _stream(),
-    )  # fmt: skip
+    fn = compile_hca_norm_rope_scatter(**_HCA_SCATTER)
+    return fn, _hca_scatter_args(device)
 
 
 CASES.update({
