@@ -522,3 +522,10 @@ def test_a_deeply_nested_file_is_analysed_and_fixed(tmp_path, terms):
     fixed = run("check", "--fix", "deep.py", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (tmp_path / "deep.py").read_text(encoding="utf-8").splitlines()[3] == "    y = t + 1"
+
+
+def test_serve_reports_a_bad_tcp_address_on_stderr(tmp_path):
+    # Before a client connects there is no window/logMessage: the error goes to stderr.
+    result = run("serve", "--tcp", "nonsense", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--tcp expects HOST:PORT" in result.stderr

@@ -308,6 +308,20 @@ async def test_hover_shows_flydsl_docs_from_jedi(spec, workspace):
         assert "flydsl.expr" in text
 
 
+# --- logging ------------------------------------------------------------------------------
+async def test_logs_go_to_the_client_not_to_stderr(spec, workspace, capfd):
+    """The server's log lines reach the client as window/logMessage with their type; stderr,
+    which Neovim logs at ERROR whatever it says, stays empty in normal operation."""
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py")
+        await diagnostics(client, uri, 1)
+        assert "FLY101" in await hover_text(client, uri, LANE_LINE, 12)
+        await asyncio.sleep(0.2)
+        started = [m for m in client.log_messages if "positions" in m.message]
+        assert [m.type for m in started] == [types.MessageType.Info], client.log_messages
+    assert "flydsl" not in capfd.readouterr().err
+
+
 # --- settings -----------------------------------------------------------------------------
 async def test_initialization_options(spec, workspace):
     options = {"ignore": ["FLY101"], "targetArch": "gfx942", "flydsl-version": "0.5.0", "bogusKey": 1}
@@ -536,4 +550,5 @@ async def test_a_failing_handler_is_answered_with_an_error(spec, workspace):
         actions = await code_actions(client, uri, [d for d in diags if d.range.start.line == LANE_LINE])
         assert actions
         await asyncio.sleep(0.2)
-        assert any("injected fault" in m.message for m in client.log_messages)
+        faults = [m for m in client.log_messages if "injected fault" in m.message]
+        assert faults and all(m.type == types.MessageType.Error for m in faults)
