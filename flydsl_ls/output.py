@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from flydsl_ls import __version__
-from flydsl_ls.analysis.model.diagnostic import HOMEPAGE, Diagnostic, Severity, rule_url
+from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity, rule_url
 from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.rules import ALL_RULES
 
@@ -143,7 +143,7 @@ def sarif(entries: Iterable[Entry]) -> str:
                     "driver": {
                         "name": "flydsl-ls",
                         "version": __version__,
-                        "informationUri": HOMEPAGE,
+                        # no informationUri: flydsl-ls has no public web page
                         "rules": rules,
                     }
                 },

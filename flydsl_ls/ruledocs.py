@@ -1,8 +1,9 @@
 """A rule's documentation page, rendered from its registry entry (CLI, docs/, hover).
 
-``docs/rules/`` is generated from the registry, never edited by hand:
+``docs/rules/`` is generated from the registry, never edited by hand, and so is its copy in
+the package, ``flydsl_ls/data/rules/`` (installed with flydsl-ls: the diagnostics link to it):
 
-    python -m flydsl_ls.ruledocs docs/rules           # (re)write FLYnnn.md + README.md
+    python -m flydsl_ls.ruledocs docs/rules           # (re)write FLYnnn.md + README.md, both copies
     python -m flydsl_ls.ruledocs --check docs/rules   # exit 1 when they are out of date
 
 The same command refreshes the rule table of the top-level README.md (``--readme``),
@@ -18,6 +19,7 @@ from pathlib import Path
 from flydsl_ls.analysis.model.diagnostic import rule_url
 from flydsl_ls.analysis.rules import ALL_RULES
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.data import RULE_PAGES
 
 # How many embedded test cases a page shows (the rule's own file has them all).
 MAX_FLAGGED = 3
@@ -203,21 +205,29 @@ def main(argv: list[str] | None = None) -> int:
         "--readme", type=Path, default=Path("README.md"),
         help="README whose marked rules table is refreshed too (default: ./README.md, if present)",
     )
+    parser.add_argument(
+        "--package", type=Path, default=RULE_PAGES,
+        help="the same pages shipped in the package, which diagnostics link to (default: flydsl_ls/data/rules)",
+    )
     args = parser.parse_args(argv)
     readme = args.readme if args.readme.is_file() else None
     if args.check:
-        problems = stale(args.directory, readme=readme)
+        problems = [
+            p if readme and p.startswith(str(readme)) else str(args.directory / p)
+            for p in stale(args.directory, readme=readme)
+        ]
+        problems += [str(args.package / p) for p in stale(args.package)]
         for problem in problems:
-            print(problem if problem.startswith(str(readme)) else f"{args.directory / problem}", file=sys.stderr)
+            print(problem, file=sys.stderr)
         if problems:
             print(f"rule docs are out of date: run `{REGENERATE}`", file=sys.stderr)
             return 1
         print(f"{len(ALL_RULES)} rule pages up to date")
         return 0
-    changed = write(args.directory, readme=readme)
+    changed = write(args.directory, readme=readme) + write(args.package)
     for path in changed:
         print(f"updated {path}")
-    print(f"{len(ALL_RULES)} rule pages in {args.directory} ({len(changed)} changed)")
+    print(f"{len(ALL_RULES)} rule pages in {args.directory} and {args.package} ({len(changed)} changed)")
     return 0
 
 

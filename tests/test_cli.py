@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.data import RULE_PAGES
+from tests.rule_pages import installed_page
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +89,7 @@ def test_json_schema(project):
         assert {"code", "message", "filename", "location", "end_location", "fix", "url"} <= set(item)
         assert Path(item["filename"]).is_absolute()
         assert Path(item["filename"]) == (project / "legacy.py").resolve()
-        assert item["url"].endswith(f"/docs/rules/{item['code']}.md")
+        assert installed_page(item["url"]) == RULE_PAGES / f"{item['code']}.md"
         for key in ("location", "end_location"):
             assert set(item[key]) == {"row", "column"}
             assert item[key]["row"] >= 1 and item[key]["column"] >= 1
@@ -147,7 +149,8 @@ def test_sarif_format(project):
     driver = sarif_run["tool"]["driver"]
     assert driver["name"] == "flydsl-ls"
     assert [r["id"] for r in driver["rules"]] == [r.code for r in ALL_RULES]
-    assert all(r["helpUri"].endswith(f"{r['id']}.md") for r in driver["rules"])
+    assert all(installed_page(r["helpUri"]) == RULE_PAGES / f"{r['id']}.md" for r in driver["rules"])
+    assert "informationUri" not in driver  # flydsl-ls has no public web page
     results = sarif_run["results"]
     assert [r["ruleId"] for r in results] == ["FLY101", "FLY104", "FLY901"]
     first = results[0]

@@ -1,4 +1,5 @@
-"""docs/rules/ is generated from the rule registry and must match it."""
+"""docs/rules/ and its copy in the package (flydsl_ls/data/rules/, which rule links point
+to) are generated from the rule registry and must match it."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ import pytest
 from flydsl_ls import ruledocs
 from flydsl_ls.analysis.model.diagnostic import rule_url
 from flydsl_ls.analysis.rules import ALL_RULES
+from flydsl_ls.data import RULE_PAGES
+from tests.rule_pages import installed_page
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
 
-def test_committed_rule_docs_are_up_to_date():
-    problems = ruledocs.stale(DOCS)
+@pytest.mark.parametrize("directory", [DOCS, RULE_PAGES], ids=["docs", "package"])
+def test_committed_rule_docs_are_up_to_date(directory):
+    problems = ruledocs.stale(directory)
     assert not problems, (
-        "docs/rules/ does not match the rule registry:\n  "
+        f"{directory} does not match the rule registry:\n  "
         + "\n  ".join(problems)
         + f"\nRegenerate with `{ruledocs.REGENERATE}` and commit the result."
     )
@@ -38,10 +42,11 @@ def test_page_content(rule):
     assert page.count("```") % 2 == 0
 
 
-def test_url_points_at_generated_page():
+def test_url_opens_the_installed_page():
     for rule in ALL_RULES:
-        assert rule_url(rule.code).endswith(f"docs/rules/{rule.code}.md")
-        assert (DOCS / f"{rule.code}.md").is_file()
+        page = installed_page(rule_url(rule.code))
+        assert page == RULE_PAGES / f"{rule.code}.md"
+        assert page.read_text(encoding="utf-8") == (DOCS / f"{rule.code}.md").read_text(encoding="utf-8")
 
 
 def test_index_links_every_rule():
@@ -51,17 +56,20 @@ def test_index_links_every_rule():
 
 
 def test_write_and_check_round_trip(tmp_path):
-    no_readme = ["--readme", str(tmp_path / "no-README.md")]  # never touch the real README
-    assert ruledocs.main([str(tmp_path), "--check", *no_readme]) == 1
-    assert ruledocs.main([str(tmp_path), *no_readme]) == 0
+    # never touch the real README or the package's pages
+    isolated = ["--readme", str(tmp_path / "no-README.md"), "--package", str(tmp_path / "package")]
+    assert ruledocs.main([str(tmp_path), "--check", *isolated]) == 1
+    assert ruledocs.main([str(tmp_path), *isolated]) == 0
     assert ruledocs.stale(tmp_path) == []
-    assert ruledocs.main([str(tmp_path), "--check", *no_readme]) == 0
+    assert ruledocs.main([str(tmp_path), "--check", *isolated]) == 0
     (tmp_path / "FLY999.md").write_text("stale\n", encoding="utf-8")
     (tmp_path / "FLY101.md").write_text("edited by hand\n", encoding="utf-8")
     assert sorted(ruledocs.stale(tmp_path)) == ["FLY101.md: out of date", "FLY999.md: no such rule in the registry"]
-    ruledocs.main([str(tmp_path), *no_readme])
+    ruledocs.main([str(tmp_path), *isolated])
     assert ruledocs.stale(tmp_path) == []
     assert not (tmp_path / "FLY999.md").exists()
+    (tmp_path / "package" / "FLY101.md").write_text("edited by hand\n", encoding="utf-8")
+    assert ruledocs.main([str(tmp_path), "--check", *isolated]) == 1  # the package's copy too
 
 
 def test_readme_rule_table_matches_registry():

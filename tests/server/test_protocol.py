@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from lsprotocol import types
@@ -10,7 +11,9 @@ from lsprotocol import types
 from flydsl_ls.actions.fixes import fix_all
 from flydsl_ls.checker import check_source
 from flydsl_ls.config import Settings
+from flydsl_ls.data import RULE_PAGES
 from tests.compiler import require
+from tests.rule_pages import installed_page
 from tests.server.helpers import (
     KERNEL,
     TIMEOUT,
@@ -96,7 +99,7 @@ async def test_diagnostic_fields(spec, workspace):
         safe = [d for d in diags if d.range.start.line == LANE_LINE][0]
         assert safe.code == "FLY101"
         assert safe.source == "flydsl-ls"
-        assert safe.code_description.href.endswith("docs/rules/FLY101.md")
+        assert installed_page(safe.code_description.href) == RULE_PAGES / "FLY101.md"
         assert list(safe.tags) == [types.DiagnosticTag.Deprecated]
         assert safe.severity == types.DiagnosticSeverity.Warning
         assert safe.range == types.Range(types.Position(LANE_LINE, 11), types.Position(LANE_LINE, 19))
@@ -273,7 +276,8 @@ async def test_hover_on_a_legacy_api_through_an_alias(spec, workspace):
         await diagnostics(client, uri, 1)
         text = await hover_text(client, uri, LANE_LINE, 12)  # on `_AV`
         assert "FLY101" in text and "arith-value-wrapper" in text
-        assert "docs/rules/FLY101.md" in text
+        link = re.search(r"\[FLY101 documentation\]\((\S+)\)", text)
+        assert link and installed_page(link.group(1)) == RULE_PAGES / "FLY101.md", text
         assert "# before" in text and "# after" in text
         # On the import alias itself, where no diagnostic is: the same rule.
         alias = await hover_text(client, uri, 4, KERNEL.splitlines()[4].index("_AV") + 1)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 
 from flydsl_ls.analysis.model.text import Range
+from flydsl_ls.data import RULE_PAGES
 
-HOMEPAGE = "https://github.com/flydsl-ls/flydsl-ls"
 
-
+@cache
 def rule_url(code: str) -> str:
-    """The rule's documentation page (the diagnostic's codeDescription)."""
-    return f"{HOMEPAGE}/blob/main/docs/rules/{code}.md"
+    """The rule's documentation page (the diagnostic's codeDescription): a ``file:`` URL of
+    the page installed with flydsl-ls, so that it opens offline and matches the installed
+    rules. flydsl-ls has no public web page to link to."""
+    return (RULE_PAGES / f"{code}.md").as_uri()
 
 
 class Applicability(str, Enum):
