@@ -3,7 +3,8 @@
 -- Starts flydsl-ls through editors/nvim/lsp/flydsl_ls.lua, waits for its diagnostics,
 -- applies the FLY101 quick fix through vim.lsp.buf.code_action, writes the file, hovers a
 -- deprecated API, runs fix-all on $FLYDSL_E2E_FIXALL, runs :FlydslCompile and :FlydslShowIsa
--- on $FLYDSL_E2E_COMPILE, and reports what happened as JSON in $FLYDSL_E2E_RESULT.
+-- on $FLYDSL_E2E_COMPILE, saves $FLYDSL_E2E_ONSAVE with the docs' fix-all-on-save snippet
+-- ($FLYDSL_E2E_ONSAVE_SNIPPET), and reports what happened as JSON in $FLYDSL_E2E_RESULT.
 local result = { steps = {} }
 local function note(step) table.insert(result.steps, step) end
 
@@ -17,6 +18,7 @@ local function finish(ok, err)
 end
 
 vim.opt.runtimepath:prepend(vim.env.FLYDSL_E2E_RUNTIME)
+vim.lsp.log.set_level('info') -- the server's window/logMessage lines, at their own levels
 vim.cmd('filetype on')
 vim.lsp.config('flydsl_ls', {
   cmd = { vim.env.FLYDSL_E2E_PYTHON, '-m', 'flydsl_ls', 'serve' },
@@ -47,6 +49,22 @@ local function run()
   note('diagnostics')
 
   vim.api.nvim_win_set_cursor(0, { target.lnum + 1, target.col })
+  -- :FlydslRule opens the page the finding links to (a file installed with flydsl-ls).
+  local kernel_win = vim.api.nvim_get_current_win()
+  vim.cmd('FlydslRule')
+  local page = vim.api.nvim_get_current_buf()
+  result.rule = {
+    href = target.user_data.lsp.codeDescription.href,
+    name = vim.api.nvim_buf_get_name(page),
+    title = vim.api.nvim_buf_get_lines(page, 0, 3, false),
+    split = vim.api.nvim_get_current_win() ~= kernel_win and vim.api.nvim_win_get_buf(kernel_win) == bufnr,
+    modifiable = vim.bo[page].modifiable,
+    buftype = vim.bo[page].buftype,
+  }
+  vim.cmd('close')
+  vim.api.nvim_set_current_win(kernel_win)
+  note('rule')
+
   local before = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   local titles = {}
   vim.lsp.buf.code_action({
@@ -126,22 +144,53 @@ local function run()
   result.compile = { status = compiled.status, arch = compiled.arch, example = compiled.example, message = compiled.message }
   note('compiled')
   if compiled.status == 'ok' then
-    vim.b[cbuf].flydsl_result = nil
-    vim.cmd('FlydslShowIsa')
-    local isa
-    vim.wait(200000, function()
-      for _, b in ipairs(vim.api.nvim_list_bufs()) do
-        if vim.api.nvim_buf_get_name(b):match('22_final_isa%.s$') and vim.api.nvim_buf_is_loaded(b) then
-          isa = b
-          return true
-        end
+    -- :FlydslShowIsa opens the ISA read-only in a split beside the kernel, whose window
+    -- keeps its buffer; a second one reuses that split.
+    local kernel_win = vim.api.nvim_get_current_win()
+    local function show_isa()
+      vim.b[cbuf].flydsl_result = nil
+      vim.cmd('FlydslShowIsa')
+      if not vim.wait(200000, function() return vim.b[cbuf].flydsl_result ~= nil end, 100) then
+        return nil
       end
-      return false
-    end, 100)
+      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        local b = vim.api.nvim_win_get_buf(win)
+        if vim.api.nvim_buf_get_name(b):match('22_final_isa%.s$') then return b, win end
+      end
+    end
+    local isa, isa_win = show_isa()
     if not isa then return finish(false, ':FlydslShowIsa opened no ISA') end
     result.isa = table.concat(vim.api.nvim_buf_get_lines(isa, 0, 40, false), '\n')
+    result.isa_view = {
+      kernel_window_kept = vim.api.nvim_win_is_valid(kernel_win) and vim.api.nvim_win_get_buf(kernel_win) == cbuf,
+      kernel_modified = vim.bo[cbuf].modified,
+      split = isa_win ~= kernel_win,
+      focused = vim.api.nvim_get_current_win() == isa_win,
+      modifiable = vim.bo[isa].modifiable,
+      buftype = vim.bo[isa].buftype,
+      windows = #vim.api.nvim_tabpage_list_wins(0),
+    }
+    vim.api.nvim_set_current_win(kernel_win)
+    local again = show_isa()
+    result.isa_view.again_new_buffer = again ~= nil and again ~= isa
+    result.isa_view.windows_again = #vim.api.nvim_tabpage_list_wins(0)
+    vim.api.nvim_set_current_win(kernel_win)
     note('isa')
   end
+
+  -- The "fix-all on every save" snippet of docs/editors/neovim.md, as the docs show it:
+  -- after :write, the file on disk has the fixes and the buffer is not modified.
+  dofile(vim.env.FLYDSL_E2E_ONSAVE_SNIPPET)
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.FLYDSL_E2E_ONSAVE))
+  local sbuf = vim.api.nvim_get_current_buf()
+  if not vim.wait(60000, function() return #vim.diagnostic.get(sbuf) > 0 end, 50) then
+    return finish(false, 'no diagnostics in the fix-on-save file')
+  end
+  vim.cmd('write')
+  -- an edit the snippet applied too late (asynchronously) would arrive in the meantime
+  vim.wait(1000, function() return vim.bo[sbuf].modified end, 50)
+  result.on_save = { modified = vim.bo[sbuf].modified }
+  note('fix-on-save')
   finish(true, nil)
 end
 

