@@ -23,9 +23,9 @@ local function given(value)
   return value ~= nil and value ~= vim.NIL and value ~= ''
 end
 
---- Open a file the server wrote (ISA, IR, a verifyFix diff) read-only (nomodifiable,
---- buftype=nofile) in a split beside the current window, whose buffer stays as it was. A
---- window already showing such a file is reused, so repeated compiles do not pile up splits.
+--- Open a file the server wrote (ISA, IR, a verifyFix diff) or a rule page read-only
+--- (nomodifiable, buftype=nofile) in a split beside the current window, whose buffer stays
+--- as it was. A window already showing such a file is reused: splits do not pile up.
 local function open_readonly(path, focus)
   local buf = vim.fn.bufadd(path)
   vim.bo[buf].swapfile = false
