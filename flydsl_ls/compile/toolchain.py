@@ -76,10 +76,12 @@ class Toolchain:
         return not self.missing
 
     def problem(self) -> str:
-        """One message naming every missing piece with its install command."""
+        """One message naming every missing piece with its install command. The first line
+        says what is missing and stands alone (an editor's notification shows it, the rest
+        is in the log), each command is a line of its own."""
         if not self.missing:
             return ""
-        lines = [f"compiling FlyDSL kernels with {self.python} needs {', '.join(self.missing)}; install with:"]
+        lines = [f"compiling FlyDSL kernels with {self.python} needs {', '.join(self.missing)}", "install with:"]
         lines += [f"  {cmd}" for cmd in dict.fromkeys(self.missing.values())]
         lines.append(f"or everything at once: {install_everything()}")
         return "\n".join(lines)

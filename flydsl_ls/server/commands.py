@@ -262,8 +262,12 @@ async def _compile(
         raise
 
 
+# a shown message is also logged, at the same severity
+_LOG_LEVELS = {types.MessageType.Error: logging.ERROR, types.MessageType.Warning: logging.WARNING}
+
+
 def _show(server: FlyServer, kind: types.MessageType, text: str) -> None:
-    log.info("%s", text)
+    log.log(_LOG_LEVELS.get(kind, logging.INFO), "%s", text)
     server.window_show_message(types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))
 
 
@@ -418,9 +422,16 @@ async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
     fixed = _fixed_text(server, source.text, fix) if fix is not None else None
     if fix is not None and fixed is None:
         problem = f"the {code} fix does not apply cleanly to the current text"
+    status = "failed"
+    if problem is None:
+        try:
+            choose_example(find_examples(source.text), target.example)
+        except LookupError as error:  # nothing to compile: say so, and how to add one
+            status = "unavailable"
+            problem = f"cannot verify the {code} fix by compiling: {source.path.name}: {error} (docs/compile.md)"
     if problem is not None:
         _show(server, types.MessageType.Warning, f"verify fix: {problem}")
-        return {"command": Command.VERIFY_FIX.value, "status": "failed", "ok": False, "identical": False,
+        return {"command": Command.VERIFY_FIX.value, "status": status, "ok": False, "identical": False,
                 "message": problem, "uri": target.uri, "code": code}
     arch = _arch(server, source, target)
     cancel = threading.Event()

@@ -54,7 +54,8 @@ def kernel_json(kernel: KernelOutput) -> dict:
 
 
 def headline(result: CompileResult) -> str:
-    target = f"{Path(result.file).name}::{result.example or '?'} ({result.arch})"
+    name = Path(result.file).name
+    target = f"{name}::{result.example} ({result.arch})" if result.example else f"{name} ({result.arch})"
     status = result.status
     if status is Status.OK:
         return f"{target}: compiled in {_seconds(result.seconds)} (total {_seconds(result.total_seconds)})"
@@ -88,9 +89,12 @@ def message(result: CompileResult, *, files: bool = True) -> str:
 
 
 def message_type(result: CompileResult) -> types.MessageType:
+    """Info when it compiled; a warning when it could not be tried (cancelled, or no
+    compiler or no example: the editor works, compiling does not); an error when the
+    compile itself failed, crashed or timed out."""
     if result.ok:
         return types.MessageType.Info
-    if result.status is Status.CANCELLED:
+    if result.status in (Status.CANCELLED, Status.UNAVAILABLE):
         return types.MessageType.Warning
     return types.MessageType.Error
 

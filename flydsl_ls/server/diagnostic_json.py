@@ -66,6 +66,15 @@ class _Columns:
         return s[0], s[1], e[0], e[1]
 
 
+def struck(d: Diagnostic) -> bool:
+    """Whether the diagnostic carries the LSP ``Deprecated`` tag: a legacy API on one line.
+    Editors strike the whole range through, and a finding over several lines (a call whose
+    arguments are on lines of their own) would have the indentation of its continuation
+    lines struck through too; it keeps its squiggle, its range (where its fixes and hover
+    are found) and its message, without the tag."""
+    return d.deprecated and d.range.start.line == d.range.end.line
+
+
 def _tail(d: Diagnostic) -> str:
     """The diagnostic's JSON object after its range, open after ``"data":`` (its data
     differs per version): what does not move when lines are inserted above it."""
@@ -77,7 +86,7 @@ def _tail(d: Diagnostic) -> str:
     if d.code != SYNTAX_ERROR:
         body["codeDescription"] = {"href": d.url}
     body["source"] = SOURCE
-    if d.deprecated:
+    if struck(d):
         body["tags"] = [types.DiagnosticTag.Deprecated.value]
     return json.dumps(body)[1:-1] + ',"data":'
 
@@ -121,7 +130,7 @@ class FragmentCache:
 
 
 def _tail_key(d: Diagnostic) -> tuple:
-    return (d.code, d.message, d.note, d.severity, d.deprecated)
+    return (d.code, d.message, d.note, d.severity, struck(d))
 
 
 # ',"index":i}}' for i = 0, 1, ...: the end of every diagnostic's JSON, the same each publish.

@@ -21,7 +21,7 @@ from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
-from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json
+from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json, struck
 from flydsl_ls.server.protocol import RawJSON
 from flydsl_ls.server.session import Analysis, Document, Snapshot
 
@@ -75,7 +75,7 @@ def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) ->
         code=d.code,
         code_description=types.CodeDescription(href=d.url) if d.code != SYNTAX_ERROR else None,
         source=SOURCE,
-        tags=[types.DiagnosticTag.Deprecated] if d.deprecated else None,
+        tags=[types.DiagnosticTag.Deprecated] if struck(d) else None,
         data={"version": version},
     )
 

@@ -12,6 +12,10 @@
   pygls (2.1) files every handler it runs there, but only a request's answer takes its
   entry out: each notification (a didChange is one per keystroke) and each step of a
   generator handler left a finished future behind, ~1.8 KB a time, for good.
+- ``$/cancelRequest`` for a request already answered (VS Code cancels a hover, a code
+  action or a pull when the cursor moves on, often after the answer left) is nothing to
+  report: pygls warned "Cancel notification for unknown message id" each time, and the
+  warnings filled the log. Logged at debug instead.
 """
 
 from __future__ import annotations
@@ -65,6 +69,12 @@ class FlyProtocol(LanguageServerProtocol):
             callback(future)
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _handle_cancel_notification(self, msg_id):
+        if msg_id not in self._request_futures:
+            log.debug("$/cancelRequest for %s: already answered", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
 
     def _user(self, method: str, params):
         handler = self.fm.features.get(method)

@@ -87,7 +87,7 @@ def test_cli_without_numpy_names_the_install_command(no_numpy, tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT), "FLYDSL_LS_CACHE": str(tmp_path)},
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert f"error: compiling FlyDSL kernels with {no_numpy} needs numpy; install with:" in proc.stderr
+    assert f"error: compiling FlyDSL kernels with {no_numpy} needs numpy\ninstall with:\n" in proc.stderr
     assert "  pip install numpy" in proc.stderr
     assert f"or everything at once: {install_everything()}" in proc.stderr
 
@@ -104,6 +104,6 @@ def test_a_module_flydsl_cannot_import_names_its_install_command(no_numpy, monke
     assert result.status is Status.UNAVAILABLE, result.error
     message = result.error.message
     assert "the compiler worker cannot import torch/flydsl: ModuleNotFoundError: No module named 'numpy'" in message
-    assert "needs numpy; install with:\n  pip install numpy" in message
+    assert "needs numpy\ninstall with:\n  pip install numpy" in message
     assert message.endswith(f"or everything at once: {install_everything()}")
     assert "/flydsl/" in result.error.detail  # the traceback: the import flydsl itself made

@@ -556,3 +556,56 @@ async def test_a_failing_handler_is_answered_with_an_error(spec, workspace):
         await asyncio.sleep(0.2)
         faults = [m for m in client.log_messages if "injected fault" in m.message]
         assert faults and all(m.type == types.MessageType.Error for m in faults)
+
+
+# --- what the editor shows: strike-through, late cancels -------------------------------------------
+NESTED = '''import flydsl.expr as fx
+from flydsl.expr import arith
+from flydsl.expr.typing import T
+
+
+def narrow(idx: fx.Int32, limit: fx.Int32):
+    return arith.index_cast(
+        T.i32,
+        arith.unwrap(idx < limit),
+    )
+'''
+
+
+async def test_a_multi_line_finding_is_not_struck_through(spec, workspace):
+    """The Deprecated tag makes editors strike the whole range through: over several lines,
+    the indentation of the continuation lines too. A legacy API on one line keeps it; one
+    spanning lines (FLY301 around a call whose arguments have lines of their own) keeps its
+    range, message and squiggle, without the tag."""
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "nested.py", text=NESTED)
+        diags = await diagnostics(client, uri, 1)
+        (outer,) = by_code(diags, "FLY301")
+        (inner,) = by_code(diags, "FLY102")
+        assert (outer.range.start.line, outer.range.end.line) == (6, 9)
+        assert not outer.tags
+        assert inner.range.start.line == inner.range.end.line == 8
+        assert list(inner.tags) == [types.DiagnosticTag.Deprecated]
+        # the same after an edit above them (the JSON of unchanged diagnostics is cached)
+        change_doc(client, uri, 2, "\n" + NESTED)
+        diags = await diagnostics(client, uri, 2)
+        assert not by_code(diags, "FLY301")[0].tags
+        assert list(by_code(diags, "FLY102")[0].tags) == [types.DiagnosticTag.Deprecated]
+
+
+async def test_a_late_cancel_is_not_a_warning(spec, workspace, capfd):
+    """A $/cancelRequest for a request already answered (VS Code sends them all the time,
+    when the cursor moves on) is nothing to report: pygls warned "Cancel notification for
+    unknown message id" each time, and the warnings filled the editor's log."""
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py")
+        await diagnostics(client, uri, 1)
+        assert "FLY101" in await hover_text(client, uri, LANE_LINE, 12)
+        for msg_id in ("answered-long-ago", 12345):
+            client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        assert "FLY101" in await hover_text(client, uri, LANE_LINE, 12)  # still serving
+        await asyncio.sleep(0.3)
+        logged = [m.message for m in client.log_messages]
+    assert not [m for m in logged if "Cancel notification" in m or "unknown message id" in m], logged
+    stderr = capfd.readouterr().err
+    assert "Cancel notification" not in stderr and "unknown message id" not in stderr, stderr
