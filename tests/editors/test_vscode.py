@@ -5,13 +5,17 @@ The end-to-end test runs the VS Code server bundled in npm ``code-server`` (Node
 drives its web UI with Debian's chromium through ``playwright-core``
 (vscode-extension/src/test/e2e/driver.ts): open examples/legacy_kernel.py, see the
 diagnostics, open the quick-fix menu and apply a fix, hover a deprecated API, fix-all on
-save, compile examples/compile/vector_add.py and see its ISA, read-only and highlighted.
+save, compile examples/compile/vector_add.py and see its ISA beside it, read-only and
+highlighted; then, on an interpreter without flydsl, the compile's warning (first line, "Show
+Output"), "Open IR/ISA of the Last Compile" after it, Verify Fix at a finding nested in
+another, the palette titles, and a mistyped ``flydsl-ls.path`` (one notification, gone once
+fixed). VS Code loads the packaged .vsix (the esbuild bundle), unpacked.
 
 Nothing is installed here. ``.ci/run`` installs Node 24 and code-server under
 ``.cache/editors`` and the extension's packages in ``vscode-extension/node_modules``; these
 tests skip only when Node 24, code-server or chromium are absent (not in CI, where they are
 installed and must pass). Screenshots go to a temporary folder; set
-``FLYDSL_UPDATE_SCREENSHOTS=1`` to write them to docs/images instead.
+``FLYDSL_UPDATE_SCREENSHOTS=1`` to copy those of the docs to docs/images too.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_ls.server import settings as server_settings
-from tests.compiler import available
+from tests.compiler import available, python_without
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "vscode-extension"
@@ -83,7 +87,7 @@ def needs_node() -> None:
 
 @pytest.fixture(scope="module")
 def built() -> Path:
-    """The extension compiled (tsc) into vscode-extension/out."""
+    """The extension and its tests compiled (tsc) into vscode-extension/out."""
     if NODE is None:
         _absent("Node 24")
     tsc = EXTENSION / "node_modules" / "typescript" / "bin" / "tsc"
@@ -96,6 +100,20 @@ def built() -> Path:
 def _node_env() -> dict[str, str]:
     assert NODE is not None
     return {**os.environ, "PATH": f"{Path(NODE).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+@pytest.fixture(scope="module")
+def vsix(built: Path, tmp_path_factory) -> tuple[Path, str]:
+    """The .vsix as `vsce package` makes it (its prepublish bundles the extension with
+    esbuild), and what vsce said."""
+    vsce = EXTENSION / "node_modules" / "@vscode" / "vsce" / "vsce"
+    package = tmp_path_factory.mktemp("vsix") / "flydsl-ls.vsix"
+    proc = subprocess.run(
+        [NODE, str(vsce), "package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", str(package)],
+        cwd=EXTENSION, env=_node_env(), capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return package, proc.stdout + proc.stderr
 
 
 # --- no Node needed ----------------------------------------------------------------------------
@@ -135,37 +153,48 @@ def test_extension_unit_tests(needs_node, built: Path):
     assert re.search(r"# fail 0|ℹ fail 0", proc.stdout), proc.stdout[-3000:]
 
 
-def test_vsix_package(needs_node, built: Path, tmp_path: Path):
-    vsce = EXTENSION / "node_modules" / "@vscode" / "vsce" / "vsce"
-    vsix = tmp_path / "flydsl-ls.vsix"
-    proc = subprocess.run(
-        [NODE, str(vsce), "package", "--allow-missing-repository", "--skip-license", "-o", str(vsix)],
-        cwd=EXTENSION, env=_node_env(), capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    names = set(zipfile.ZipFile(vsix).namelist())
+def test_vsix_package(needs_node, vsix: tuple[Path, str]):
+    """One bundled JavaScript file (esbuild: the extension and vscode-languageclient), no
+    node_modules, no sources or tests; vsce has nothing to warn about bundling."""
+    package, said = vsix
+    names = set(zipfile.ZipFile(package).namelist())
     for needed in (
         "extension/package.json",
-        "extension/out/extension.js",
+        "extension/dist/extension.js",
         "extension/syntaxes/amdgpu-isa.tmLanguage.json",
-        "extension/node_modules/vscode-languageclient/node.js",
+        "extension/language-configuration/amdgpu-isa.json",
     ):
         assert needed in names, needed
-    assert not any(n.startswith("extension/src/") or "/out/test/" in n for n in names)
-    assert not any("node_modules/typescript/" in n or "node_modules/playwright-core/" in n for n in names)
+    scripts = [n for n in names if n.endswith((".js", ".cjs", ".mjs"))]
+    assert scripts == ["extension/dist/extension.js"], scripts
+    assert not any("node_modules/" in n or n.startswith(("extension/src/", "extension/out/")) for n in names), names
+    assert len(names) <= 10, sorted(names)
+    assert "bundle your extension" not in said and "JavaScript files" not in said, said
+    bundle = zipfile.ZipFile(package).read("extension/dist/extension.js").decode()
+    assert "vscode-languageclient" in bundle or "LanguageClient" in bundle  # bundled in, not required from node_modules
+    assert 'require("vscode")' in bundle and 'require("vscode-languageclient' not in bundle
 
 
-def test_vscode_end_to_end(needs_node, built: Path, tmp_path: Path):
+DOC_SHOTS = ("vscode-quick-fix", "vscode-hover", "vscode-isa", "vscode-compile-unavailable")
+
+
+def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_path: Path):
     code_server, chromium = _code_server(), _chromium()
     if code_server is None or chromium is None:
         _absent("code-server or chromium")
     compiles = available("the compile steps of the VS Code end-to-end test")
-    shots = REPO / "docs" / "images" if os.environ.get("FLYDSL_UPDATE_SCREENSHOTS") == "1" else tmp_path / "screenshots"
+    shots = tmp_path / "screenshots"
     work = tmp_path / "work"
+    # VS Code loads the packaged extension: the .vsix unpacked, as `code --install-extension` would
+    unpacked = tmp_path / "vsix"
+    zipfile.ZipFile(vsix[0]).extractall(unpacked)
+    no_compiler = python_without(("flydsl",), tmp_path / "venv-without-flydsl")
     env = {
         **_node_env(),
         "FLYDSL_CODE_SERVER": str(code_server),
         "FLYDSL_CHROMIUM": chromium,
+        "FLYDSL_E2E_EXTENSION": str(unpacked / "extension"),
+        "FLYDSL_E2E_PYTHON_NO_COMPILER": no_compiler,
         "FLYDSL_E2E_PYTHON": sys.executable,
         "FLYDSL_E2E_WORK": str(work),
         "FLYDSL_E2E_SCREENSHOTS": str(shots),
@@ -190,7 +219,8 @@ def test_vscode_end_to_end(needs_node, built: Path, tmp_path: Path):
     assert proc.returncode == 0 and suite.get("ok"), context
 
     steps = ["server running", "diagnostics", "quick fix", "hover", "fix-all on save"]
-    assert suite["steps"] == steps + (["compile", "show ISA"] if compiles else ["compile (unavailable)"])
+    steps += ["compile", "show ISA"] if compiles else ["compile (unavailable)"]
+    assert suite["steps"] == steps + ["compile unavailable", "verify fix", "palette", "bad path"]
     codes = {d["code"] for d in suite["diagnostics"]}
     assert {"FLY101", "FLY102", "FLY103", "FLY104", "FLY901"} <= codes
     assert suite["quickFix"]["after"].startswith("    off = fx.Index(base)")
@@ -210,10 +240,44 @@ def test_vscode_end_to_end(needs_node, built: Path, tmp_path: Path):
     driver = json.loads(driver_file.read_text())
     assert driver["quickFixMenu"][:1] == ["Quick Fix"] and "Replace with fx.Index(...)" in driver["quickFixMenu"]
     assert "FLY901" in driver["hoverText"]
-    expected_shots = ["vscode-quick-fix", "vscode-hover"]
+    expected_shots = ["vscode-quick-fix", "vscode-hover", "vscode-compile-unavailable"]
+
+    # No compiler: a warning, its first line only, a "Show Output" button; the install
+    # commands are in the output, each on its own line (and the message once).
+    toast = driver["unavailableToast"]
+    assert toast["severity"] == "warning" and toast["buttons"] == ["Show Output"], toast
+    assert toast["text"] == "flydsl-ls: " + suite["unavailable"]["message"].splitlines()[0], toast
+    assert "pip install" not in toast["text"], toast
+    output = _output_channel(work)
+    assert re.search(r"\[Warn +- [^]]*\] vector_add\.py::small \(gfx942\): cannot compile: .*needs flydsl\ninstall with:\n  pip install flydsl\n", output), output[-3000:]
+    assert "[Error" not in output, output[-3000:]  # not even "Server process exited with code 0" at each restart
+    # after the failed compile, "Open IR/ISA of the Last Compile" says so: no empty picker
+    assert "the last compile failed" in driver["showIrToast"]["text"] and driver["quickInputVisible"] is False
+
+    # every message once: none also through stderr; no "Cancel notification" warnings
+    assert not re.search(r"^\d{4}-\d\d-\d\d [\d:,]+ (INFO|WARNING|ERROR) flydsl_ls", output, re.M), output[-3000:]
+    assert "Cancel notification for unknown message id" not in output
+    starts = output.count("Starting flydsl-ls:")
+    assert output.count(" positions, pull diagnostics") == starts - 1, output[-3000:]  # one start failed (bad path)
+
+    # Verify Fix: the innermost finding; no example said plainly
+    assert suite["verifyFix"]["code"] == "FLY102" and "::?" not in suite["verifyFix"]["message"]
+    # the palette tells the two ISA commands apart
+    palette = driver["palette"]
+    assert "FlyDSL: Compile Kernel Example and Show ISA" in palette, palette
+    assert "FlyDSL: Open IR/ISA of the Last Compile (no recompile)..." in palette, palette
+
+    # a mistyped flydsl-ls.path: one notification naming it, no pip advice (none of
+    # vscode-languageclient's own); once fixed, the server runs and nothing new is said
+    (bad,) = driver["badPathToasts"]
+    assert bad["severity"] == "error" and bad["text"] == suite["badPath"]["problem"], bad
+    assert "flydsl-ls.path is " in bad["text"] and "no-such-folder" in bad["text"] and "pip" not in bad["text"]
+    assert driver["pathFixedToasts"] == driver["badPathToasts"]
+
     if compiles:
         expected_shots.append("vscode-isa")
         assert suite["isa"]["languageId"] == "amdgpu-isa" and suite["isa"]["uri"].startswith("flydsl-isa:")
+        assert suite["isa"]["untitled"] is False and suite["isa"]["column"] == suite["isa"]["kernelColumn"] + 1
         assert suite["compile"]["arch"] == "gfx942" and suite["codeLenses"][:1] == ["Compile (gfx942)"]
         assert "read-only" in driver["isaReadOnlyMessage"]
         colours = driver["isaColours"]
@@ -222,3 +286,13 @@ def test_vscode_end_to_end(needs_node, built: Path, tmp_path: Path):
     for name in expected_shots:
         png = shots / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000, png
+    if os.environ.get("FLYDSL_UPDATE_SCREENSHOTS") == "1":  # the pictures of docs/editors/vscode.md
+        for name in DOC_SHOTS:
+            shutil.copy(shots / f"{name}.png", REPO / "docs" / "images" / f"{name}.png")
+
+
+def _output_channel(work: Path) -> str:
+    """The FlyDSL output channel as VS Code wrote it (the extension host's output log)."""
+    logs = sorted(work.glob("**/output_logging_*/*FlyDSL*.log"))
+    assert logs, sorted(str(p.relative_to(work)) for p in work.glob("**/*.log"))
+    return "\n".join(p.read_text(errors="replace") for p in logs)

@@ -1,9 +1,11 @@
 // Pure helpers (no `vscode` import): what a compile result names, and the read-only
-// `flydsl-isa:` documents that show it. Unit-tested in src/test/unit.
+// `flydsl-isa:` documents that show it (virtual documents of a TextDocumentContentProvider:
+// the dump files the server wrote, never an editable buffer). Unit-tested in src/test/unit.
 
 export const SCHEME = 'flydsl-isa';
 
-export type ArtifactKind = 'isa' | 'llvm' | 'mlir' | 'mlir-first';
+/** The dumps of a compile, and the diff verifyFix writes when the IR differs. */
+export type ArtifactKind = 'isa' | 'llvm' | 'mlir' | 'mlir-first' | 'diff';
 
 export interface Artifact {
   kernel: string;
@@ -20,6 +22,7 @@ const KIND_KEYS: Record<ArtifactKind, string> = {
   llvm: 'llvm',
   mlir: 'mlirFinal',
   'mlir-first': 'mlirFirst',
+  diff: 'diff', // not a kernel file: verifyFix's diffFile
 };
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -49,11 +52,11 @@ export function artifactsOf(result: unknown, kind: ArtifactKind): Artifact[] {
   return out;
 }
 
-const SUFFIX: Record<ArtifactKind, string> = { isa: '.s', llvm: '.ll', mlir: '.mlir', 'mlir-first': '.mlir' };
+const SUFFIX: Record<ArtifactKind, string> = { isa: '.s', llvm: '.ll', mlir: '.mlir', 'mlir-first': '.mlir', diff: '.diff' };
 
 /** Language of an artifact document (the assembly grammar is this extension's own). */
 export function languageOf(kind: ArtifactKind): string {
-  return kind === 'isa' ? 'amdgpu-isa' : kind === 'llvm' ? 'llvm' : 'mlir';
+  return { isa: 'amdgpu-isa', llvm: 'llvm', mlir: 'mlir', 'mlir-first': 'mlir', diff: 'diff' }[kind];
 }
 
 /**
@@ -88,6 +91,7 @@ export function summary(result: unknown): { ok: boolean; text: string } {
 export function kindOfPath(path: string): ArtifactKind | undefined {
   if (/\.(s|amdgcn)$/.test(path)) return 'isa';
   if (path.endsWith('.ll')) return 'llvm';
+  if (path.endsWith('.diff')) return 'diff';
   if (/00_origin\.mlir$/.test(path)) return 'mlir-first';
   if (path.endsWith('.mlir')) return 'mlir';
   return undefined;

@@ -4,15 +4,19 @@
 // the server's; vscode-languageclient wires them up. The server's commands
 // (flydsl-ls.compile, .launch, .showIsa, .verifyFix) are registered by vscode-languageclient
 // when the server advertises them; our middleware fills in the arguments when they come
-// from the command palette and opens the ISA/IR the server wrote as read-only
-// documents of a read-only `flydsl-isa:` file system.
+// from the command palette and opens the ISA/IR the server wrote beside the kernel, as
+// read-only virtual documents (`flydsl-isa:`, a TextDocumentContentProvider).
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
   LanguageClient,
   LanguageClientOptions,
+  MessageType,
   RevealOutputChannelOn,
   ServerOptions,
+  ShowMessageNotification,
+  ShowMessageParams,
   State,
 } from 'vscode-languageclient/node';
 import {
@@ -27,7 +31,18 @@ import {
   languageOf,
   summary,
 } from './artifacts';
-import { ServerCommand, ServerState, needsRestart, serverCommand, serverSettings, statusText } from './settings';
+import { SHOW_OUTPUT, innermost, nothingToOpen, notificationOf } from './present';
+import {
+  Probe,
+  ServerCommand,
+  ServerState,
+  launchProblem,
+  needsRestart,
+  serverCommand,
+  serverSettings,
+  startFailure,
+  statusText,
+} from './settings';
 
 export const SERVER_COMMANDS = ['flydsl-ls.compile', 'flydsl-ls.launch', 'flydsl-ls.showIsa', 'flydsl-ls.verifyFix'];
 const SECTION = 'flydsl-ls';
@@ -38,8 +53,10 @@ export interface FlydslApi {
   state(): ServerState;
   serverCommand(): ServerCommand | undefined;
   lastResult(): unknown;
-  openArtifact(artifact: Artifact, arch?: string): Promise<vscode.TextEditor>;
+  openArtifact(artifact: Artifact, arch?: string, source?: vscode.Uri): Promise<vscode.TextEditor>;
   ready(): Promise<void>;
+  /** The notification shown when the server could not start, while it is up; else undefined. */
+  startProblem(): string | undefined;
 }
 
 let client: LanguageClient | undefined;
@@ -49,6 +66,10 @@ let state: ServerState = 'stopped';
 let started: ServerCommand | undefined;
 let last: unknown;
 let starting: Promise<void> = Promise.resolve();
+/** The source file of the server command in flight: its IR/ISA open beside it. */
+let commandSource: vscode.Uri | undefined;
+/** The start-failure notification while it is on screen (one at a time). */
+let startProblem: string | undefined;
 
 function config(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION, scope);
@@ -102,53 +123,25 @@ async function pythonFromExtension(resource?: vscode.Uri): Promise<string | unde
 }
 
 // --- the ISA/IR documents --------------------------------------------------------------------
-/** `flydsl-isa:/<kernel> (<arch>).s?file=<dump file>`: the dump files the server wrote, as a
- * read-only file system (the editor shows a lock and refuses edits, from the UI and the API). */
-class ArtifactFileSystem implements vscode.FileSystemProvider {
-  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.changed.event;
-
-  private file(uri: vscode.Uri): vscode.Uri {
+/** `flydsl-isa:/<kernel> (<arch>).s?file=<dump file>`: the dump files the server wrote, as
+ * virtual documents. A content provider's documents are read-only: the editor shows a lock
+ * and refuses typing; nothing can be saved back into the run folder. */
+class ArtifactContentProvider implements vscode.TextDocumentContentProvider {
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const file = fileOfQuery(uri.query);
-    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
-    return vscode.Uri.file(file);
-  }
-
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-
-  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
-    const stat = await vscode.workspace.fs.stat(this.file(uri));
-    return { ...stat, permissions: vscode.FilePermission.Readonly };
-  }
-
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-
-  readFile(uri: vscode.Uri): Thenable<Uint8Array> {
-    return vscode.workspace.fs.readFile(this.file(uri));
-  }
-
-  createDirectory(uri: vscode.Uri): void {
-    throw vscode.FileSystemError.NoPermissions(uri);
-  }
-
-  writeFile(uri: vscode.Uri): void {
-    throw vscode.FileSystemError.NoPermissions(uri);
-  }
-
-  delete(uri: vscode.Uri): void {
-    throw vscode.FileSystemError.NoPermissions(uri);
-  }
-
-  rename(uri: vscode.Uri): void {
-    throw vscode.FileSystemError.NoPermissions(uri);
+    if (!file) throw new Error(`not a flydsl-isa document: ${uri.toString()}`);
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
   }
 }
 
-async function openArtifact(artifact: Artifact, arch?: string): Promise<vscode.TextEditor> {
+/** The column right of the editor showing `source` (the kernel), else beside the active one. */
+function besideOf(source: vscode.Uri | undefined): vscode.ViewColumn {
+  const kernel = source && vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === source.toString());
+  const column = kernel?.viewColumn;
+  return column !== undefined && column < vscode.ViewColumn.Nine ? ((column + 1) as vscode.ViewColumn) : vscode.ViewColumn.Beside;
+}
+
+async function openArtifact(artifact: Artifact, arch?: string, source?: vscode.Uri): Promise<vscode.TextEditor> {
   const { path, query } = artifactUriParts(artifact, arch);
   let doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: SCHEME, path, query }));
   try {
@@ -156,13 +149,18 @@ async function openArtifact(artifact: Artifact, arch?: string): Promise<vscode.T
   } catch {
     // no MLIR / LLVM IR language installed: plain text
   }
-  return vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  return vscode.window.showTextDocument(doc, { viewColumn: besideOf(source), preview: false });
+}
+
+function sourceOf(result: unknown): vscode.Uri | undefined {
+  const uri = record(result)?.uri;
+  return typeof uri === 'string' ? vscode.Uri.parse(uri) : undefined;
 }
 
 async function openArtifacts(result: unknown, kind: ArtifactKind): Promise<void> {
   const artifacts = artifactsOf(result, kind);
   const arch = (result as { arch?: string }).arch;
-  for (const artifact of artifacts) await openArtifact(artifact, arch);
+  for (const artifact of artifacts) await openArtifact(artifact, arch, sourceOf(result));
 }
 
 // --- the server's commands -------------------------------------------------------------------
@@ -182,15 +180,14 @@ function commandArguments(command: string, args: unknown[]): unknown[] | undefin
     return undefined;
   }
   if (command !== 'flydsl-ls.verifyFix') return [uri.toString()];
-  const cursor = editor?.selection.active;
-  const found = vscode.languages
-    .getDiagnostics(uri)
-    .filter((d) => d.source === 'flydsl-ls' && (!cursor || d.range.contains(cursor)));
-  if (found.length === 0 || !client) {
+  const cursor = editor && editor.document.uri.toString() === uri.toString() ? editor.selection.active : undefined;
+  const ours = vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'flydsl-ls');
+  const found = innermost(ours, cursor, (d) => d.range);
+  if (!found || !client) {
     void vscode.window.showErrorMessage('FlyDSL: put the cursor on a flydsl-ls finding with a fix to verify it.');
     return undefined;
   }
-  return [uri.toString(), client.code2ProtocolConverter.asDiagnostic(found[0])];
+  return [uri.toString(), client.code2ProtocolConverter.asDiagnostic(found)];
 }
 
 async function runServerCommand(
@@ -201,11 +198,14 @@ async function runServerCommand(
   const given = commandArguments(command, args);
   if (!given) return undefined;
   let result: unknown;
+  commandSource = vscode.Uri.parse(typeof given[0] === 'string' ? given[0] : String(record(given[0])?.uri));
   try {
     result = await next(command, given);
   } catch (error) {
     void vscode.window.showErrorMessage(`FlyDSL: ${command} failed: ${error instanceof Error ? error.message : error}`);
     throw error;
+  } finally {
+    commandSource = undefined;
   }
   const top = record(result);
   if (!top) return result;
@@ -228,7 +228,7 @@ async function showDocument(
   const kind = uri.scheme === 'file' && !params.external ? kindOfPath(uri.fsPath) : undefined;
   if (!kind) return (await next(params as never)) as { success: boolean };
   try {
-    await openArtifact({ kernel: kernelOfPath(uri.fsPath), kind, path: uri.fsPath }, lastArch());
+    await openArtifact({ kernel: kernelOfPath(uri.fsPath), kind, path: uri.fsPath }, lastArch(), commandSource);
     return { success: true };
   } catch (error) {
     output.appendLine(`showDocument ${params.uri}: ${error}`);
@@ -236,10 +236,27 @@ async function showDocument(
   }
 }
 
-async function showIr(): Promise<void> {
+/** A server message as a notification: its first line, and the rest in the output. */
+function showServerMessage(params: ShowMessageParams): void {
+  const { text, more } = notificationOf(params.message);
+  const show =
+    params.type === MessageType.Error
+      ? vscode.window.showErrorMessage
+      : params.type === MessageType.Warning
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  void show(text, ...(more ? [SHOW_OUTPUT] : [])).then((choice) => {
+    if (choice === SHOW_OUTPUT) output.show(true);
+  });
+}
+
+/** Open one IR or ISA file of the last compile (nothing is compiled). Returns what it did,
+ * for scripts and tests: the document opened, or the message shown instead. */
+async function showIr(): Promise<{ opened?: string; message?: string }> {
   if (!last) {
-    void vscode.window.showInformationMessage('FlyDSL: compile an example first (FlyDSL: Compile Kernel Example).');
-    return;
+    const message = 'FlyDSL: nothing compiled yet in this window: run "FlyDSL: Compile Kernel Example" first.';
+    void vscode.window.showInformationMessage(message);
+    return { message };
   }
   const kinds: [ArtifactKind, string][] = [
     ['isa', 'ISA (22_final_isa.s)'],
@@ -250,11 +267,64 @@ async function showIr(): Promise<void> {
   const items = kinds.flatMap(([kind, label]) =>
     artifactsOf(last, kind).map((a) => ({ label: `${a.kernel}: ${label}`, description: a.path, artifact: a })),
   );
+  if (items.length === 0) {
+    const message = nothingToOpen(last);
+    void vscode.window.showWarningMessage(message, SHOW_OUTPUT).then((choice) => {
+      if (choice === SHOW_OUTPUT) output.show(true);
+    });
+    return { message };
+  }
   const picked = await vscode.window.showQuickPick(items, { title: 'FlyDSL: IR and ISA of the last compile' });
-  if (picked) await openArtifact(picked.artifact, lastArch());
+  if (!picked) return {};
+  const editor = await openArtifact(picked.artifact, lastArch(), sourceOf(last));
+  return { opened: editor.document.uri.toString() };
 }
 
 // --- the client ------------------------------------------------------------------------------
+/** vscode-languageclient's own notifications while starting ("couldn't create connection to
+ * server", "connection got closed") go to the output only: the extension shows one of its
+ * own, which names the setting to fix. A server that exits with 0 when stopped (every
+ * restart) is not an error. */
+class FlydslClient extends LanguageClient {
+  quiet = true;
+
+  error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
+    if (message === 'Server process exited with code 0.') return super.info(message, data, false);
+    super.error(message, data, this.quiet ? false : showNotification);
+  }
+}
+
+const isExecutable: Probe = (path) => {
+  try {
+    if (!fs.statSync(path).isFile()) return 'not executable';
+    fs.accessSync(path, fs.constants.X_OK);
+    return 'executable';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'missing' : 'not executable';
+  }
+};
+
+/** The start failure, as one notification (a new failure replaces the one on screen). */
+function showStartProblem(text: string, setting: string): void {
+  hideStartProblem();
+  const shown = (startProblem = `FlyDSL: ${text}`);
+  output.appendLine(shown);
+  void vscode.window.showErrorMessage(shown, 'Open Settings', SHOW_OUTPUT).then((choice) => {
+    if (startProblem === shown) startProblem = undefined;
+    if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+    if (choice === SHOW_OUTPUT) output.show(true);
+  });
+}
+
+/** Once the server starts (the setting was fixed), its failure notification goes. The API
+ * cannot close one notification: the toasts on screen are hidden (the notification centre
+ * keeps them). */
+function hideStartProblem(): void {
+  if (startProblem === undefined) return;
+  startProblem = undefined;
+  void vscode.commands.executeCommand('notifications.hideToasts');
+}
+
 async function startClient(): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const scope = vscode.window.activeTextEditor?.document.uri ?? folder?.uri;
@@ -262,10 +332,18 @@ async function startClient(): Promise<void> {
   const explicit = (section.get<string>('path') || section.get<string>('interpreter') || '').trim() !== '';
   const python = explicit ? undefined : await pythonFromExtension(scope);
   started = serverCommand((key) => section.get(key), python);
-  output.appendLine(`Starting flydsl-ls: ${started.command} ${started.args.join(' ')} (from ${started.source})`);
+  const launch = started;
+  const setting = launch.source === 'flydsl-ls.path' ? 'flydsl-ls.path' : launch.source === 'flydsl-ls.interpreter' ? 'flydsl-ls.interpreter' : SECTION;
+  output.appendLine(`Starting flydsl-ls: ${launch.command} ${launch.args.join(' ')} (from ${launch.source})`);
+  const problem = launchProblem(launch, process.env.PATH ?? '', isExecutable);
+  if (problem) {
+    setState('failed');
+    showStartProblem(problem, setting);
+    return;
+  }
   const serverOptions: ServerOptions = {
-    command: started.command,
-    args: started.args,
+    command: launch.command,
+    args: launch.args,
     options: { cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
   };
   const clientOptions: LanguageClientOptions = {
@@ -293,8 +371,10 @@ async function startClient(): Promise<void> {
       },
     },
   };
-  const next = new LanguageClient('flydsl-ls', 'FlyDSL', serverOptions, clientOptions);
+  const next = new FlydslClient('flydsl-ls', 'FlyDSL', serverOptions, clientOptions);
   client = next;
+  // The server's notifications: first line shown, the rest in the output (it logs them).
+  next.onNotification(ShowMessageNotification.type, showServerMessage);
   next.onDidChangeState((event) => {
     if (client !== next) return;
     setState(event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped');
@@ -302,18 +382,13 @@ async function startClient(): Promise<void> {
   setState('starting');
   try {
     await next.start();
+    next.quiet = false;
     setState('running');
+    hideStartProblem();
   } catch (error) {
     setState('failed');
-    output.appendLine(`flydsl-ls did not start: ${error}`);
-    const choice = await vscode.window.showErrorMessage(
-      `FlyDSL: flydsl-ls did not start with ${started.command} (${started.source}). Install it (pip install flydsl-ls) ` +
-        'in that interpreter, or set flydsl-ls.interpreter / flydsl-ls.path.',
-      'Open Settings',
-      'Show Output',
-    );
-    if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', SECTION);
-    if (choice === 'Show Output') output.show(true);
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+    showStartProblem(startFailure(launch, reason), setting);
   }
 }
 
@@ -350,7 +425,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
   context.subscriptions.push(
     output,
     status,
-    vscode.workspace.registerFileSystemProvider(SCHEME, new ArtifactFileSystem(), { isReadonly: true, isCaseSensitive: true }),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, new ArtifactContentProvider()),
     vscode.commands.registerCommand('flydsl-ls.restartServer', () => restart()),
     vscode.commands.registerCommand('flydsl-ls.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('flydsl-ls.showIr', () => showIr()),
@@ -393,6 +468,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
     lastResult: () => last,
     openArtifact,
     ready: () => starting,
+    startProblem: () => startProblem,
   };
 }
 

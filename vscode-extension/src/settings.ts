@@ -87,3 +87,46 @@ export function statusText(state: ServerState, arch: string | undefined): { text
     tooltip: `flydsl-ls: ${state}. Target arch: ${arch && arch.trim() ? arch.trim() : 'from pyproject.toml or the example (default gfx942)'}. Click for the output.`,
   };
 }
+
+/** What the file system says about a path (injected: unit tests have no such files). */
+export type Probe = (path: string) => 'executable' | 'not executable' | 'missing';
+
+/** `command` as a file: itself when it names one (has a separator), else the first match on PATH. */
+export function resolveCommand(command: string, pathVariable: string, probe: Probe, platform = process.platform): string | undefined {
+  const separator = platform === 'win32' ? /[\\/]/ : /\//;
+  if (separator.test(command)) return command;
+  const extensions = platform === 'win32' ? ['', '.exe', '.cmd', '.bat'] : [''];
+  for (const dir of pathVariable.split(platform === 'win32' ? ';' : ':').filter(Boolean)) {
+    for (const extension of extensions) {
+      const candidate = `${dir.replace(/[\\/]$/, '')}/${command}${extension}`;
+      if (probe(candidate) === 'executable') return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why the server cannot be started with `command`, before trying: a `flydsl-ls.path` or
+ * `flydsl-ls.interpreter` that names no executable file. One sentence naming the setting and
+ * the value as written; undefined when it can be tried (then `startFailure` explains a failure).
+ */
+export function launchProblem(command: ServerCommand, pathVariable: string, probe: Probe, platform = process.platform): string | undefined {
+  const resolved = resolveCommand(command.command, pathVariable, probe, platform);
+  const state = resolved === undefined ? 'not on PATH' : probe(resolved);
+  if (state === 'executable') return undefined;
+  const what = { 'not on PATH': 'is not a command on PATH', missing: 'does not exist', 'not executable': 'is not executable' }[state];
+  const who =
+    command.source === 'flydsl-ls.path' || command.source === 'flydsl-ls.interpreter'
+      ? `${command.source} is`
+      : command.source === 'PATH'
+        ? 'the default interpreter is'
+        : "the Python extension's interpreter is";
+  return `${who} ${command.command}, which ${what}.`;
+}
+
+/** Why the server did not start although `command` exists; the install hint only where it helps. */
+export function startFailure(command: ServerCommand, error: string): string {
+  const line = `flydsl-ls did not start with \`${[command.command, ...command.args].join(' ')}\` (${command.source}): ${error}`;
+  if (command.source === 'flydsl-ls.path') return `${line}. Check that ${command.command} is flydsl-ls.`;
+  return `${line}. Is flydsl-ls installed in that interpreter? (from a checkout: pip install -e <flydsl-ls folder>)`;
+}

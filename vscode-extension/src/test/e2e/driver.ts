@@ -1,6 +1,7 @@
 // End-to-end test of the extension in real VS Code, headless, with nothing downloaded:
 //   - the VS Code server bundled in code-server (npm `code-server`, which needs Node 24),
-//     started with --enable-smoke-test-driver;
+//     started with --enable-smoke-test-driver (which runs extensionTestsPath; it also
+//     keeps notifications from popping up: the driver reads them in the notification list);
 //   - Debian's chromium, driven by playwright-core, opens its web UI with the extension
 //     under development (extensionDevelopmentPath) and our scenario (extensionTestsPath,
 //     out/test/e2e/suite.js) in the payload;
@@ -15,6 +16,8 @@
 //   FLYDSL_E2E_SCREENSHOTS  folder for the PNGs (default: <work>/screenshots)
 //   FLYDSL_E2E_WORK      work folder (default: a new temporary folder)
 //   FLYDSL_E2E_EXPECT_COMPILE=1  the compile must succeed (FlyDSL + torch installed)
+//   FLYDSL_E2E_EXTENSION  the extension to load: the .vsix unpacked (default: this folder, built)
+//   FLYDSL_E2E_PYTHON_NO_COMPILER  an interpreter with flydsl-ls but without flydsl
 // Exit status 0 when the scenario passed; the report is <work>/out/{suite,driver}.json.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -25,6 +28,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 
 const EXTENSION = path.resolve(__dirname, '..', '..', '..');
 const REPO = path.resolve(EXTENSION, '..');
+/** The extension VS Code loads: the packaged .vsix unpacked (its `extension/` folder), else this folder. */
+const EXTENSION_UNDER_TEST = process.env.FLYDSL_E2E_EXTENSION || EXTENSION;
 const CODE_SERVER = process.env.FLYDSL_CODE_SERVER || path.join(REPO, '.cache', 'editors', 'vscode', 'node_modules', 'code-server');
 const CHROMIUM = process.env.FLYDSL_CHROMIUM || '/usr/bin/chromium';
 const PYTHON = process.env.FLYDSL_E2E_PYTHON || 'python3';
@@ -79,6 +84,23 @@ function prepareWorkspace(): void {
   fs.copyFileSync(path.join(REPO, 'examples', 'legacy_kernel.py'), path.join(workspace, 'legacy_kernel.py'));
   fs.copyFileSync(path.join(REPO, 'examples', 'compile', 'vector_add.py'), path.join(workspace, 'vector_add.py'));
   fs.writeFileSync(path.join(workspace, 'pyproject.toml'), '[project]\nname = "kernels"\nversion = "0"\n');
+  // No example; a FLY102 inside a FLY301 that spans four lines (Verify Fix at the cursor).
+  fs.writeFileSync(
+    path.join(workspace, 'nested_findings.py'),
+    [
+      'import flydsl.expr as fx',
+      'from flydsl.expr import arith',
+      'from flydsl.expr.typing import T',
+      '',
+      '',
+      'def narrow(idx: fx.Int32, limit: fx.Int32):',
+      '    return arith.index_cast(',
+      '        T.i32,',
+      '        arith.unwrap(idx < limit),',
+      '    )',
+      '',
+    ].join('\n'),
+  );
   writeJson(path.join(workspace, '.vscode', 'settings.json'), {
     'flydsl-ls.interpreter': PYTHON,
     'flydsl-ls.targetArch': 'gfx942',
@@ -215,7 +237,12 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
   isa: async (page) => {
     // The ISA tab is open and its assembly highlighted by the extension's grammar.
     await page.locator('.tab', { hasText: /add_kernel_0 \(gfx942\)\.s/ }).first().waitFor({ timeout: 30_000 });
-    await page.locator('.view-line span[class^="mtk"]', { hasText: 's_load_dwordx2' }).first().waitFor({ timeout: 30_000 });
+    // tokenized: the mnemonic is a span of its own (before that, the line is one span)
+    await page.waitForFunction(
+      () => Array.from(document.querySelectorAll('.view-line span[class^="mtk"]')).some((s) => s.textContent === 's_load_dwordx2'),
+      undefined,
+      { timeout: 30_000 },
+    );
     const colours = await page.evaluate(() => {
       const spans = Array.from(document.querySelectorAll('.view-line span'));
       const colourOf = (text: string) => {
@@ -225,6 +252,9 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
       return { mnemonic: colourOf('s_load_dwordx2'), register: colourOf('s[12:13]'), directive: colourOf('.text') };
     });
     report.isaColours = colours;
+    report.isaLineHtml = await page.evaluate(
+      () => Array.from(document.querySelectorAll('.view-line')).find((l) => l.textContent?.includes('s_load_dwordx2'))?.innerHTML ?? null,
+    );
     report.statusBar = await statusBarText(page);
     await sleep(500);
     await screenshot(page, 'vscode-isa');
@@ -235,6 +265,76 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
     await refused.first().waitFor({ state: 'visible', timeout: 10_000 });
     report.isaReadOnlyMessage = (await refused.first().innerText()).trim();
   },
+};
+
+interface Toast {
+  text: string;
+  severity: string;
+  buttons: string[];
+}
+
+/** The notifications in the notification list (the scenario opens it: under the smoke-test
+ * driver VS Code shows no toasts), newest first, each with its severity icon and buttons. */
+async function toasts(page: Page): Promise<Toast[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('.notifications-center .notification-list-item')).map((t) => {
+      const icon = t.querySelector('.notification-list-item-icon');
+      const severity = ['error', 'warning', 'info'].find((s) => icon?.classList.contains(`codicon-${s}`)) ?? '?';
+      return {
+        text: (t.querySelector('.notification-list-item-message') as HTMLElement | null)?.innerText.trim() ?? '',
+        severity,
+        buttons: Array.from(t.querySelectorAll('.notification-list-item-buttons-container .monaco-button'))
+          .map((b) => (b as HTMLElement).innerText.trim())
+          .filter(Boolean),
+      };
+    }),
+  );
+}
+
+async function toastWith(page: Page, text: string | RegExp): Promise<Toast> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const shown = await toasts(page);
+    const found = shown.find((t) => (typeof text === 'string' ? t.text.includes(text) : text.test(t.text)));
+    if (found) return found;
+    if (Date.now() > end) throw new Error(`no notification with ${text} among ${JSON.stringify(shown)}`);
+    await sleep(200);
+  }
+}
+
+function record(key: string, value: unknown): void {
+  report[key] = value;
+}
+
+checkpoints['compile-unavailable'] = async (page) => {
+  const toast = await toastWith(page, 'cannot compile');
+  record('unavailableToast', toast);
+  await sleep(300);
+  await screenshot(page, 'vscode-compile-unavailable');
+};
+checkpoints['show-ir-failed'] = async (page) => {
+  record('showIrToast', await toastWith(page, 'the last compile failed'));
+  record('quickInputVisible', await page.locator('.quick-input-widget').isVisible());
+};
+checkpoints.palette = async (page) => {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.type('FlyDSL:');
+  await sleep(800);
+  const rows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rs) =>
+    rs.map((r) => (r.getAttribute('aria-label') || (r as HTMLElement).innerText).split('\n')[0].trim()),
+  );
+  record('palette', rows);
+  await page.keyboard.press('Escape');
+};
+checkpoints['bad-path'] = async (page) => {
+  await toastWith(page, 'no-such-folder');
+  await sleep(1500); // a second notification would be here by now
+  record('badPathToasts', await toasts(page));
+};
+checkpoints['path-fixed'] = async (page) => {
+  await sleep(500);
+  record('pathFixedToasts', await toasts(page));
 };
 
 async function serveCheckpoints(page: Page, finished: () => boolean): Promise<void> {
@@ -303,7 +403,7 @@ async function main(): Promise<number> {
 
     const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
     const payload = [
-      ['extensionDevelopmentPath', remote(EXTENSION)],
+      ['extensionDevelopmentPath', remote(EXTENSION_UNDER_TEST)],
       ['extensionTestsPath', remote(path.join(EXTENSION, 'out', 'test', 'e2e', 'suite.js'))],
       ['skipWelcome', 'true'],
     ];

@@ -11,6 +11,8 @@ import type { FlydslApi } from '../../extension';
 const OUT = process.env.FLYDSL_E2E_OUT ?? '';
 const WORKSPACE = process.env.FLYDSL_E2E_WORKSPACE ?? '';
 const EXPECT_COMPILE = process.env.FLYDSL_E2E_EXPECT_COMPILE === '1';
+/** An interpreter with flydsl-ls but without flydsl: the compile is unavailable. */
+const PYTHON_NO_COMPILER = process.env.FLYDSL_E2E_PYTHON_NO_COMPILER ?? '';
 
 interface Report {
   steps: string[];
@@ -18,6 +20,7 @@ interface Report {
 }
 
 const report: Report = { steps: [] };
+let mainPython = '';
 
 function log(message: string): void {
   const line = `[suite ${new Date().toISOString().slice(11, 19)}] ${message}`;
@@ -46,6 +49,16 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
     if (value !== undefined && value !== null && (value as unknown) !== false) return value;
     if (Date.now() > end) throw new Error(`timed out after ${timeout / 1000} s waiting for ${what}`);
     await sleep(100);
+  }
+}
+
+/** The same, with the notification list open (where the driver reads the notifications). */
+async function notificationsCheckpoint(name: string): Promise<void> {
+  await vscode.commands.executeCommand('notifications.showList');
+  try {
+    await checkpoint(name);
+  } finally {
+    await vscode.commands.executeCommand('notifications.hideList');
   }
 }
 
@@ -92,6 +105,7 @@ async function scenario(): Promise<void> {
   await api.ready();
   assert.equal(api.state(), 'running', 'flydsl-ls is running');
   report.server = api.serverCommand();
+  mainPython = api.serverCommand()!.command;
   step('server running');
 
   const diagnostics = await until('flydsl-ls diagnostics', () => {
@@ -202,14 +216,32 @@ async function scenario(): Promise<void> {
   if (!EXPECT_COMPILE) {
     assert.equal(result.status, 'unavailable', 'without FlyDSL the compile says what is missing');
     step('compile (unavailable)');
-    return;
+  } else {
+    await compiled(result, exampleEditor, example);
   }
+  await compileUnavailable(api, example);
+  await verifyFix();
+  await paletteTitles(example);
+  await badPath(api);
+}
+
+async function compiled(result: Record<string, unknown>, exampleEditor: vscode.TextEditor, example: vscode.Uri): Promise<void> {
   assert.equal(result.status, 'ok', String(result.message));
   const isaEditor = await until('the ISA document', () =>
     vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'flydsl-isa'),
   );
   const isa = isaEditor.document;
-  report.isa = { uri: isa.uri.toString(), languageId: isa.languageId, head: isa.getText().slice(0, 400) };
+  report.isa = {
+    uri: isa.uri.toString(),
+    languageId: isa.languageId,
+    untitled: isa.isUntitled,
+    column: isaEditor.viewColumn,
+    kernelColumn: exampleEditor.viewColumn,
+    head: isa.getText().slice(0, 400),
+  };
+  // a read-only virtual document beside the kernel, not an untitled buffer
+  assert.equal(isa.isUntitled, false);
+  assert.equal(isaEditor.viewColumn, (exampleEditor.viewColumn ?? 1) + 1, 'the ISA opens beside the kernel');
   assert.equal(isa.languageId, 'amdgpu-isa');
   assert.match(isa.getText(), /\.amdgcn_target "amdgcn-amd-amdhsa--?(unknown-)?gfx942"/);
   assert.match(isa.getText(), /s_endpgm/);
@@ -222,10 +254,110 @@ async function scenario(): Promise<void> {
   report.showIsa = { status: shown.status, shown: shown.shown };
   assert.equal(shown.status, 'ok');
   assert.ok(typeof shown.shown === 'string' && shown.shown.endsWith('22_final_isa.s'), 'the server showed the ISA');
-  await until('the shown ISA as a flydsl-isa document', () =>
-    vscode.window.activeTextEditor?.document.uri.scheme === 'flydsl-isa' ? true : undefined,
+  const shownEditor = await until('the shown ISA as a flydsl-isa document', () =>
+    vscode.window.activeTextEditor?.document.uri.scheme === 'flydsl-isa' ? vscode.window.activeTextEditor : undefined,
   );
+  // beside the kernel again (column 2), not beside the ISA it had focus on (column 3)
+  assert.equal(shownEditor.viewColumn, (exampleEditor.viewColumn ?? 1) + 1, 'the shown ISA is beside the kernel');
   step('show ISA');
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+}
+
+async function setSetting(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration('flydsl-ls').update(key, value, vscode.ConfigurationTarget.Workspace);
+}
+
+async function running(api: FlydslApi, command: string): Promise<void> {
+  await until(`flydsl-ls running with ${command}`, async () => {
+    await api.ready();
+    return api.state() === 'running' && api.serverCommand()?.command === command ? true : undefined;
+  });
+}
+
+/** The server's interpreter has no flydsl: the compile's notification is a warning, its
+ * first line only, with a "Show Output" button; the output has the install commands. Then
+ * "Open IR/ISA of the Last Compile" says the last compile failed (no empty picker). */
+async function compileUnavailable(api: FlydslApi, example: vscode.Uri): Promise<void> {
+  assert.ok(PYTHON_NO_COMPILER, 'FLYDSL_E2E_PYTHON_NO_COMPILER is set');
+  await vscode.commands.executeCommand('notifications.clearAll');
+  await setSetting('interpreter', PYTHON_NO_COMPILER);
+  await running(api, PYTHON_NO_COMPILER);
+  await vscode.window.showTextDocument(example, { viewColumn: vscode.ViewColumn.One });
+  const result = (await vscode.commands.executeCommand('flydsl-ls.compile')) as Record<string, unknown>;
+  report.unavailable = { status: result.status, message: result.message };
+  assert.equal(result.status, 'unavailable');
+  assert.match(String(result.message), /needs flydsl\ninstall with:\n {2}pip install flydsl/);
+  await vscode.commands.executeCommand('flydsl-ls.showOutput'); // as its "Show Output" button does
+  await notificationsCheckpoint('compile-unavailable');
+  await vscode.commands.executeCommand('workbench.action.closePanel');
+  const shown = (await vscode.commands.executeCommand('flydsl-ls.showIr')) as { opened?: string; message?: string };
+  report.showIrAfterFailure = shown;
+  assert.equal(shown.opened, undefined);
+  assert.match(shown.message ?? '', /the last compile failed, so it has no IR or ISA to open: .*cannot compile/);
+  await notificationsCheckpoint('show-ir-failed');
+  await vscode.commands.executeCommand('notifications.clearAll');
+  step('compile unavailable');
+}
+
+/** Verify Fix from the palette, the cursor on a FLY102 inside a FLY301 call over four
+ * lines, in a file without an example: the FLY102 is the one verified, and the answer says
+ * there is no example and how to add one. The FLY301 is not struck through (the Deprecated
+ * tag), the FLY102 on one line is. */
+async function verifyFix(): Promise<void> {
+  const nested = vscode.Uri.file(path.join(WORKSPACE, 'nested_findings.py'));
+  const doc = await vscode.workspace.openTextDocument(nested);
+  const editor = await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  const found = await until('the nested findings', () => {
+    const all = flydslDiagnostics(nested);
+    return all.some((d) => codeOf(d) === 'FLY102') && all.some((d) => codeOf(d) === 'FLY301') ? all : undefined;
+  });
+  const outer = found.find((d) => codeOf(d) === 'FLY301')!;
+  const inner = found.find((d) => codeOf(d) === 'FLY102')!;
+  report.nested = found.map((d) => ({ code: codeOf(d), range: [d.range.start.line, d.range.end.line], tags: d.tags ?? [] }));
+  assert.ok(outer.range.end.line > outer.range.start.line && outer.range.contains(inner.range), 'FLY102 inside a multi-line FLY301');
+  assert.deepEqual(outer.tags ?? [], [], 'a multi-line finding is not struck through');
+  assert.deepEqual(inner.tags, [vscode.DiagnosticTag.Deprecated], 'a one-line legacy API is');
+  await place(editor, inner.range.start.translate(0, 2));
+  const result = (await vscode.commands.executeCommand('flydsl-ls.verifyFix')) as Record<string, unknown>;
+  report.verifyFix = { status: result.status, code: result.code, message: result.message };
+  assert.equal(result.code, 'FLY102', 'the innermost finding at the cursor');
+  assert.equal(result.status, 'unavailable');
+  assert.ok(!String(result.message).includes('::?'), String(result.message));
+  assert.match(String(result.message), /nested_findings\.py: no example in this file: mark a module-level function `# flydsl: example`/);
+  await vscode.commands.executeCommand('notifications.clearAll');
+  step('verify fix');
+}
+
+/** The two ISA commands are told apart in the palette. */
+async function paletteTitles(example: vscode.Uri): Promise<void> {
+  await vscode.window.showTextDocument(example, { viewColumn: vscode.ViewColumn.One });
+  await vscode.commands.executeCommand('workbench.action.showCommands');
+  await checkpoint('palette');
+  step('palette');
+}
+
+/** A mistyped flydsl-ls.path: one error notification, naming the path (no pip advice);
+ * hidden once the setting is fixed and the server runs. */
+async function badPath(api: FlydslApi): Promise<void> {
+  const bad = path.join(WORKSPACE, 'no-such-folder', 'flydsl-ls');
+  await vscode.commands.executeCommand('notifications.clearAll');
+  await setSetting('path', bad);
+  await until('the start failure', async () => {
+    await api.ready();
+    return api.state() === 'failed' && api.startProblem() ? true : undefined;
+  });
+  report.badPath = { problem: api.startProblem() };
+  assert.equal(api.startProblem(), `FlyDSL: flydsl-ls.path is ${bad}, which does not exist.`);
+  await notificationsCheckpoint('bad-path');
+  await setSetting('path', undefined);
+  await setSetting('interpreter', mainPython);
+  await running(api, mainPython);
+  // the extension hides its notification (under the smoke-test driver nothing pops up: the
+  // list keeps it, and must not have gained another)
+  assert.equal(api.startProblem(), undefined);
+  assert.ok((await vscode.commands.getCommands(true)).includes('notifications.hideToasts'));
+  await notificationsCheckpoint('path-fixed');
+  step('bad path');
 }
 
 function markdown(content: vscode.MarkdownString | vscode.MarkedString): string {

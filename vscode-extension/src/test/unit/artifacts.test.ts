@@ -66,7 +66,8 @@ test('files the server asks to show', () => {
   assert.equal(kindOfPath('/r/ir/k_0/21_llvm_ir.ll'), 'llvm');
   assert.equal(kindOfPath('/r/ir/k_0/00_origin.mlir'), 'mlir-first');
   assert.equal(kindOfPath('/r/ir/k_0/19_x.mlir'), 'mlir');
-  assert.equal(kindOfPath('/r/verify-fix.diff'), undefined);
+  assert.equal(kindOfPath('/r/verify-fix.diff'), 'diff'); // verifyFix's diff: read-only too
+  assert.equal(languageOf('diff'), 'diff');
   assert.equal(kernelOfPath('/r/ir/k_0/22_final_isa.s'), 'k_0');
 });
 
