@@ -30,5 +30,21 @@ test('the grammar and language configuration exist', () => {
 
 test('the client library is a runtime dependency, the tools are not', () => {
   assert.ok(manifest.dependencies['vscode-languageclient']);
-  for (const tool of ['typescript', '@vscode/vsce', 'playwright-core']) assert.ok(!manifest.dependencies[tool], tool);
+  for (const tool of ['typescript', '@vscode/vsce', 'playwright-core', 'esbuild']) assert.ok(!manifest.dependencies[tool], tool);
+});
+
+test('the extension runs from its esbuild bundle, which the package script builds', () => {
+  assert.equal(manifest.main, './dist/extension.js');
+  assert.match(manifest.scripts.bundle, /^esbuild src\/extension\.ts --bundle --outfile=dist\/extension\.js --external:vscode /);
+  assert.match(manifest.scripts['vscode:prepublish'], /npm run bundle/);
+  assert.match(manifest.scripts.package, /--no-dependencies/); // bundled: no node_modules in the .vsix
+  assert.ok(manifest.devDependencies.esbuild);
+});
+
+test('palette titles: distinct, and the two ISA commands say what they do (compile, or not)', () => {
+  const titles: string[] = manifest.contributes.commands.map((c: { title: string }) => c.title);
+  assert.equal(new Set(titles).size, titles.length);
+  const title = (id: string) => manifest.contributes.commands.find((c: { command: string }) => c.command === id).title;
+  assert.match(title('flydsl-ls.showIsa'), /^Compile .* Show ISA$/);
+  assert.match(title('flydsl-ls.showIr'), /Last Compile \(no recompile\)/);
 });

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SERVER_KEYS, needsRestart, serverCommand, serverSettings, statusText } from '../../settings';
+import {
+  Probe,
+  SERVER_KEYS,
+  launchProblem,
+  needsRestart,
+  resolveCommand,
+  serverCommand,
+  serverSettings,
+  startFailure,
+  statusText,
+} from '../../settings';
 
 const getter = (values: Record<string, unknown>) => (key: string) => values[key];
 
@@ -61,4 +71,42 @@ test('status bar text names the state and the arch', () => {
   assert.equal(statusText('running', 'gfx942').text, '$(check) FlyDSL gfx942');
   assert.equal(statusText('starting', '').text, '$(sync~spin) FlyDSL arch: auto');
   assert.match(statusText('failed', undefined).tooltip, /failed/);
+});
+
+// --- before starting: does the command name an executable? ------------------------------------
+const files: Record<string, ReturnType<Probe>> = {
+  '/usr/bin/python3': 'executable',
+  '/opt/bin/flydsl-ls': 'executable',
+  '/home/me/notes.txt': 'not executable',
+};
+const probe: Probe = (p) => files[p] ?? 'missing';
+
+test('a mistyped flydsl-ls.path: one sentence naming the setting and the path, no pip advice', () => {
+  const cmd = serverCommand(getter({ path: '/opt/bin/flydsl-lss' }));
+  assert.equal(launchProblem(cmd, '/usr/bin', probe, 'linux'), 'flydsl-ls.path is /opt/bin/flydsl-lss, which does not exist.');
+  assert.equal(launchProblem(serverCommand(getter({ path: '/opt/bin/flydsl-ls' })), '/usr/bin', probe, 'linux'), undefined);
+  assert.equal(
+    launchProblem(serverCommand(getter({ interpreter: '/home/me/notes.txt' })), '', probe, 'linux'),
+    'flydsl-ls.interpreter is /home/me/notes.txt, which is not executable.',
+  );
+});
+
+test('a bare command is looked up on PATH', () => {
+  assert.equal(resolveCommand('python3', '/nowhere:/usr/bin/', probe, 'linux'), '/usr/bin/python3');
+  assert.equal(resolveCommand('python4', '/usr/bin', probe, 'linux'), undefined);
+  assert.equal(launchProblem(serverCommand(getter({}), undefined, 'linux'), '/usr/bin', probe, 'linux'), undefined);
+  assert.equal(
+    launchProblem(serverCommand(getter({}), undefined, 'linux'), '/nowhere', probe, 'linux'),
+    'the default interpreter is python3, which is not a command on PATH.',
+  );
+});
+
+test('a start that fails: the pip hint only for an interpreter', () => {
+  const path = serverCommand(getter({ path: '/opt/bin/flydsl-ls' }));
+  assert.equal(
+    startFailure(path, 'connection closed'),
+    'flydsl-ls did not start with `/opt/bin/flydsl-ls serve` (flydsl-ls.path): connection closed. Check that /opt/bin/flydsl-ls is flydsl-ls.',
+  );
+  const python = serverCommand(getter({ interpreter: '/usr/bin/python3' }));
+  assert.match(startFailure(python, 'exited'), /^flydsl-ls did not start with `\/usr\/bin\/python3 -m flydsl_ls serve` \(flydsl-ls\.interpreter\): exited\. Is flydsl-ls installed in that interpreter\? \(from a checkout: pip install -e/);
 });
