@@ -95,7 +95,7 @@ def test_verify_without_the_compiler_is_an_error_and_changes_nothing(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert path.read_text() == before
     assert "--verify compiles the files' examples, but compiling FlyDSL kernels" in proc.stderr
-    assert "needs torch, flydsl;" in proc.stderr
+    assert "needs torch, flydsl\ninstall with:\n" in proc.stderr
     assert INSTALL["flydsl"] in proc.stderr and INSTALL["torch"] in proc.stderr
     assert "no file was changed" in proc.stderr
 
