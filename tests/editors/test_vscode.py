@@ -255,7 +255,7 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     assert "the last compile failed" in driver["showIrToast"]["text"] and driver["quickInputVisible"] is False
 
     # every message once: none also through stderr; no "Cancel notification" warnings
-    assert not re.search(r"^\d{4}-\d\d-\d\d [\d:,]+ (INFO|WARNING|ERROR) flydsl_ls", output, re.M), output[-3000:]
+    assert not re.search(r"^\d{4}-\d\d-\d\d [\d:,]+ (INFO|WARNING|ERROR) flydsl_ls", output, re.MULTILINE), output[-3000:]
     assert "Cancel notification for unknown message id" not in output
     starts = output.count("Starting flydsl-ls:")
     assert output.count(" positions, pull diagnostics") == starts - 1, output[-3000:]  # one start failed (bad path)

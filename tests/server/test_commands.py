@@ -371,7 +371,7 @@ async def test_verify_fix_without_an_example_says_how_to_add_one(session):
     text = "\n".join(line for line in LEGACY.splitlines() if "flydsl: example" not in line) + "\n"
     uri, diags = await _lint(client, root, text)
     try:
-        safe = client.protocol._converter.unstructure([d for d in diags if d.code == "FLY104"][0])
+        safe = client.protocol._converter.unstructure(next(d for d in diags if d.code == "FLY104"))
         count = len(client.messages)
         result = await execute(client, "flydsl-ls.verifyFix", uri, safe)
         assert result["status"] == "unavailable" and not result["ok"] and result["code"] == "FLY104"
