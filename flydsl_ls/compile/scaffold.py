@@ -1,0 +1,525 @@
+"""Write a ``# flydsl: example`` for a kernel builder or ``@flyc.jit`` launcher, from the
+file's syntax tree alone (the file is never imported).
+
+A *launcher* is a module-level ``@flyc.jit`` function that launches a kernel
+(``kernel(...).launch(...)``). A *builder* is a module-level function that defines a
+launcher inside and returns it (alone, in a tuple, or in a dict). ``targets(source)``
+lists them; ``scaffold(source, name)`` returns the example to insert after it::
+
+    # flydsl: example
+    def build_softmax_module_example(device):
+        import torch
+
+        launch = build_softmax_module(256, 1024, "bf16")
+        A = torch.empty(256, 1024, dtype=torch.bfloat16, device=device)
+        ...
+        return launch, (A, C, 256)
+
+The builder's arguments come from a test that calls it with literal arguments when one is
+given (``test_calls``), else from ``scaffold_values.choose``; the launcher's arguments from
+its signature: ``fx.Tensor`` -> a torch tensor on ``device`` (dtype from the dtype chosen for
+the builder and the parameter's name), ``fx.Pointer`` -> a pointer to one, ``Int32``/``int``
+-> an int, ``Float32`` -> a float, ``Stream`` -> ``fx.Stream(None)``, ``Constexpr`` -> a value
+chosen as for a builder parameter; parameters with defaults are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flydsl_ls.compile import scaffold_tests
+from flydsl_ls.compile import scaffold_values as values
+from flydsl_ls.compile.scaffold_values import UNKNOWN
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    kind: str  # "builder" | "launcher"
+    line: int  # 1-based line of the ``def``
+    first_line: int  # 1-based line of its first decorator (or the ``def``)
+    end_line: int  # 1-based last line
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """Insert ``text`` at the start of 0-based ``line`` (``line == len(lines)``: at the end)."""
+
+    line: int
+    text: str
+    example: str  # the new function's name
+    arch: str | None = None  # the arch on its marker
+    from_test: bool = False  # the builder's arguments come from a test's call
+
+
+@dataclass
+class _Launcher:
+    node: ast.FunctionDef
+    access: str = ""  # how the builder's result gives it: "", "[0]", '["launch"]'
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(func, ast.Attribute) and func.attr == "jit") or (isinstance(func, ast.Name) and func.id == "jit")
+
+
+def _launches(function: ast.FunctionDef) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "launch"
+        for n in ast.walk(function)
+    )
+
+
+def is_launcher(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.FunctionDef)
+        and any(_is_jit(d) for d in node.decorator_list)
+        and _launches(node)
+    )
+
+
+def _nested_launchers(builder: ast.FunctionDef) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(builder) if n is not builder and is_launcher(n)]
+
+
+def _returns(builder: ast.FunctionDef) -> list[ast.Return]:
+    """The builder's own ``return`` statements (not those of nested functions)."""
+    return [n for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Return) and n.value is not None]
+
+
+def _aliases(builder: ast.FunctionDef) -> dict[str, str]:
+    """``launch = launch_gemm`` in the builder's own body: name -> the name it stands for."""
+    found = {}
+    for node in values._own_nodes(builder, nested=False):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node.value.id
+    return found
+
+
+def _returned_launcher_name(builder: ast.FunctionDef, names: set[str]) -> tuple[str, str] | None:
+    """(launcher name, access) of the first return that hands out a launcher."""
+    aliases = _aliases(builder)
+
+    def resolve(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            name = aliases.get(node.id, node.id)
+            return name if name in names else None
+        return None
+
+    for ret in _returns(builder):
+        value = ret.value
+        name = resolve(value)
+        if name:
+            return name, ""
+        if isinstance(value, ast.Tuple):
+            for i, element in enumerate(value.elts):
+                name = resolve(element)
+                if name:
+                    return name, f"[{i}]"
+        if isinstance(value, ast.Dict):
+            for key, element in zip(value.keys, value.values):
+                name = resolve(element)
+                if name and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    return name, f"[{key.value!r}]"
+    return None
+
+
+def targets(source: str) -> list[Target]:
+    """The builders and launchers of ``source`` an example can be written for, in file order."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        if is_launcher(node):
+            kind = "launcher"
+        elif not any(_is_jit(d) for d in node.decorator_list) and _builder_launcher(node):
+            kind = "builder"
+        else:
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        found.append(Target(node.name, kind, node.lineno, first, node.end_lineno or node.lineno))
+    return found
+
+
+def _builder_launcher(builder: ast.FunctionDef, env: dict | None = None) -> _Launcher | None:
+    nested = _nested_launchers(builder)
+    if not nested:
+        return None
+    returned = _returned_launcher_name(builder, {n.name for n in nested})
+    if returned is None:
+        return None
+    name, access = returned
+    candidates = [n for n in nested if n.name == name]
+    if env is not None and len(candidates) > 1:
+        candidates = [n for n in candidates if _reachable(builder, n, env)] or candidates
+    return _Launcher(candidates[0], access)
+
+
+def _reachable(builder: ast.FunctionDef, node: ast.AST, env: dict) -> bool:
+    """False when an ``if`` around ``node`` in the builder is known to be false under ``env``
+    (of two launchers of the same name, the one the chosen arguments define)."""
+    path = _path_to(builder, node)
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, ast.If):
+            test = values.evaluate(parent.test, env)
+            if test is UNKNOWN:
+                continue
+            if (child in parent.body) != bool(test):
+                return False
+    return True
+
+
+def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST]:
+    stack = [(root, [root])]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, [*path, child]))
+    return []
+
+
+# --- the launcher's arguments --------------------------------------------------------------------
+_TORCH_DTYPES = {
+    "bf16": "bfloat16", "bfloat16": "bfloat16", "f16": "float16", "fp16": "float16", "float16": "float16",
+    "half": "float16", "f32": "float32", "fp32": "float32", "float32": "float32", "float": "float32",
+    "fp8": "int8", "int8": "int8", "i8": "int8", "fp4": "uint8", "mxfp4": "uint8", "int4": "int8",
+    "u8": "uint8", "uint8": "uint8", "i32": "int32", "int32": "int32",
+}
+_FX_ELEMENT = {
+    "bfloat16": "BFloat16", "float16": "Float16", "float32": "Float32", "int8": "Int8", "uint8": "Uint8",
+    "int32": "Int32", "int64": "Int64",
+}
+_INDEX_NAME = re.compile(
+    r"ids?$|_ids?_|idx|indic|indptr|_map$|map_|mask|lens?$|lengths|position|slot|table|count|num_valid|"
+    r"cumsum|offset|tok_map|sorted_e|eids|ctr|flag|bar|sem|signal|seq_?[qk]v?$|cu_?seq",
+    re.I,
+)
+_FLOAT32_NAME = re.compile(r"scale|rstd|mean|lse|weights?_out|sorted_w|topk_w|weights|sums|max_logits|logits|stat|partial|sink|slopes|descale|cos|sin|dweight|dgamma|dbias|\bws\b|workspace|debug", re.I)
+_OUTPUT_NAME = re.compile(r"^(c|y|o|out|output|dst|result)($|_)|_out$|^out|output|^arg_c$|^d[xy]$", re.I)
+_INPUT_NAME = re.compile(r"^(a|b|x|w|q|k|v|kv|input|src|arg_[abxwq].*|bt?|b_t|query|key|value|kc|vc)$|^arg_(a|b|x|w|q)|cache", re.I)
+_SIZE_NAME = re.compile(r"^(i32_|i64_)?(m|m_in|tokens|num_tokens|batch|rows|n_rows|ntok|token_num|tokens_in|m_tokens|num_seqs|batch_size)$", re.I)
+
+
+@dataclass
+class _Dtypes:
+    """The torch dtypes the chosen builder arguments imply: the main one, inputs', outputs'."""
+
+    main: str = "float16"
+    inputs: str | None = None
+    outputs: str | None = None
+
+    @classmethod
+    def from_values(cls, chosen: dict) -> _Dtypes:
+        found = cls()
+        for name, value in chosen.items():
+            if not isinstance(value, str) or value.lower() not in _TORCH_DTYPES or not values.is_dtype_name(name):
+                continue
+            torch_name = _TORCH_DTYPES[value.lower()]
+            lowered = name.lower()
+            if lowered.startswith(("out", "output")) or "_out" in lowered:
+                found.outputs = found.outputs or torch_name
+            elif lowered.startswith(("in_", "a_", "input", "x_", "q_", "query", "in")):
+                found.inputs = found.inputs or torch_name
+            elif lowered.startswith(("w_", "b_", "weight", "kv", "logits", "quant", "scale", "cache")):
+                continue
+            else:
+                found.main = torch_name if found.main == "float16" or lowered in ("dtype", "dtype_str") else found.main
+        if found.inputs and found.main == "float16" and not any(
+            isinstance(v, str) and n.lower() in ("dtype", "dtype_str") for n, v in chosen.items()
+        ):
+            found.main = found.outputs or ("bfloat16" if found.inputs in ("int8", "uint8") else found.inputs)
+        return found
+
+    def of(self, name: str) -> str:
+        if _INDEX_NAME.search(name):
+            return "int32"
+        if _FLOAT32_NAME.search(name):
+            return "float32"
+        if _OUTPUT_NAME.search(name):
+            return self.outputs or self.main
+        if _INPUT_NAME.search(name):
+            return self.inputs or self.main
+        return self.main
+
+
+def _annotation_name(annotation: ast.expr | None) -> str:
+    """``fx.Tensor`` -> ``Tensor``; ``fx.Constexpr[int]`` -> ``Constexpr``; none -> ``""``."""
+    if annotation is None:
+        return ""
+    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.rsplit(".", 1)[-1].split("[")[0]
+    return ""
+
+
+@dataclass
+class _Body:
+    """The statements of the example being written, and what they need imported."""
+
+    lines: list[str] = field(default_factory=list)
+    tensors: list[str] = field(default_factory=list)
+    needs_fx: bool = False
+    needs_flyc: bool = False
+    names: set[str] = field(default_factory=set)
+
+    def fresh(self, name: str) -> str:
+        base = name if name.isidentifier() and not keyword.iskeyword(name) else "arg"
+        candidate, n = base, 2
+        while candidate in self.names or candidate in ("device", "torch", "fx", "flyc", "launch"):
+            candidate, n = f"{base}_{n}", n + 1
+        self.names.add(candidate)
+        return candidate
+
+
+def _size(chosen: dict, *names: str, fallback: int) -> int:
+    for name in names:
+        for key, value in chosen.items():
+            if key.lower() == name.lower() and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return fallback
+
+
+def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body: _Body) -> list[str]:
+    args = launcher.args
+    positional = [*args.posonlyargs, *args.args]
+    required = positional[: len(positional) - len(args.defaults)]
+    constexprs = {a.arg for a in required if _annotation_name(a.annotation) == "Constexpr"}
+    constexpr_params = [p for p in values.parameters(launcher, env) if p.name in constexprs]
+    constexpr_values = values.choose(
+        constexpr_params, env, values.checks(launcher), values.local_assignments(launcher),
+        fixed={k: v for k, v in chosen.items() if k in constexprs},
+    )
+    chosen = {**chosen, **constexpr_values}
+    dtypes = _Dtypes.from_values(chosen)
+    rows = _size(chosen, "M", "m", "tokens", "num_tokens", "batch", "max_tokens", fallback=256)
+    cols = _size(chosen, "N", "n", "model_dim", "hidden_dim", "D_HIDDEN", "hidden", "head_dim", "K", fallback=1024)
+    rendered = []
+    for arg in required:
+        kind = _annotation_name(arg.annotation)
+        name = arg.arg
+        if kind in ("Tensor", "Pointer") or (not kind and _looks_like_buffer(name)):
+            dtype = dtypes.of(name)
+            var = body.fresh(name)
+            shape = f"{rows}, {cols}" if not _is_vector(name) else f"{cols}"
+            body.lines.append(f"{var} = torch.empty({shape}, dtype=torch.{dtype}, device=device)")
+            if kind == "Pointer":
+                body.needs_fx = body.needs_flyc = True
+                rendered.append(f"flyc.from_c_void_p(fx.{_FX_ELEMENT.get(dtype, 'Uint8')}, {var}.data_ptr())")
+            else:
+                rendered.append(var)
+        elif kind in ("Int64",) and re.search(r"addr|ptr|^arg_|^p_|buf|^[a-z]{1,3}$", name, re.I):
+            dtype = dtypes.of(name)
+            var = body.fresh(name)
+            body.lines.append(f"{var} = torch.empty({rows}, {cols}, dtype=torch.{dtype}, device=device)")
+            rendered.append(f"{var}.data_ptr()")
+        elif kind == "Stream":
+            body.needs_fx = True
+            rendered.append("fx.Stream(None)")
+        elif kind in ("Float32", "Float64", "float", "Float16", "BFloat16"):
+            rendered.append("1.0")
+        elif kind in ("Boolean", "bool"):
+            rendered.append("False")
+        elif kind == "Constexpr":
+            rendered.append(repr(constexpr_values.get(name)))
+        elif kind in ("Int32", "Int64", "Index", "Uint32", "Int16", "int", "") or _SIZE_NAME.match(name):
+            rendered.append(str(_int_argument(name, chosen, rows, cols)))
+        else:
+            raise LookupError(f"parameter `{name}: {ast.unparse(arg.annotation)}` of {launcher.name}: no value for it")
+    return rendered
+
+
+def _looks_like_buffer(name: str) -> bool:
+    return bool(re.match(r"^[A-Z]", name)) or bool(re.search(r"output|input|tensor|cache|^arg_(?!m$|n$|k$)", name, re.I))
+
+
+def _is_vector(name: str) -> bool:
+    return bool(re.search(r"gamma|beta|bias|weight$|^w$|rstd|mean|scale|sink|slope|^dweight|^dbias|^dgamma|cu_?seq|indptr|positions|mask|num_valid|lens?$|lengths|expert_ids|eids", name, re.I))
+
+
+def _int_argument(name: str, chosen: dict, rows: int, cols: int) -> int:
+    lowered = name.lower()
+    stripped = re.sub(r"^(i32|i64)_", "", lowered)
+    for key, value in chosen.items():  # the builder's own value for the same name
+        if key.lower() in (lowered, stripped) and isinstance(value, int) and not isinstance(value, bool):
+            return value
+    if _SIZE_NAME.match(name):
+        return rows
+    if "stride" in lowered or stripped in ("n", "k", "lda", "ldb", "ldc"):
+        return cols
+    if "grid" in lowered or "blocks" in lowered or "tiles" in lowered:
+        return 1
+    return values.int_candidates(name)[0]
+
+
+# --- the example -----------------------------------------------------------------------------------
+def _module_aliases(tree: ast.Module) -> tuple[str | None, str | None]:
+    """The names ``flydsl.expr`` and ``flydsl.compiler`` are imported as at module level."""
+    fx = flyc = None
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "flydsl.expr":
+                    fx = alias.asname or fx
+                elif alias.name == "flydsl.compiler":
+                    flyc = alias.asname or flyc
+        elif isinstance(node, ast.ImportFrom) and node.module == "flydsl" and node.level == 0:
+            for alias in node.names:
+                if alias.name == "expr":
+                    fx = alias.asname or "expr"
+                elif alias.name == "compiler":
+                    flyc = alias.asname or "compiler"
+    return fx, flyc
+
+
+def _call(function: str, params: list[values.Param], chosen: dict) -> str:
+    """``function(...)``: required positional parameters positionally, the rest by keyword
+    when the chosen value is not the default."""
+    parts = []
+    by_keyword = False
+    for p in params:
+        value = chosen.get(p.name, UNKNOWN)
+        if value is UNKNOWN or value is values.DEFAULT:
+            by_keyword = True
+            continue
+        if p.has_default and p.default is not UNKNOWN and value == p.default and type(value) is type(p.default):
+            by_keyword = True  # left out: later ones must be named
+            continue
+        if p.keyword_only or by_keyword or p.has_default:
+            parts.append(f"{p.name}={value!r}")
+            by_keyword = True
+        else:
+            parts.append(repr(value))
+    return f"{function}({', '.join(parts)})"
+
+
+def _example_name(tree: ast.Module, base: str) -> str:
+    taken = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    taken |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    name, n = f"{base.lstrip('_')}_example", 2
+    while name in taken:
+        name, n = f"{base.lstrip('_')}_example_{n}", n + 1
+    return name
+
+
+_ARCH = re.compile(r"\bgfx(\d{3,4}[a-z]?|1[12][0-9x*]*)", re.I)
+_RDNA = {"rdna3": "gfx1100", "rdna4": "gfx1201"}
+
+
+def _arch(name: str, path: Path | None, tree: ast.Module) -> str | None:
+    """The arch the kernel is written for, when its file or function name says (``_gfx950``)
+    or its module docstring names one arch family only (``RDNA4 (gfx120x)``); else None."""
+    for text in (name, path.stem if path else ""):
+        match = _ARCH.search(text.replace("_", " "))
+        if match:
+            return _normal_arch(match.group(1))
+    doc = ast.get_docstring(tree) or ""
+    found = {_normal_arch(m.group(1)) for m in _ARCH.finditer(doc)}
+    found |= {arch for word, arch in _RDNA.items() if word in doc.lower().replace(" ", "")}
+    return found.pop() if len(found) == 1 else None
+
+
+def _normal_arch(digits: str) -> str:
+    digits = digits.lower().rstrip("x*")
+    if digits.startswith("12") and len(digits) < 4 or digits == "120":
+        return "gfx1201"
+    if digits.startswith("11") and len(digits) < 4 or digits == "110":
+        return "gfx1100"
+    return f"gfx{digits}"
+
+
+def example_for(source: str, name: str, path: str | Path | None = None) -> Insertion:
+    """What "Add a compile example" inserts for ``name`` in ``source`` (the file at ``path``):
+    the arguments of the first call of the builder in the repository's tests that resolves,
+    else chosen from the signature (``scaffold``)."""
+    path = Path(path) if path else None
+    tree = ast.parse(source)
+    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    test_arguments = None
+    if node is not None and path is not None and not is_launcher(node):
+        folders = scaffold_tests.tests_folders(path)
+        params = values.parameters(node, values.module_constants(tree))
+        calls = scaffold_tests.test_calls(folders, name, params) if folders else []
+        test_arguments = calls[0] if calls else None
+    insertion = scaffold(source, name, test_arguments, arch=_arch(name, path, tree))
+    return insertion
+
+
+def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: str | None = None) -> Insertion:
+    """The ``# flydsl: example`` to insert after the builder or launcher ``name``.
+
+    ``test_arguments``: parameter -> value from a test's call of the builder (test_calls),
+    taken as they are. Raises ``LookupError`` when ``name`` is not a builder or launcher, or
+    one of its launcher's parameters has a type no value can be made for.
+    """
+    tree = ast.parse(source)
+    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if node is None:
+        raise LookupError(f"no module-level function `{name}`")
+    constants = values.module_constants(tree)
+    body = _Body(names={"device"})
+    if is_launcher(node):
+        launcher = _Launcher(node)
+        chosen: dict = {}
+        env = constants
+        call = None
+    else:
+        if _builder_launcher(node) is None:
+            raise LookupError(f"`{name}` neither is a @flyc.jit launcher nor returns one")
+        params = values.parameters(node, constants)
+        chosen = values.choose(params, constants, values.checks(node), values.local_assignments(node), test_arguments)
+        env = values.environment(constants, chosen, values.local_assignments(node))
+        launcher = _builder_launcher(node, env)
+        call = _call(name, params, chosen) + launcher.access
+    if call is not None:
+        body.lines.append(f"launch = {call}")
+        jit_name = "launch"
+    else:
+        jit_name = name
+    arguments = _launcher_arguments(launcher.node, chosen, {**constants, **chosen}, body)
+    fx_alias, flyc_alias = _module_aliases(tree)
+    imports = ["import torch"]
+    if body.needs_fx and fx_alias != "fx":
+        imports.append("import flydsl.expr as fx")
+    if body.needs_flyc and flyc_alias != "flyc":
+        imports.append("import flydsl.compiler as flyc")
+    example = _example_name(tree, name)
+    args = ", ".join(arguments) + ("," if len(arguments) == 1 else "")
+    lines = [
+        "",
+        "",
+        f"# flydsl: example {arch}" if arch else "# flydsl: example",
+        f"def {example}(device):",
+        f'    """Written by flydsl-ls from the signature of `{name}`: check the shapes and dtypes."""',
+        *(f"    {i}" for i in imports),
+        "",
+        *(f"    {line}" for line in body.lines),
+        f"    return {jit_name}, ({args})",
+    ]
+    text = "\n".join(lines) + "\n"
+    source_lines = source.splitlines(keepends=True)
+    line = node.end_lineno or node.lineno
+    if line >= len(source_lines) and source_lines and not source_lines[-1].endswith(("\n", "\r")):
+        text = "\n" + text
+    return Insertion(line, text, example, arch, bool(test_arguments))
+
+
+def apply(source: str, insertion: Insertion) -> str:
+    """``source`` with ``insertion`` made (what the editor does with the edit)."""
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[: insertion.line]) + insertion.text + "".join(lines[insertion.line :])
