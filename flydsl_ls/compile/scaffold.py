@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flydsl_ls.compile import scaffold_tests
+from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile import scaffold_values as values
 from flydsl_ls.compile.scaffold_values import UNKNOWN
 
@@ -43,6 +44,7 @@ class Target:
     line: int  # 1-based line of the ``def``
     first_line: int  # 1-based line of its first decorator (or the ``def``)
     end_line: int  # 1-based last line
+    has_example: bool = False  # a ``# flydsl: example`` of the file names it
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Insertion:
 class _Launcher:
     node: ast.FunctionDef
     access: str = ""  # how the builder's result gives it: "", "[0]", '["launch"]'
+    wrapper: str | None = None  # the builder returns this plain function, which calls the launcher
 
 
 def _is_jit(decorator: ast.expr) -> bool:
@@ -102,9 +105,8 @@ def _aliases(builder: ast.FunctionDef) -> dict[str, str]:
     return found
 
 
-def _returned_launcher_name(builder: ast.FunctionDef, names: set[str]) -> tuple[str, str] | None:
-    """(launcher name, access) of the first return that hands out a launcher."""
-    aliases = _aliases(builder)
+def _returned_launcher_name(ret: ast.Return, names: set[str], aliases: dict[str, str]) -> tuple[str, str] | None:
+    """(launcher name, access) when ``ret`` hands out a launcher: alone, in a tuple or a dict."""
 
     def resolve(node: ast.expr) -> str | None:
         if isinstance(node, ast.Name):
@@ -112,21 +114,20 @@ def _returned_launcher_name(builder: ast.FunctionDef, names: set[str]) -> tuple[
             return name if name in names else None
         return None
 
-    for ret in _returns(builder):
-        value = ret.value
-        name = resolve(value)
-        if name:
-            return name, ""
-        if isinstance(value, ast.Tuple):
-            for i, element in enumerate(value.elts):
-                name = resolve(element)
-                if name:
-                    return name, f"[{i}]"
-        if isinstance(value, ast.Dict):
-            for key, element in zip(value.keys, value.values):
-                name = resolve(element)
-                if name and isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    return name, f"[{key.value!r}]"
+    value = ret.value
+    name = resolve(value)
+    if name:
+        return name, ""
+    if isinstance(value, ast.Tuple):
+        for i, element in enumerate(value.elts):
+            name = resolve(element)
+            if name:
+                return name, f"[{i}]"
+    if isinstance(value, ast.Dict):
+        for key, element in zip(value.keys, value.values):
+            name = resolve(element)
+            if name and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return name, f"[{key.value!r}]"
     return None
 
 
@@ -136,6 +137,14 @@ def targets(source: str) -> list[Target]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
+    example_names = {e.name for e in find_examples(source)}
+    named = {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef) and f.name in example_names
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    }
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
@@ -147,27 +156,57 @@ def targets(source: str) -> list[Target]:
         else:
             continue
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        found.append(Target(node.name, kind, node.lineno, first, node.end_lineno or node.lineno))
+        found.append(Target(node.name, kind, node.lineno, first, node.end_lineno or node.lineno, node.name in named))
     return found
 
 
 def _builder_launcher(builder: ast.FunctionDef, env: dict | None = None) -> _Launcher | None:
-    nested = _nested_launchers(builder)
+    """The launcher ``builder`` returns: of its ``return`` statements, the first one not inside
+    an ``if`` known false under ``env``; of the launchers of that name, the last one defined
+    before it on a path known to run."""
+    nested = sorted(_nested_launchers(builder), key=lambda n: n.lineno)
     if not nested:
         return None
-    returned = _returned_launcher_name(builder, {n.name for n in nested})
-    if returned is None:
-        return None
-    name, access = returned
-    candidates = [n for n in nested if n.name == name]
-    if env is not None and len(candidates) > 1:
-        candidates = [n for n in candidates if _reachable(builder, n, env)] or candidates
-    return _Launcher(candidates[0], access)
+    names = {n.name for n in nested}
+    wrappers = _wrappers(builder, names)
+    returns = [r for r in _returns(builder) if env is None or _reachable(builder, r, env)]
+    for ret in sorted(returns, key=lambda r: r.lineno):
+        returned = _returned_launcher_name(ret, names | set(wrappers), _aliases(builder))
+        if returned is None:
+            continue
+        name, access = returned
+        if name in wrappers:
+            launcher = next(n for n in reversed(nested) if n.name == wrappers[name] and n.lineno < ret.lineno)
+            return _Launcher(launcher, access, name)
+        before = [n for n in nested if n.name == name and n.lineno < ret.lineno]
+        if env is not None:
+            before = [n for n in before if _reachable(builder, n, env)] or before
+        chosen = before[-1] if before else next(n for n in nested if n.name == name)
+        return _Launcher(chosen, access)
+    return None
+
+
+def _wrappers(builder: ast.FunctionDef, launchers: set[str]) -> dict[str, str]:
+    """Plain functions defined in ``builder`` that call one of its launchers (name -> the
+    launcher's), and are not rebound (``_launch = wrap(_launch)``: the closure is another's)."""
+    rebound = {
+        t.id for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Assign)
+        for t in n.targets if isinstance(t, ast.Name)
+    }
+    found = {}
+    for node in values._own_nodes(builder, nested=False):
+        if isinstance(node, ast.FunctionDef) and node.name not in launchers | rebound and not node.decorator_list:
+            called = [
+                c.func.id for c in ast.walk(node)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in launchers
+            ]
+            if called:
+                found[node.name] = called[0]
+    return found
 
 
 def _reachable(builder: ast.FunctionDef, node: ast.AST, env: dict) -> bool:
-    """False when an ``if`` around ``node`` in the builder is known to be false under ``env``
-    (of two launchers of the same name, the one the chosen arguments define)."""
+    """False when an ``if`` around ``node`` in the builder is known to be false under ``env``."""
     path = _path_to(builder, node)
     for parent, child in zip(path, path[1:]):
         if isinstance(parent, ast.If):
@@ -450,14 +489,14 @@ def example_for(source: str, name: str, path: str | Path | None = None) -> Inser
     path = Path(path) if path else None
     tree = ast.parse(source)
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-    test_arguments = None
+    test_call = None
     if node is not None and path is not None and not is_launcher(node):
         folders = scaffold_tests.tests_folders(path)
         params = values.parameters(node, values.module_constants(tree))
         calls = scaffold_tests.test_calls(folders, name, params) if folders else []
-        test_arguments = calls[0] if calls else None
-    insertion = scaffold(source, name, test_arguments, arch=_arch(name, path, tree))
-    return insertion
+        test_call = calls[0] if calls else None
+    arch = _arch(name, path, tree) or (test_call.arch if test_call else None)
+    return scaffold(source, name, test_call.arguments if test_call else None, arch=arch)
 
 
 def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: str | None = None) -> Insertion:
@@ -486,7 +525,15 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
         env = values.environment(constants, chosen, values.local_assignments(node))
         launcher = _builder_launcher(node, env)
         call = _call(name, params, chosen) + launcher.access
-    if call is not None:
+    if call is not None and launcher.wrapper:
+        body.lines += [
+            f"wrapper = {call}",
+            f"# {name} returns {launcher.wrapper}, a Python function around the @flyc.jit launcher"
+            f" {launcher.node.name}: take that from its closure",
+            f'launch = wrapper.__closure__[wrapper.__code__.co_freevars.index("{launcher.node.name}")].cell_contents',
+        ]
+        jit_name = "launch"
+    elif call is not None:
         body.lines.append(f"launch = {call}")
         jit_name = "launch"
     else:

@@ -11,6 +11,8 @@ file passes (one level: ``run_test(32, 1024, "bf16")``), or a module constant.
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from flydsl_ls.compile import scaffold_values as values
@@ -18,6 +20,17 @@ from flydsl_ls.compile.scaffold_values import UNKNOWN
 
 MAX_TEST_FILES = 2000  # a tests folder bigger than this is not read past it
 MAX_DEPTH = 2  # how many callers up a name is followed
+_ARCH = re.compile(r"gfx(\d{2,4}[a-z]?)", re.I)
+_SHORT_ARCH = {"95": "gfx950", "94": "gfx942", "12": "gfx1201", "11": "gfx1100", "125": "gfx1250"}
+
+
+@dataclass(frozen=True)
+class TestCall:
+    """A call of the builder in a test: the arguments it resolves to, and the arch the test
+    requires when it skips on others (``if "gfx95" not in ARCH: pytest.skip(...)``)."""
+
+    arguments: dict
+    arch: str | None
 
 
 def tests_folders(path: Path) -> list[Path]:
@@ -179,10 +192,10 @@ def _argument(call: ast.Call, index: int | None, name: str) -> ast.expr | None:
     return None
 
 
-def test_calls(folders: list[Path], builder: str, params: list[values.Param]) -> list[dict]:
-    """For each call of ``builder`` in the tests, the arguments it resolves to (parameter ->
-    value), the most complete first. Unresolved arguments are left out."""
-    found: list[tuple[int, int, dict]] = []
+def test_calls(folders: list[Path], builder: str, params: list[values.Param]) -> list[TestCall]:
+    """Each call of ``builder`` in the tests, with the arguments it resolves to (parameter ->
+    value; unresolved ones left out), the most complete first."""
+    found: list[tuple[int, int, TestCall]] = []
     files = [p for folder in folders for p in sorted(folder.rglob("*.py"))][:MAX_TEST_FILES]
     for order, path in enumerate(files):
         try:
@@ -203,9 +216,35 @@ def test_calls(folders: list[Path], builder: str, params: list[values.Param]) ->
                 continue
             resolved = _call_arguments(node, params, module)
             if resolved:
-                found.append((-len(resolved), order, resolved))
+                found.append((-len(resolved), order, TestCall(resolved, _required_arch(node, module))))
     found.sort(key=lambda item: (item[0], item[1]))
-    return [resolved for _, _, resolved in found]
+    return [call for _, _, call in found]
+
+
+def _required_arch(call: ast.Call, module: _Module) -> str | None:
+    """The arch named where the test skips: in an ``if`` around ``pytest.skip`` in the
+    function holding the call, in the functions calling that one, or at module level."""
+    function = module.enclosing(call)
+    scopes: list[ast.AST] = []
+    if function is not None:
+        scopes.append(function)
+        scopes += [
+            module.enclosing(n) for n in ast.walk(module.tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == function.name
+        ]
+    scopes.append(ast.Module(body=[n for n in module.tree.body if isinstance(n, ast.If)], type_ignores=[]))
+    for scope in scopes:
+        if scope is None:
+            continue
+        for node in ast.walk(scope):
+            if isinstance(node, ast.If) and any(
+                isinstance(c, ast.Call) and ast.unparse(c.func).endswith("skip") for b in node.body for c in ast.walk(b)
+            ):
+                match = _ARCH.search(ast.unparse(node))
+                if match:
+                    digits = match.group(1).lower()
+                    return _SHORT_ARCH.get(digits, f"gfx{digits}")
+    return None
 
 
 def _call_arguments(call: ast.Call, params: list[values.Param], module: _Module) -> dict:

@@ -65,6 +65,11 @@ def _eval(node: ast.AST, env: dict) -> object:
         if any(i is UNKNOWN for i in items):
             return UNKNOWN
         return tuple(items) if not isinstance(node, ast.Set) else set(items)
+    if isinstance(node, ast.Dict):  # the keys matter (``x in TABLE``); values may be unknown
+        keys = [_eval(k, env) if k is not None else UNKNOWN for k in node.keys]
+        if any(k is UNKNOWN for k in keys):
+            return UNKNOWN
+        return {k: _eval(v, env) for k, v in zip(keys, node.values)}
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         left, right = _eval(node.left, env), _eval(node.right, env)
         if left is UNKNOWN or right is UNKNOWN:
@@ -198,10 +203,12 @@ def environment(constants: dict, values: dict, assignments: list[tuple[str, ast.
     return env
 
 
-def compared_strings(function: ast.AST, name: str) -> list[str]:
+def compared_strings(function: ast.AST, name: str, constants: dict | None = None) -> list[str]:
     """String literals ``name`` is compared with or looked up against in ``function``:
-    ``name == "bf16"``, ``name in ("f16", "bf16")``, ``{"f16": ...}[name]``."""
+    ``name == "bf16"``, ``name in ("f16", "bf16")``, ``{"f16": ...}[name]``, also through
+    module constants (``name in _SCALE_DTYPES``, ``_ELEM[name]``)."""
     found: list[str] = []
+    constants = constants or {}
 
     def add(node: ast.AST) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -209,6 +216,8 @@ def compared_strings(function: ast.AST, name: str) -> list[str]:
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             for e in node.elts:
                 add(e)
+        elif isinstance(node, ast.Name) and isinstance(constants.get(node.id), (tuple, set, dict)):
+            found.extend(s for s in constants[node.id] if isinstance(s, str))
 
     def is_name(node: ast.AST) -> bool:
         return isinstance(node, ast.Name) and node.id == name
@@ -220,10 +229,13 @@ def compared_strings(function: ast.AST, name: str) -> list[str]:
                 if is_name(operand):
                     for other in operands[:i] + operands[i + 1 :]:
                         add(other)
-        elif isinstance(node, ast.Subscript) and is_name(node.slice) and isinstance(node.value, ast.Dict):
-            for key in node.value.keys:
-                if key is not None:
-                    add(key)
+        elif isinstance(node, ast.Subscript) and is_name(node.slice):
+            if isinstance(node.value, ast.Dict):
+                for key in node.value.keys:
+                    if key is not None:
+                        add(key)
+            else:
+                add(node.value)
     return list(dict.fromkeys(found))
 
 
@@ -244,7 +256,7 @@ _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
         (r"(kv_)?heads?_k|num_kv_heads|kv_heads|h_kv", (1, 2, 4, 8)),
         (r"head_?dim|^d$|head_size|^hd$|rope_dim|rotary_dim", (128, 64, 256)),
         (r"heads?$|^h$|num_heads|nhead|group_size", (8, 16, 4, 2, 32, 64, 1)),
-        (r"waves|warps|wave_|warp_", (4, 2, 8, 1)),
+        (r"wave|warp", (4, 2, 8, 1)),
         (r"stages|buffers|unroll|splitk|split_k|k_?batch|^wgm$|group_m|swizzle|cluster", (1, 2, 4, 0, 8)),
         (r"threads|block_threads|^tpb$", (256, 128, 512, 64, 1024)),
         (r"tile_?m|block_?m|^bm$|^tm$|m_tile|mblock|sort_block", (64, 32, 128, 16, 256)),
@@ -252,11 +264,12 @@ _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
         (r"block_size|page_size|kv_block|blk", (16, 32, 64, 128, 256, 1)),
         (r"^m$|tokens|^batch|^bs$|^b$|seq|^s$|rows|^m_|_m$|ntok|len", (256, 128, 64, 512, 32, 16, 1024)),
         (r"^[nk]$|dim|hidden|inter|^[nk]_|_[nk]$|cols|size|^c$|channels|^w$|^d_", (1024, 512, 2048, 256, 4096, 128, 64)),
+        (r"lds", (65536, 163840)),
         (r"eps|scale", (1, 0)),
     )
 )
 _GENERIC_INTS = (256, 128, 64, 512, 1024, 32, 16, 8, 4, 2, 1, 0, 2048)
-_FLAG = re.compile(r"^(is|has|use|do|enable|with|fuse|fused|apply|need|store|return)_|_(enabled|flag)$|^(causal|persist|transpose)")
+_FLAG = re.compile(r"^(is|has|use|do|enable|with|fuse|fused|apply|need|store|return)_|_is_|_(enabled|flag)$|^(causal|persist|transpose)")
 
 
 def int_candidates(name: str) -> tuple[int, ...]:
@@ -303,7 +316,8 @@ def parameters(function: ast.FunctionDef, constants: dict) -> list[Param]:
         kind = annotation_kind(arg.annotation)
         if not kind and has_default and default is not UNKNOWN and default is not None:
             kind = {bool: "bool", int: "int", float: "float", str: "str"}.get(type(default), "")
-        params.append(Param(arg.arg, kind, default, has_default, keyword_only, _candidates(function, arg.arg, kind)))
+        candidates = _candidates(function, arg.arg, kind, constants)
+        params.append(Param(arg.arg, kind, default, has_default, keyword_only, candidates))
     return params
 
 
@@ -311,16 +325,18 @@ def is_dtype_name(name: str) -> bool:
     return bool(DTYPE_NAME.search(name))
 
 
-def _candidates(function: ast.FunctionDef, name: str, kind: str) -> tuple:
-    strings = compared_strings(function, name)
+def _candidates(function: ast.FunctionDef, name: str, kind: str, constants: dict) -> tuple:
+    strings = compared_strings(function, name, constants)
     if kind == "str" or is_dtype_name(name) or (strings and kind == ""):
-        if is_dtype_name(name):  # FlyDSL spells them "bf16", "f16": worth trying when unseen
+        if is_dtype_name(name) and set(strings) <= {"f32", "fp32"}:  # FlyDSL spells them "bf16", "f16"
             strings = [*strings, "bf16", "f16"]
         return tuple(preferred_strings(list(dict.fromkeys(strings))) or ("",))
     if kind == "bool" or (kind == "" and _FLAG.search(name.lower())):
         return (False, True)
     if kind == "float":
         return (1.0, 0.5)
+    if _FLAG.search(name.lower()):  # an int used as a flag: `out_is_f16: Constexpr[int]`
+        return (0, 1)
     return int_candidates(name)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import linecache
 import os
+import re
 import sys
 import time
 import traceback
@@ -130,6 +131,28 @@ def _launch(jit_fn, args, reply: dict) -> None:
     reply["launch_message"] = f"launched {runs} times; " + reply["launch_message"]
 
 
+_RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.", re.M)
+
+
+def _relative_imports(path: Path) -> bool:
+    try:
+        return bool(_RELATIVE_IMPORT.search(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+def _package_of(origin: Path) -> tuple[str, str | None]:
+    """(the folder above its top package, the dotted package) of a file inside packages
+    (folders with ``__init__.py``: ``kernels/moe/gemm.py`` -> (the repository, "kernels.moe")),
+    else (its folder, None). With that folder on ``sys.path`` the file's relative imports and
+    its absolute imports of its own packages resolve, as when its repository is installed."""
+    folder, parts = origin.parent, []
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return str(folder), ".".join(parts) or None
+
+
 def handle(request: dict, counter: int) -> dict:
     rid = request.get("id")
     if request.get("op") == "ping":
@@ -146,7 +169,10 @@ def handle(request: dict, counter: int) -> dict:
     reply: dict = {"id": rid, "event": "done", "ok": False, "log": str(dump_dir / "output.log")}
     path = Path(request["path"])
     origin_dir = str(Path(request.get("origin") or path).resolve().parent)
+    package_root, package = _package_of(Path(request.get("origin") or path).resolve())
     module_name = f"_flydsl_ls_example_{os.getpid()}_{counter}"
+    if package and _relative_imports(path):
+        module_name = f"{package}.{module_name}"  # so that `from .utils import x` resolves
     launch = bool(request.get("launch")) and _gpu_checks(reply)
     device = "cuda" if launch else request.get("device", "cpu")  # torch's ROCm device is "cuda"
 
@@ -155,7 +181,8 @@ def handle(request: dict, counter: int) -> dict:
 
     _set_env(request, ir_dir)
     linecache.clearcache()
-    sys.path.insert(0, origin_dir)
+    added = [p for p in dict.fromkeys((origin_dir, package_root)) if p not in sys.path]
+    sys.path[:0] = added
     stage = "import"
     try:
         with _Redirect(dump_dir / "output.log"):
@@ -190,8 +217,9 @@ def handle(request: dict, counter: int) -> dict:
         reply["error"] = _error(stage, error)
     finally:
         sys.modules.pop(module_name, None)
-        if origin_dir in sys.path:
-            sys.path.remove(origin_dir)
+        for folder in added:
+            if folder in sys.path:
+                sys.path.remove(folder)
     reply["kernels"] = _kernels(ir_dir)
     return reply
 

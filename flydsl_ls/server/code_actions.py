@@ -21,6 +21,12 @@ gets the source action "Fix all safe flydsl-ls problems, verified by compiling" 
 it runs ``flydsl-ls.fixAll``, which compiles the examples before and after and keeps only the
 fixes with identical IR (server/commands.py). The plain fix-all (the resolved action, the edit
 on save) never compiles.
+
+On the header of a kernel builder or ``@flyc.jit`` launcher (``scaffold.targets``), "Add a
+compile example" (kind ``refactor.addCompileExample.flydsl-ls``) inserts a ``# flydsl:
+example`` written from its signature and the repository's tests (``scaffold.example_for``),
+computed only when picked: on resolve, or by ``flydsl-ls.addExample [uri, version, name]``
+(also the command of the CodeLens of the same name).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.checker import check_source
+from flydsl_ls.compile.scaffold import example_for, targets
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
 from flydsl_ls.server.session import Analysis, Document, Snapshot
@@ -56,6 +63,8 @@ VERIFIED_FIX_ALL_TITLE = "Fix all safe flydsl-ls problems, verified by compiling
 EXAMPLE_MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before find_examples
 APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
+ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
+ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 
 
 class ActionKind(str, Enum):
@@ -65,6 +74,7 @@ class ActionKind(str, Enum):
     FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.flydsl-ls"
     # Not under source.fixAll: a client asking for source.fixAll on save never gets it.
     VERIFIED_FIX_ALL = f"{types.CodeActionKind.Source.value}.verifiedFixAll.flydsl-ls"
+    ADD_EXAMPLE = f"{types.CodeActionKind.Refactor.value}.addCompileExample.flydsl-ls"
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -134,7 +144,63 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
                 ),
             )
         )
+    if _wanted(ActionKind.ADD_EXAMPLE, only):
+        actions += _add_example_actions(server, doc, params.range.start.line)
     return actions
+
+
+# --- "Add a compile example" ------------------------------------------------------------------
+def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[types.CodeAction]:
+    """The action on the header (decorators to ``def``) of a builder or launcher at ``line``."""
+    if "jit" not in doc.text:  # a cheap test before parsing
+        return []
+    features = server.session.features
+    actions = []
+    for target in targets(doc.text):
+        if not target.first_line - 1 <= line <= target.line - 1:
+            continue
+        title = ADD_EXAMPLE_TITLE.format(name=target.name)
+        action = types.CodeAction(title=title, kind=ActionKind.ADD_EXAMPLE.value)
+        arguments = [doc.uri, doc.version, target.name]
+        if features.code_action_resolve:
+            action.data = {"action": ActionKind.ADD_EXAMPLE.value, "uri": doc.uri, "version": doc.version, "name": target.name}
+        elif features.apply_edit:
+            action.command = types.Command(title=title, command=ADD_EXAMPLE_COMMAND, arguments=arguments)
+        else:
+            action.edit = _add_example_edit(server, doc, doc.text, doc.version, target.name)
+            if action.edit is None:
+                continue
+        actions.append(action)
+    return actions
+
+
+def _add_example_edit(server: FlyServer, doc: Document, text: str, version: int, name: str) -> types.WorkspaceEdit | None:
+    """The insertion of the example of ``name`` in ``text`` (version ``version`` of ``doc``);
+    None if it cannot be written. Reads the tests folder: run it off the event loop."""
+    try:
+        insertion = example_for(text, name, doc.path)
+    except (LookupError, SyntaxError, ValueError) as error:
+        log.info("%s: no compile example for %s: %s", doc.uri, name, error)
+        return None
+    at = types.Position(line=insertion.line, character=0)
+    return workspace_edit(server, doc, [types.TextEdit(range=types.Range(start=at, end=at), new_text=insertion.text)], version)
+
+
+async def add_example_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.addExample [uri, version, name]``: insert the example with workspace/applyEdit
+    (``version`` null: the current one)."""
+    if len(arguments) != 3 or not isinstance(arguments[2], str):
+        raise JsonRpcInvalidParams("expected [uri, version, name]")
+    uri, version, name = arguments
+    doc = server.session.get(str(uri))
+    if doc is None or (version is not None and doc.version != version):
+        raise JsonRpcContentModified(STALE)
+    version = doc.version
+    loop = asyncio.get_running_loop()
+    edit = await loop.run_in_executor(server.worker, _add_example_edit, server, doc, doc.text, version, name)
+    if edit is None:
+        return {"applied": False, "message": f"no compile example can be written for `{name}`"}
+    return await _apply(server, doc, version, edit, ADD_EXAMPLE_TITLE.format(name=name))
 
 
 def _data(d: types.Diagnostic) -> dict:
@@ -361,6 +427,17 @@ async def resolve(server: FlyServer, action: types.CodeAction) -> types.CodeActi
     """The edit of a quick fix or of fix-all, computed only when the user picks it."""
     data: Any = action.data if isinstance(action.data, dict) else {}
     kind = data.get("action")
+    if kind == ActionKind.ADD_EXAMPLE.value and action.edit is None:
+        doc = server.session.get(str(data.get("uri")))
+        if doc is None or doc.version != data.get("version"):
+            raise JsonRpcContentModified(STALE)
+        loop = asyncio.get_running_loop()
+        action.edit = await loop.run_in_executor(
+            server.worker, _add_example_edit, server, doc, doc.text, doc.version, str(data.get("name"))
+        )
+        if doc.version != data.get("version"):
+            raise JsonRpcContentModified(STALE)
+        return action
     if kind not in (ActionKind.QUICKFIX.value, ActionKind.FIX_ALL.value) or action.edit is not None:
         return action
     doc, analysis = await _analysis_of(server, data.get("uri"), data.get("version"))

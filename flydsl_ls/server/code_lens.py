@@ -1,5 +1,7 @@
 """textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
-``# flydsl: example`` function, each carrying its command (server/commands.py).
+``# flydsl: example`` function, each carrying its command (server/commands.py); "Add compile
+example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
+(``flydsl-ls.addExample``, the code action of server/code_actions.py).
 
 The examples are found from the buffer's tokens and syntax tree (``find_examples``): asking
 for lenses never imports the file. The arch is the marker's, else the ``target-arch``
@@ -15,6 +17,7 @@ from lsprotocol import types
 
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
+from flydsl_ls.compile.scaffold import targets
 from flydsl_ls.server.commands import Command, target_arch
 from flydsl_ls.server.diagnostics import lsp_range
 
@@ -24,15 +27,40 @@ if TYPE_CHECKING:
 MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizing the file
 # (title, command); the compile title names the arch.
 LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
+ADD_EXAMPLE_TITLE = "Add compile example"
 
 
 def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     doc = server.session.get(params.text_document.uri)
-    if doc is None or not MARKER.search(doc.text):
+    if doc is None:
         return None
-    examples = find_examples(doc.text)
-    if not examples:
-        return []
+    examples = find_examples(doc.text) if MARKER.search(doc.text) else []
+    lenses = _example_lenses(server, doc, examples)
+    if "jit" in doc.text:  # a cheap test before parsing
+        lenses += _add_example_lenses(server, doc)
+    return lenses
+
+
+def _add_example_lenses(server: FlyServer, doc) -> list[types.CodeLens]:
+    """On each builder or launcher that no example names yet (the lens goes once it has one)."""
+    lenses = []
+    for target in targets(doc.text):
+        if target.has_example:
+            continue
+        line = target.first_line - 1
+        whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+        lenses.append(
+            types.CodeLens(
+                range=lsp_range(whole, doc.index, server.session.encoding),
+                command=types.Command(
+                    title=ADD_EXAMPLE_TITLE, command=Command.ADD_EXAMPLE.value, arguments=[doc.uri, None, target.name]
+                ),
+            )
+        )
+    return lenses
+
+
+def _example_lenses(server: FlyServer, doc, examples) -> list[types.CodeLens]:
     default = target_arch(server, doc)
     index = doc.index
     lenses: list[types.CodeLens] = []

@@ -71,6 +71,7 @@ class Command(str, Enum):
     # The edits of code actions, for clients that do not resolve them (code_actions.py).
     APPLY_FIX = code_actions.APPLY_FIX_COMMAND
     FIX_ALL = code_actions.FIX_ALL_COMMAND
+    ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -584,4 +585,5 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.VERIFY_FIX: verify_fix_command,
     Command.APPLY_FIX: code_actions.apply_fix_command,
     Command.FIX_ALL: fix_all_command,
+    Command.ADD_EXAMPLE: code_actions.add_example_command,
 }
