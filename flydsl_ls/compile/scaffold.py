@@ -362,7 +362,7 @@ def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body
                 rendered.append(f"flyc.from_c_void_p(fx.{_FX_ELEMENT.get(dtype, 'Uint8')}, {var}.data_ptr())")
             else:
                 rendered.append(var)
-        elif kind in ("Int64",) and re.search(r"addr|ptr|^arg_|^p_|buf|^[a-z]{1,3}$", name, re.I):
+        elif kind == "Int64" and not _SCALAR_NAME.search(name):  # an address: a tensor's
             dtype = dtypes.of(name)
             var = body.fresh(name)
             body.lines.append(f"{var} = torch.empty({rows}, {cols}, dtype=torch.{dtype}, device=device)")
@@ -375,7 +375,7 @@ def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body
         elif kind in ("Boolean", "bool"):
             rendered.append("False")
         elif kind == "Constexpr":
-            rendered.append(repr(constexpr_values.get(name)))
+            rendered.append(literal(constexpr_values.get(name)))
         elif kind in ("Int32", "Int64", "Index", "Uint32", "Int16", "int", "") or _SIZE_NAME.match(name):
             rendered.append(str(_int_argument(name, chosen, rows, cols)))
         else:
@@ -383,8 +383,14 @@ def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body
     return rendered
 
 
+_SCALAR_NAME = re.compile(r"stride|size|num|len|dim|count|^[mnk]$|^i(32|64)_|^n_|grid|blocks|tiles|seed", re.I)
+
+
 def _looks_like_buffer(name: str) -> bool:
-    return bool(re.match(r"^[A-Z]", name)) or bool(re.search(r"output|input|tensor|cache|^arg_(?!m$|n$|k$)", name, re.I))
+    """An unannotated launcher parameter that takes a tensor (``Q``, ``output``), not a scalar."""
+    if _SCALAR_NAME.search(name):
+        return False
+    return bool(re.match(r"^[A-Z]", name)) or bool(re.search(r"output|input|tensor|cache|^arg_", name, re.I))
 
 
 def _is_vector(name: str) -> bool:
@@ -426,6 +432,15 @@ def _module_aliases(tree: ast.Module) -> tuple[str | None, str | None]:
     return fx, flyc
 
 
+def literal(value: object) -> str:
+    """Python source for ``value``, strings in double quotes (as the kernels write them)."""
+    if isinstance(value, str) and value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "(" + ", ".join(literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
 def _call(function: str, params: list[values.Param], chosen: dict) -> str:
     """``function(...)``: required positional parameters positionally, the rest by keyword
     when the chosen value is not the default."""
@@ -440,10 +455,10 @@ def _call(function: str, params: list[values.Param], chosen: dict) -> str:
             by_keyword = True  # left out: later ones must be named
             continue
         if p.keyword_only or by_keyword or p.has_default:
-            parts.append(f"{p.name}={value!r}")
+            parts.append(f"{p.name}={literal(value)}")
             by_keyword = True
         else:
-            parts.append(repr(value))
+            parts.append(literal(value))
     return f"{function}({', '.join(parts)})"
 
 
@@ -456,30 +471,24 @@ def _example_name(tree: ast.Module, base: str) -> str:
     return name
 
 
-_ARCH = re.compile(r"\bgfx(\d{3,4}[a-z]?|1[12][0-9x*]*)", re.I)
 _RDNA = {"rdna3": "gfx1100", "rdna4": "gfx1201"}
 
 
-def _arch(name: str, path: Path | None, tree: ast.Module) -> str | None:
-    """The arch the kernel is written for, when its file or function name says (``_gfx950``)
-    or its module docstring names one arch family only (``RDNA4 (gfx120x)``); else None."""
-    for text in (name, path.stem if path else ""):
-        match = _ARCH.search(text.replace("_", " "))
-        if match:
-            return _normal_arch(match.group(1))
-    doc = ast.get_docstring(tree) or ""
-    found = {_normal_arch(m.group(1)) for m in _ARCH.finditer(doc)}
-    found |= {arch for word, arch in _RDNA.items() if word in doc.lower().replace(" ", "")}
-    return found.pop() if len(found) == 1 else None
-
-
-def _normal_arch(digits: str) -> str:
-    digits = digits.lower().rstrip("x*")
-    if digits.startswith("12") and len(digits) < 4 or digits == "120":
-        return "gfx1201"
-    if digits.startswith("11") and len(digits) < 4 or digits == "110":
-        return "gfx1100"
-    return f"gfx{digits}"
+def _arch(node: ast.FunctionDef, path: Path | None, tree: ast.Module) -> str | None:
+    """The arch the kernel is written for: named by its file or function (``_gfx950``), by a
+    check of the function (``if not arch.startswith("gfx11"): raise ...``), or by the module
+    docstring when it names one arch only (``RDNA4 (gfx120x)``); else None."""
+    for text in (node.name, path.stem if path else ""):
+        found = values.arch_in(text)
+        if found:
+            return found
+    found = values.guarded_arch(node)
+    if found:
+        return found
+    doc = (ast.get_docstring(tree) or "").lower()
+    named = {values.arch_in(m.group(0)) for m in re.finditer(r"gfx\d+", doc)}
+    named |= {arch for word, arch in _RDNA.items() if word in doc.replace(" ", "")}
+    return named.pop() if len(named) == 1 else None
 
 
 def example_for(source: str, name: str, path: str | Path | None = None) -> Insertion:
@@ -489,13 +498,20 @@ def example_for(source: str, name: str, path: str | Path | None = None) -> Inser
     path = Path(path) if path else None
     tree = ast.parse(source)
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if node is None:
+        raise LookupError(f"no module-level function `{name}`")
     test_call = None
-    if node is not None and path is not None and not is_launcher(node):
+    if path is not None and not is_launcher(node):
         folders = scaffold_tests.tests_folders(path)
-        params = values.parameters(node, values.module_constants(tree))
-        calls = scaffold_tests.test_calls(folders, name, params) if folders else []
-        test_call = calls[0] if calls else None
-    arch = _arch(name, path, tree) or (test_call.arch if test_call else None)
+        constants = values.module_constants(tree)
+        params = values.parameters(node, constants)
+        checks, assignments = values.checks(node), values.local_assignments(node)
+        for call in scaffold_tests.test_calls(folders, name, params) if folders else []:
+            # a call that fails the builder's own checks is another builder's configuration
+            if not values.violated(call.arguments, constants, checks, assignments):
+                test_call = call
+                break
+    arch = _arch(node, path, tree) or (test_call.arch if test_call else None)
     return scaffold(source, name, test_call.arguments if test_call else None, arch=arch)
 
 

@@ -11,7 +11,6 @@ file passes (one level: ``run_test(32, 1024, "bf16")``), or a module constant.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +19,6 @@ from flydsl_ls.compile.scaffold_values import UNKNOWN
 
 MAX_TEST_FILES = 2000  # a tests folder bigger than this is not read past it
 MAX_DEPTH = 2  # how many callers up a name is followed
-_ARCH = re.compile(r"gfx(\d{2,4}[a-z]?)", re.I)
-_SHORT_ARCH = {"95": "gfx950", "94": "gfx942", "12": "gfx1201", "11": "gfx1100", "125": "gfx1250"}
 
 
 @dataclass(frozen=True)
@@ -240,10 +237,9 @@ def _required_arch(call: ast.Call, module: _Module) -> str | None:
             if isinstance(node, ast.If) and any(
                 isinstance(c, ast.Call) and ast.unparse(c.func).endswith("skip") for b in node.body for c in ast.walk(b)
             ):
-                match = _ARCH.search(ast.unparse(node))
-                if match:
-                    digits = match.group(1).lower()
-                    return _SHORT_ARCH.get(digits, f"gfx{digits}")
+                found = values.arch_in(ast.unparse(node))
+                if found:
+                    return found
     return None
 
 

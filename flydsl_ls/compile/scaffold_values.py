@@ -249,6 +249,7 @@ def preferred_strings(strings: list[str]) -> list[str]:
 _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
     (re.compile(pattern), values)
     for pattern, values in (
+        (r"lds", (65536, 163840)),
         (r"rank$|^pe$|offset$|^seed|_id$", (0, 1)),
         (r"world_size|npes|ngpus|num_ranks|^ws$", (2, 4, 8)),
         (r"topk|top_k|experts_per_token", (2, 4, 1, 8)),
@@ -264,7 +265,6 @@ _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
         (r"block_size|page_size|kv_block|blk", (16, 32, 64, 128, 256, 1)),
         (r"^m$|tokens|^batch|^bs$|^b$|seq|^s$|rows|^m_|_m$|ntok|len", (256, 128, 64, 512, 32, 16, 1024)),
         (r"^[nk]$|dim|hidden|inter|^[nk]_|_[nk]$|cols|size|^c$|channels|^w$|^d_", (1024, 512, 2048, 256, 4096, 128, 64)),
-        (r"lds", (65536, 163840)),
         (r"eps|scale", (1, 0)),
     )
 )
@@ -338,6 +338,41 @@ def _candidates(function: ast.FunctionDef, name: str, kind: str, constants: dict
     if _FLAG.search(name.lower()):  # an int used as a flag: `out_is_f16: Constexpr[int]`
         return (0, 1)
     return int_candidates(name)
+
+
+def violated(values: dict, constants: dict, function_checks: list[Check], assignments) -> bool:
+    """Does a check of the function known under ``values`` fail?"""
+    env = environment(constants, values, assignments)
+    return any(check.fails(env) for check in function_checks)
+
+
+_ARCH = re.compile(r"gfx(\d{2,4})", re.I)
+_SHORT_ARCH = {"95": "gfx950", "94": "gfx942", "11": "gfx1100", "110": "gfx1100", "12": "gfx1201", "120": "gfx1201"}
+
+
+def arch_in(text: str) -> str | None:
+    """The first arch ``text`` names, family spellings made concrete (``gfx95x`` -> gfx950,
+    ``gfx11*`` -> gfx1100, ``gfx120x`` -> gfx1201)."""
+    match = _ARCH.search(text)
+    if match is None:
+        return None
+    digits = match.group(1)
+    return _SHORT_ARCH.get(digits, f"gfx{digits}")
+
+
+def guarded_arch(function: ast.FunctionDef) -> str | None:
+    """The arch an ``if ...: raise`` or ``assert`` of ``function`` requires, by its condition
+    or message (``raise RuntimeError("requires CDNA4 (gfx95x)")``)."""
+    for node in _own_nodes(function, nested=True):
+        if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
+            found = arch_in(ast.unparse(node.test) + " " + ast.unparse(node.body[0]))
+        elif isinstance(node, ast.Assert):
+            found = arch_in(ast.unparse(node))
+        else:
+            continue
+        if found:
+            return found
+    return None
 
 
 def choose(

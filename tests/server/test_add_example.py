@@ -1,0 +1,124 @@
+""""Add a compile example": the code action and the CodeLens on a kernel builder, over stdio,
+as Neovim 0.11 and VS Code 1.65 drive them (no compile here: tests/compile/test_scaffold.py
+compiles what is inserted).
+
+The workspace is a repository in miniature: ``kernels/copy_builder.py`` (a builder shaped like
+FlyDSL's) and ``tests/test_copy.py``, whose parametrized call of the builder gives the
+example its arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from lsprotocol import types
+
+from flydsl_ls.server.code_actions import ActionKind
+from flydsl_ls.server.commands import Command
+from tests.server.helpers import REPO, TIMEOUT, change_doc, lsp, open_doc
+
+FIXTURE = REPO / "tests" / "compile" / "fixtures" / "copy_builder.py"
+TEST_FILE = '''import pytest
+
+from kernels.copy_builder import build_copy_module
+
+
+@pytest.mark.parametrize("N, dtype_str", [(2048, "f16"), (1024, "bf16")])
+def test_copy(N, dtype_str):
+    launch = build_copy_module(N, dtype_str)
+'''
+DEF_LINE = FIXTURE.read_text(encoding="utf-8").splitlines().index(
+    "def build_copy_module(N: int, dtype_str: str, *, block_threads: int = 256):"
+)
+END_LINE = len(FIXTURE.read_text(encoding="utf-8").splitlines())  # the builder ends the file
+# What is inserted after the builder: the arguments of the test's first case.
+EXPECTED = '''
+
+# flydsl: example
+def build_copy_module_example(device):
+    """Written by flydsl-ls from the signature of `build_copy_module`: check the shapes and dtypes."""
+    import torch
+
+    launch = build_copy_module(2048, "f16")
+    X = torch.empty(256, 2048, dtype=torch.float16, device=device)
+    Y = torch.empty(256, 2048, dtype=torch.float16, device=device)
+    return launch, (X, Y, 256)
+'''
+
+
+@pytest.fixture
+def repository(tmp_path):
+    root = tmp_path / "repo"
+    (root / "kernels").mkdir(parents=True)
+    (root / "tests").mkdir()
+    shutil.copy(FIXTURE, root / "kernels" / "copy_builder.py")
+    (root / "tests" / "test_copy.py").write_text(TEST_FILE, encoding="utf-8")
+    return root
+
+
+async def lenses(client, uri) -> list[types.CodeLens]:
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    return await asyncio.wait_for(client.text_document_code_lens_async(params), TIMEOUT) or []
+
+
+async def actions_at(client, uri, line) -> list[types.CodeAction]:
+    at = types.Position(line, 4)
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(at, at),
+        context=types.CodeActionContext(diagnostics=[]),
+    )
+    found = await asyncio.wait_for(client.text_document_code_action_async(params), TIMEOUT) or []
+    return [a for a in found if isinstance(a, types.CodeAction) and a.kind == ActionKind.ADD_EXAMPLE.value]
+
+
+def inserted(edit: types.WorkspaceEdit, uri: str) -> tuple[types.Range, str]:
+    """The one insertion of ``edit`` (as documentChanges or changes)."""
+    if edit.document_changes:
+        (change,) = edit.document_changes
+        assert change.text_document.uri == uri
+        (text_edit,) = change.edits
+    else:
+        (text_edit,) = edit.changes[uri]
+    return text_edit.range, text_edit.new_text
+
+
+async def test_the_action_on_the_builder_inserts_the_example(spec, repository):
+    path = repository / "kernels" / "copy_builder.py"
+    async with lsp(spec, repository) as client:
+        uri = open_doc(client, path)
+        (action,) = await actions_at(client, uri, DEF_LINE)
+        assert action.title == "Add a compile example for build_copy_module"
+        assert action.edit is None  # computed only when picked: both clients resolve
+        action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
+        rng, text = inserted(action.edit, uri)
+        assert rng == types.Range(types.Position(END_LINE, 0), types.Position(END_LINE, 0))
+        assert text == EXPECTED
+        assert await actions_at(client, uri, DEF_LINE + 3) == []  # inside the body: not offered
+
+
+async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, repository):
+    path = repository / "kernels" / "copy_builder.py"
+    async with lsp(spec, repository) as client:
+        uri = open_doc(client, path)
+        (lens,) = await lenses(client, uri)
+        assert lens.range.start.line == DEF_LINE
+        assert lens.command.title == "Add compile example"
+        assert lens.command.command == Command.ADD_EXAMPLE.value
+        assert list(lens.command.arguments) == [uri, None, "build_copy_module"]
+        result = await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments)
+            ),
+            TIMEOUT,
+        )
+        assert result == {"applied": True}
+        (applied,) = client.applied_edits
+        rng, text = inserted(applied.edit, uri)
+        assert rng.start == types.Position(END_LINE, 0) and text == EXPECTED
+        # The client applied it: the builder now has its example, which gets the compile lenses.
+        change_doc(client, uri, 2, path.read_text(encoding="utf-8") + text)
+        titles = [lens.command.title for lens in await lenses(client, uri)]
+        assert titles == ["Compile (gfx942)", "Show ISA", "Launch"]
