@@ -127,7 +127,7 @@ def _returned_launcher_name(ret: ast.Return, names: set[str], aliases: dict[str,
         for key, element in zip(value.keys, value.values):
             name = resolve(element)
             if name and isinstance(key, ast.Constant) and isinstance(key.value, str):
-                return name, f"[{key.value!r}]"
+                return name, f"[{literal(key.value)}]"
     return None
 
 
@@ -477,7 +477,7 @@ _RDNA = {"rdna3": "gfx1100", "rdna4": "gfx1201"}
 def _arch(node: ast.FunctionDef, path: Path | None, tree: ast.Module) -> str | None:
     """The arch the kernel is written for: named by its file or function (``_gfx950``), by a
     check of the function (``if not arch.startswith("gfx11"): raise ...``), or by the module
-    docstring when it names one arch only (``RDNA4 (gfx120x)``); else None."""
+    docstring, else its package's, when it names one arch only (``RDNA4 (gfx120x)``); else None."""
     for text in (node.name, path.stem if path else ""):
         found = values.arch_in(text)
         if found:
@@ -485,10 +485,18 @@ def _arch(node: ast.FunctionDef, path: Path | None, tree: ast.Module) -> str | N
     found = values.guarded_arch(node)
     if found:
         return found
-    doc = (ast.get_docstring(tree) or "").lower()
-    named = {values.arch_in(m.group(0)) for m in re.finditer(r"gfx\d+", doc)}
-    named |= {arch for word, arch in _RDNA.items() if word in doc.replace(" ", "")}
-    return named.pop() if len(named) == 1 else None
+    docs = [ast.get_docstring(tree) or ""]
+    if path is not None and (path.parent / "__init__.py").is_file():  # its package's docstring
+        try:
+            docs.append(ast.get_docstring(ast.parse((path.parent / "__init__.py").read_text(encoding="utf-8"))) or "")
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            pass
+    for doc in (d.lower() for d in docs):
+        named = {values.arch_in(m.group(0)) for m in re.finditer(r"gfx\d+", doc)}
+        named |= {arch for word, arch in _RDNA.items() if word in doc.replace(" ", "")}
+        if len(named) == 1:
+            return named.pop()
+    return None
 
 
 def example_for(source: str, name: str, path: str | Path | None = None) -> Insertion:
@@ -500,18 +508,21 @@ def example_for(source: str, name: str, path: str | Path | None = None) -> Inser
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
     if node is None:
         raise LookupError(f"no module-level function `{name}`")
-    test_call = None
+    test_call, test_arch = None, None
     if path is not None and not is_launcher(node):
         folders = scaffold_tests.tests_folders(path)
         constants = values.module_constants(tree)
         params = values.parameters(node, constants)
         checks, assignments = values.checks(node), values.local_assignments(node)
-        for call in scaffold_tests.test_calls(folders, name, params) if folders else []:
-            # a call that fails the builder's own checks is another builder's configuration
-            if not values.violated(call.arguments, constants, checks, assignments):
-                test_call = call
-                break
-    arch = _arch(node, path, tree) or (test_call.arch if test_call else None)
+        defaults = {p.name: p.default for p in params if p.has_default and p.default is not UNKNOWN}
+        calls = scaffold_tests.test_calls(folders, name, params) if folders else []
+        # a call that fails the builder's own checks is another builder's configuration
+        test_call = next(
+            (c for c in calls if not values.violated({**defaults, **c.arguments}, constants, checks, assignments)), None
+        )
+        # the arch the tests require (they skip on others), even when their arguments are not taken
+        test_arch = next((c.arch for c in ([test_call] if test_call else []) + calls if c.arch), None)
+    arch = _arch(node, path, tree) or test_arch
     return scaffold(source, name, test_call.arguments if test_call else None, arch=arch)
 
 

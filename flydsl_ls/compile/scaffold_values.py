@@ -165,14 +165,18 @@ def _own_nodes(function: ast.FunctionDef, *, nested: bool) -> Iterator[ast.AST]:
 
 
 def checks(function: ast.FunctionDef) -> list[Check]:
-    """The asserts and ``if ...: raise`` conditions anywhere in ``function`` (nested kernel
-    bodies included: they run when the kernel is traced)."""
+    """The asserts and ``if ...: raise`` statements of ``function``'s body and of the decorated
+    functions in it (``@flyc.kernel``/``@flyc.jit`` bodies run when the kernel is traced; a
+    plain helper checks its own runtime arguments); not those under another ``if`` or loop,
+    which hold only on a path the evaluator cannot tell."""
     found = []
-    for node in _own_nodes(function, nested=True):
-        if isinstance(node, ast.Assert):
-            found.append(Check(node.test, True, _names(node.test)))
-        elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
-            found.append(Check(node.test, False, _names(node.test)))
+    nested = [n for n in _own_nodes(function, nested=True) if isinstance(n, ast.FunctionDef) and n.decorator_list]
+    for node in [function, *nested]:
+        for statement in node.body:
+            if isinstance(statement, ast.Assert):
+                found.append(Check(statement.test, True, _names(statement.test)))
+            elif isinstance(statement, ast.If) and statement.body and isinstance(statement.body[0], ast.Raise):
+                found.append(Check(statement.test, False, _names(statement.test)))
     return found
 
 

@@ -1,0 +1,43 @@
+"""The example "Add a compile example" writes compiles as inserted (real FlyDSL, on the CPU).
+
+The builder is tests/compile/fixtures/copy_builder.py, shaped like FlyDSL's own; in a
+repository whose tests call it, the example takes that call's arguments.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flydsl_ls.compile.scaffold import apply, example_for
+
+FIXTURE = Path(__file__).parent / "fixtures" / "copy_builder.py"
+TEST_FILE = '''import pytest
+from kernels.copy_builder import build_copy_module
+
+@pytest.mark.parametrize("N, dtype_str", [(2048, "f16")])
+def test_copy(N, dtype_str):
+    build_copy_module(N, dtype_str)
+'''
+
+
+@pytest.mark.parametrize("with_tests", [False, True], ids=["from the signature", "from the tests"])
+def test_the_scaffolded_example_compiles(service, tmp_path, with_tests):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "tests").mkdir()  # the repository's tests folder: empty, or calling the builder
+    if with_tests:
+        (tmp_path / "tests" / "test_copy.py").write_text(TEST_FILE, encoding="utf-8")
+    path = tmp_path / "kernels" / "copy_builder.py"
+    shutil.copy(FIXTURE, path)
+    source = path.read_text(encoding="utf-8")
+    insertion = example_for(source, "build_copy_module", path)
+    assert insertion.from_test is with_tests
+    assert ('build_copy_module(2048, "f16")' if with_tests else 'build_copy_module(1024, "bf16")') in insertion.text
+    path.write_text(apply(source, insertion), encoding="utf-8")
+
+    result = service.compile(path, insertion.example, "gfx942")
+
+    assert result.ok, result.error
+    assert [k.name for k in result.kernels] == ["copy_kernel_0"]
