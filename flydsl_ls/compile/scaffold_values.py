@@ -369,7 +369,13 @@ def guarded_arch(function: ast.FunctionDef) -> str | None:
     or message (``raise RuntimeError("requires CDNA4 (gfx95x)")``)."""
     for node in _own_nodes(function, nested=True):
         if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
-            found = arch_in(ast.unparse(node.test) + " " + ast.unparse(node.body[0]))
+            # `if not arch.startswith("gfx11"): raise` requires gfx11; `if arch.startswith("gfx11"):
+            # raise ...("requires gfx12*")` rules gfx11 out: then only the message's "requires" counts
+            message = ast.unparse(node.body[0])
+            required = re.search(r"requir\w*\W+(.*)", message, re.I)
+            found = (arch_in(ast.unparse(node.test)) if _negative(node.test) else None) or (
+                arch_in(required.group(1)) if required else None
+            )
         elif isinstance(node, ast.Assert):
             found = arch_in(ast.unparse(node))
         else:
@@ -377,6 +383,13 @@ def guarded_arch(function: ast.FunctionDef) -> str | None:
         if found:
             return found
     return None
+
+
+def _negative(test: ast.expr) -> bool:
+    """``not ...``, ``x not in ...``, ``x != ...``: the raise happens off the named value."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return isinstance(test, ast.Compare) and all(isinstance(op, (ast.NotIn, ast.NotEq)) for op in test.ops)
 
 
 def choose(
