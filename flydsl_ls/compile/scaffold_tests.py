@@ -31,11 +31,18 @@ class TestCall:
 
 
 def tests_folders(path: Path) -> list[Path]:
-    """The nearest ``tests`` folder above ``path``, if any (a repository's own tests)."""
+    """The test folders (``tests``, ``test``, ``*_tests`` as aiter's ``op_tests``) of the
+    nearest folder above ``path`` that has any: the repository's own tests."""
     for parent in path.resolve().parents:
-        candidate = parent / "tests"
-        if candidate.is_dir():
-            return [candidate]
+        try:
+            found = sorted(
+                p for p in parent.iterdir()
+                if p.is_dir() and (p.name in ("tests", "test") or p.name.endswith("_tests"))
+            )
+        except OSError:
+            continue
+        if found:
+            return found
     return []
 
 
@@ -249,14 +256,13 @@ def _call_arguments(call: ast.Call, params: list[values.Param], module: _Module)
     resolved = {}
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return {}
-    for param, argument in zip(positional, call.args):
+    by_name = {p.name: p for p in params}
+    pairs = [(p.name, a) for p, a in zip(positional, call.args)]
+    pairs += [(k.arg, k.value) for k in call.keywords if k.arg in by_name]
+    for name, argument in pairs:
         value = _resolve_expr(argument, function, module, MAX_DEPTH)
-        if value is not UNKNOWN:
-            resolved[param.name] = value
-    names = {p.name for p in params}
-    for keyword in call.keywords:
-        if keyword.arg in names:
-            value = _resolve_expr(keyword.value, function, module, MAX_DEPTH)
-            if value is not UNKNOWN:
-                resolved[keyword.arg] = value
+        # None for a parameter whose default is not None: a test helper's "use the default"
+        if value is UNKNOWN or (value is None and by_name[name].has_default and by_name[name].default is not None):
+            continue
+        resolved[name] = value
     return resolved
