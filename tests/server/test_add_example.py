@@ -122,3 +122,35 @@ async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, re
         change_doc(client, uri, 2, path.read_text(encoding="utf-8") + text)
         titles = [lens.command.title for lens in await lenses(client, uri)]
         assert titles == ["Compile (gfx942)", "Show ISA", "Launch"]
+
+
+def without_resolve(apply_edit: bool):
+    def adjust(caps: types.ClientCapabilities) -> None:
+        caps.text_document.code_action.resolve_support = None
+        caps.workspace.apply_edit = apply_edit
+
+    return adjust
+
+
+@pytest.mark.parametrize("apply_edit", [True, False], ids=["command", "edit"])
+async def test_clients_that_do_not_resolve(spec, repository, apply_edit):
+    """With workspace/applyEdit the action carries the command; without, the edit itself."""
+    path = repository / "kernels" / "copy_builder.py"
+    async with lsp(spec, repository, adjust=without_resolve(apply_edit)) as client:
+        uri = open_doc(client, path)
+        (action,) = await actions_at(client, uri, DEF_LINE)
+        if apply_edit:
+            assert action.edit is None
+            assert list(action.command.arguments) == [uri, 1, "build_copy_module"]
+            result = await asyncio.wait_for(
+                client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
+                ),
+                TIMEOUT,
+            )
+            assert result == {"applied": True}
+            (applied,) = client.applied_edits
+            edit = applied.edit
+        else:
+            edit = action.edit
+        assert inserted(edit, uri)[1] == EXPECTED

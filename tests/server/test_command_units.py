@@ -26,6 +26,7 @@ def test_one_enum_drives_advertising_and_routing():
         "flydsl-ls.verifyFix",
         "flydsl-ls.applyFix",
         "flydsl-ls.fixAll",
+        "flydsl-ls.addExample",
     ]
     server = create_server()
     assert set(server.protocol.fm.commands) == set(Command.advertised())

@@ -87,6 +87,7 @@ async def test_initialize_advertises_features(spec, workspace):
         assert caps.diagnostic_provider.identifier == "flydsl-ls"
         kinds = caps.code_action_provider.code_action_kinds
         assert "quickfix" in kinds and "source.fixAll.flydsl-ls" in kinds
+        assert "refactor.addCompileExample.flydsl-ls" in kinds
         assert caps.code_action_provider.resolve_provider
 
 
