@@ -153,6 +153,21 @@ def main() -> int:
     print(f"compiles as inserted: {len(ok)}/{len(kernel_files)} = {100 * len(ok) / max(1, len(kernel_files)):.0f}% "
           f"of the files with a launcher ({len(ok)}/{max(1, len(offered))} of those offered); "
           f"{sum(1 for r in ok if r.get('tests'))} with a test's arguments; {time.perf_counter() - started:.0f} s")
+    kinds: dict[str, int] = {}
+    for row in kernel_files:
+        if row.get("status") in ("ok", None):
+            continue
+        error = row.get("error", "")
+        kind = (
+            "not offered" if row["status"] == "not offered"
+            else "import fails (a module not in the tree or not installed)" if error.startswith(("ModuleNotFoundError", "ImportError"))
+            else f"{row['status']} (LLVM abort)" if row["status"] == "crash"
+            else row["status"] if row["status"] != "error"
+            else "error while building or compiling"
+        )
+        kinds[kind] = kinds.get(kind, 0) + 1
+    for kind, count in sorted(kinds.items(), key=lambda item: -item[1]):
+        print(f"  {count:3d} {kind}")
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1))
     return 0

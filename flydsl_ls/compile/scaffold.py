@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flydsl_ls.compile import scaffold_tests
-from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile import scaffold_values as values
+from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.scaffold_values import UNKNOWN
 
 
