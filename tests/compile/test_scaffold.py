@@ -41,3 +41,21 @@ def test_the_scaffolded_example_compiles(service, tmp_path, with_tests):
 
     assert result.ok, result.error
     assert [k.name for k in result.kernels] == ["copy_kernel_0"]
+
+
+def test_a_kernel_with_relative_imports_compiles(service, tmp_path):
+    """FlyDSL's kernels import their siblings (`from .utils import ...`): the worker imports
+    such a file as a module of its package, with the folder above the package on sys.path."""
+    package = tmp_path / "kernels" / "norm"
+    package.mkdir(parents=True)
+    (tmp_path / "kernels" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "common.py").write_text("ROWS_PER_BLOCK = 4\n", encoding="utf-8")
+    source = FIXTURE.read_text(encoding="utf-8").replace("ROWS_PER_BLOCK = 4\n", "from .common import ROWS_PER_BLOCK\n")
+    path = package / "copy_builder.py"
+    insertion = example_for(source, "build_copy_module", path)
+    path.write_text(apply(source, insertion), encoding="utf-8")
+
+    result = service.compile(path, insertion.example, "gfx942")
+
+    assert result.ok, result.error
