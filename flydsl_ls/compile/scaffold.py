@@ -4,7 +4,8 @@ file's syntax tree alone (the file is never imported).
 A *launcher* is a module-level ``@flyc.jit`` function that launches a kernel
 (``kernel(...).launch(...)``). A *builder* is a module-level function that defines a
 launcher inside and returns it (alone, in a tuple, or in a dict). ``targets(source)``
-lists them; ``scaffold(source, name)`` returns the example to insert after it::
+lists them; ``example_for(source, name, path)`` returns the example to insert after it (what
+the server's code action and CodeLens insert)::
 
     # flydsl: example
     def build_softmax_module_example(device):
@@ -15,8 +16,8 @@ lists them; ``scaffold(source, name)`` returns the example to insert after it::
         ...
         return launch, (A, C, 256)
 
-The builder's arguments come from a test that calls it with literal arguments when one is
-given (``test_calls``), else from ``scaffold_values.choose``; the launcher's arguments from
+The builder's arguments come from a call of it in the repository's tests whose arguments
+resolve to literals (``scaffold_tests``), else from ``scaffold_values.choose``; the launcher's arguments from
 its signature: ``fx.Tensor`` -> a torch tensor on ``device`` (dtype from the dtype chosen for
 the builder and the parameter's name), ``fx.Pointer`` -> a pointer to one, ``Int32``/``int``
 -> an int, ``Float32`` -> a float, ``Stream`` -> ``fx.Stream(None)``, ``Constexpr`` -> a value
@@ -43,7 +44,6 @@ class Target:
     kind: str  # "builder" | "launcher"
     line: int  # 1-based line of the ``def``
     first_line: int  # 1-based line of its first decorator (or the ``def``)
-    end_line: int  # 1-based last line
     has_example: bool = False  # a ``# flydsl: example`` of the file names it
 
 
@@ -156,7 +156,7 @@ def targets(source: str) -> list[Target]:
         else:
             continue
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        found.append(Target(node.name, kind, node.lineno, first, node.end_lineno or node.lineno, node.name in named))
+        found.append(Target(node.name, kind, node.lineno, first, node.name in named))
     return found
 
 
@@ -312,7 +312,6 @@ class _Body:
     """The statements of the example being written, and what they need imported."""
 
     lines: list[str] = field(default_factory=list)
-    tensors: list[str] = field(default_factory=list)
     needs_fx: bool = False
     needs_flyc: bool = False
     names: set[str] = field(default_factory=set)

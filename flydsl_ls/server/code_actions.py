@@ -145,12 +145,12 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
             )
         )
     if _wanted(ActionKind.ADD_EXAMPLE, only):
-        actions += _add_example_actions(server, doc, params.range.start.line)
+        actions += await _add_example_actions(server, doc, params.range.start.line)
     return actions
 
 
 # --- "Add a compile example" ------------------------------------------------------------------
-def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[types.CodeAction]:
+async def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[types.CodeAction]:
     """The action on the header (decorators to ``def``) of a builder or launcher at ``line``."""
     if "jit" not in doc.text:  # a cheap test before parsing
         return []
@@ -166,24 +166,27 @@ def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[ty
             action.data = {"action": ActionKind.ADD_EXAMPLE.value, "uri": doc.uri, "version": doc.version, "name": target.name}
         elif features.apply_edit:
             action.command = types.Command(title=title, command=ADD_EXAMPLE_COMMAND, arguments=arguments)
-        else:
-            action.edit = _add_example_edit(server, doc, doc.text, doc.version, target.name)
+        else:  # a client that can only take the edit itself: written now, off the loop
+            loop = asyncio.get_running_loop()
+            snap = server.session.snapshot(doc)
+            action.edit = await loop.run_in_executor(server.worker, _add_example_edit, snap, target.name)
             if action.edit is None:
                 continue
         actions.append(action)
     return actions
 
 
-def _add_example_edit(server: FlyServer, doc: Document, text: str, version: int, name: str) -> types.WorkspaceEdit | None:
-    """The insertion of the example of ``name`` in ``text`` (version ``version`` of ``doc``);
-    None if it cannot be written. Reads the tests folder: run it off the event loop."""
+def _add_example_edit(snap: Snapshot, name: str) -> types.WorkspaceEdit | None:
+    """The insertion of the example of ``name`` in the snapshot's text; None if it cannot be
+    written. Reads the tests folder: run on a worker thread."""
     try:
-        insertion = example_for(text, name, doc.path)
+        insertion = example_for(snap.text, name, snap.path)
     except (LookupError, SyntaxError, ValueError) as error:
-        log.info("%s: no compile example for %s: %s", doc.uri, name, error)
+        log.info("%s: no compile example for %s: %s", snap.uri, name, error)
         return None
     at = types.Position(line=insertion.line, character=0)
-    return workspace_edit(server, doc, [types.TextEdit(range=types.Range(start=at, end=at), new_text=insertion.text)], version)
+    text_edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=insertion.text)
+    return document_edit(snap.uri, snap.version, [text_edit], snap.document_changes)
 
 
 async def add_example_command(server: FlyServer, arguments: list) -> dict:
@@ -197,7 +200,7 @@ async def add_example_command(server: FlyServer, arguments: list) -> dict:
         raise JsonRpcContentModified(STALE)
     version = doc.version
     loop = asyncio.get_running_loop()
-    edit = await loop.run_in_executor(server.worker, _add_example_edit, server, doc, doc.text, version, name)
+    edit = await loop.run_in_executor(server.worker, _add_example_edit, server.session.snapshot(doc), name)
     if edit is None:
         return {"applied": False, "message": f"no compile example can be written for `{name}`"}
     return await _apply(server, doc, version, edit, ADD_EXAMPLE_TITLE.format(name=name))
@@ -432,9 +435,8 @@ async def resolve(server: FlyServer, action: types.CodeAction) -> types.CodeActi
         if doc is None or doc.version != data.get("version"):
             raise JsonRpcContentModified(STALE)
         loop = asyncio.get_running_loop()
-        action.edit = await loop.run_in_executor(
-            server.worker, _add_example_edit, server, doc, doc.text, doc.version, str(data.get("name"))
-        )
+        snap = server.session.snapshot(doc)
+        action.edit = await loop.run_in_executor(server.worker, _add_example_edit, snap, str(data.get("name")))
         if doc.version != data.get("version"):
             raise JsonRpcContentModified(STALE)
         return action

@@ -31,6 +31,7 @@ WORKER_FUNCTIONS = {
     "lint": diagnostics.lint,
     "_quick_fix_edit": code_actions._quick_fix_edit,
     "_fix_all_edit": code_actions._fix_all_edit,
+    "_add_example_edit": code_actions._add_example_edit,
     "check_source": None,  # commands._verify_fix_all: the library function, on snapshot fields
     "_jedi_lookup": hover._jedi_lookup,
     "_flydsl_version": hover._flydsl_version,  # its warm-up
