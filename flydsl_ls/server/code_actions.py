@@ -184,6 +184,9 @@ def _add_example_edit(snap: Snapshot, name: str) -> types.WorkspaceEdit | None:
     except (LookupError, SyntaxError, ValueError) as error:
         log.info("%s: no compile example for %s: %s", snap.uri, name, error)
         return None
+    except Exception:  # noqa: BLE001 - a heuristic's bug must not fail the request
+        log.exception("%s: writing the compile example for %s failed", snap.uri, name)
+        return None
     at = types.Position(line=insertion.line, character=0)
     text_edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=insertion.text)
     return document_edit(snap.uri, snap.version, [text_edit], snap.document_changes)
