@@ -27,6 +27,7 @@ chosen as for a builder parameter; parameters with defaults are left out.
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -131,13 +132,22 @@ def _returned_launcher_name(ret: ast.Return, names: set[str], aliases: dict[str,
     return None
 
 
+_MARKER = re.compile(r"flydsl:\s*example", re.IGNORECASE)  # a cheap test before tokenizing
+
+
 def targets(source: str) -> list[Target]:
-    """The builders and launchers of ``source`` an example can be written for, in file order."""
+    """The builders and launchers of ``source`` an example can be written for, in file order
+    (the last few sources' answers are kept: the CodeLens asks again for the same text)."""
+    return list(_targets(source))
+
+
+@functools.lru_cache(maxsize=8)
+def _targets(source: str) -> tuple[Target, ...]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return []
-    example_names = {e.name for e in find_examples(source)}
+        return ()
+    example_names = {e.name for e in find_examples(source)} if _MARKER.search(source) else set()
     named = {
         n.id if isinstance(n, ast.Name) else n.attr
         for f in tree.body
@@ -157,7 +167,7 @@ def targets(source: str) -> list[Target]:
             continue
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         found.append(Target(node.name, kind, node.lineno, first, node.name in named))
-    return found
+    return tuple(found)
 
 
 def _builder_launcher(builder: ast.FunctionDef, env: dict | None = None) -> _Launcher | None:

@@ -152,8 +152,8 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
 # --- "Add a compile example" ------------------------------------------------------------------
 async def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[types.CodeAction]:
     """The action on the header (decorators to ``def``) of a builder or launcher at ``line``."""
-    if "jit" not in doc.text:  # a cheap test before parsing
-        return []
+    if "jit" not in doc.text or not doc.index.line_text(line).startswith(("def ", "@")):
+        return []  # cheap tests before parsing: a module-level `def` or decorator line
     features = server.session.features
     actions = []
     for target in targets(doc.text):

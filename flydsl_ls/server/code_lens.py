@@ -3,13 +3,15 @@
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
 (``flydsl-ls.addExample``, the code action of server/code_actions.py).
 
-The examples are found from the buffer's tokens and syntax tree (``find_examples``): asking
-for lenses never imports the file. The arch is the marker's, else the ``target-arch``
+The examples are found from the buffer's tokens and syntax tree (``find_examples``), the
+builders from its syntax tree on a worker thread (``scaffold.targets``): asking for lenses
+never imports the file. The arch is the marker's, else the ``target-arch``
 setting, else gfx942.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TYPE_CHECKING
 
@@ -17,9 +19,10 @@ from lsprotocol import types
 
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
-from flydsl_ls.compile.scaffold import targets
+from flydsl_ls.compile.scaffold import Target, targets
 from flydsl_ls.server.commands import Command, target_arch
 from flydsl_ls.server.diagnostics import lsp_range
+from flydsl_ls.server.session import Snapshot
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -30,23 +33,29 @@ LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA),
 ADD_EXAMPLE_TITLE = "Add compile example"
 
 
-def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     doc = server.session.get(params.text_document.uri)
     if doc is None:
         return None
     examples = find_examples(doc.text) if MARKER.search(doc.text) else []
     lenses = _example_lenses(server, doc, examples)
-    if "jit" in doc.text:  # a cheap test before parsing
-        lenses += _add_example_lenses(server, doc)
+    if "jit" in doc.text:  # a cheap test before parsing, which is done off the loop
+        snap = server.session.snapshot(doc)
+        found = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)
+        if doc.version == snap.version:  # else the client asks again for the new text
+            lenses += _add_example_lenses(server, doc, found)
     return lenses
 
 
-def _add_example_lenses(server: FlyServer, doc) -> list[types.CodeLens]:
-    """On each builder or launcher that no example names yet (the lens goes once it has one)."""
+def lens_targets(snap: Snapshot) -> list[Target]:
+    """The builders and launchers of the snapshot's text that no example names yet (worker thread)."""
+    return [t for t in targets(snap.text) if not t.has_example]
+
+
+def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[types.CodeLens]:
+    """On each builder or launcher of ``found`` (the lens goes once it has an example)."""
     lenses = []
-    for target in targets(doc.text):
-        if target.has_example:
-            continue
+    for target in found:
         line = target.first_line - 1
         whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
         lenses.append(

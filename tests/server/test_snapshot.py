@@ -20,7 +20,7 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from flydsl_ls.server import code_actions, diagnostics, documents, hover
+from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, hover
 from flydsl_ls.server.app import create_server
 from flydsl_ls.server.session import Document, Session, Snapshot
 from tests.server.helpers import KERNEL
@@ -32,6 +32,7 @@ WORKER_FUNCTIONS = {
     "_quick_fix_edit": code_actions._quick_fix_edit,
     "_fix_all_edit": code_actions._fix_all_edit,
     "_add_example_edit": code_actions._add_example_edit,
+    "lens_targets": code_lens.lens_targets,
     "check_source": None,  # commands._verify_fix_all: the library function, on snapshot fields
     "_jedi_lookup": hover._jedi_lookup,
     "_flydsl_version": hover._flydsl_version,  # its warm-up
