@@ -18,6 +18,7 @@ from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.files import discover, write_source
 from flydsl_ls.runner import FileJob, FileResult, RunTimings, default_jobs, run_jobs, settings_key
+from flydsl_ls.setting_values import arch_problem, release_problem
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -33,6 +34,18 @@ def _positive(value: str) -> int:
     return number
 
 
+def _checked(problem):
+    """An argparse type: the value, or a usage error (exit 2) saying what is accepted."""
+
+    def value(text: str) -> str:
+        why = problem(text)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return text
+
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flydsl-ls", description="Migrate legacy FlyDSL kernel code.")
     parser.add_argument("--version", action="version", version=f"flydsl-ls {__version__}")
@@ -42,8 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
     check.add_argument("--select", type=_codes, help="rule codes, prefixes or names to enable (comma-separated)")
     check.add_argument("--ignore", type=_codes, help="rule codes, prefixes or names to disable (comma-separated)")
-    check.add_argument("--target-arch", help="AMD GPU arch for arch-dependent rules, e.g. gfx942")
-    check.add_argument("--flydsl-version", help="the project's FlyDSL release, e.g. 0.3.4.1")
+    check.add_argument(
+        "--target-arch", type=_checked(arch_problem), help="AMD GPU arch for arch-dependent rules, e.g. gfx942"
+    )
+    check.add_argument(
+        "--flydsl-version", type=_checked(release_problem), help="the project's FlyDSL release, e.g. 0.3.4.1"
+    )
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (with --fix) or show unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change no file")

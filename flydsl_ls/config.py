@@ -7,6 +7,7 @@ file: pyproject values first, then command-line flags or editor settings on top.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from flydsl_ls.analysis.rules import Rule, select_rules, unknown_selectors
 from flydsl_ls.analysis.rules.context import AnalysisOptions
+from flydsl_ls.setting_values import arch_problem, release_problem
 
 SECTION = "flydsl-ls"
 DEFAULT_EXCLUDE = (
@@ -89,59 +91,72 @@ class Settings:
 
 
 def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
-    """Settings from a ``[tool.flydsl-ls]`` table (or editor settings with the same keys)."""
+    """Settings from a ``[tool.flydsl-ls]`` table; ConfigError naming every wrong value."""
     warnings = []
+    problems: list[str] = []
     normalised = {str(k).replace("_", "-"): v for k, v in table.items()}
     for key in sorted(set(normalised) - KNOWN_KEYS):
         warnings.append(f"{source}: unknown setting `{key}` ignored")
 
-    def strings(key: str) -> tuple[str, ...] | None:
-        value = normalised.get(key)
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source}: `{key}` must be a list of strings")
-        return tuple(value)
+    def strings(key: str, value) -> tuple[str, ...]:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        hint = f" (write [{json.dumps(value)}])" if isinstance(value, str) else ""
+        problems.append(f"`{key}` must be a list of strings, got {_shown(value)}{hint}")
+        return ()
 
     def string(key: str) -> str | None:
         value = normalised.get(key)
         if value is None or value == "":
             return None
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: `{key}` must be a string")
+            problems.append(f"`{key}` must be a string, got {_shown(value)}")
+            return None
         return value
 
-    per_file = normalised.get("per-file-ignores") or {}
+    lists = {key: strings(key, normalised[key]) for key in ("select", "ignore", "exclude") if key in normalised}
+    per_file = normalised.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
-        raise ConfigError(f"{source}: `per-file-ignores` must be a table of pattern = [codes]")
-    per_file_ignores = []
-    for pattern, codes in per_file.items():
-        if isinstance(codes, str):
-            codes = [codes]
-        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-            raise ConfigError(f"{source}: per-file-ignores `{pattern}` must list rule codes")
-        per_file_ignores.append((pattern, tuple(codes)))
+        problems.append(f"`per-file-ignores` must be a table of pattern = [codes], got {_shown(per_file)}")
+        per_file = {}
+    per_file_ignores = tuple(
+        (pattern, strings(f"per-file-ignores.{pattern}", codes)) for pattern, codes in per_file.items()
+    )
+    target_arch, flydsl_version = string("target-arch"), string("flydsl-version")
+    for key, value, problem in (
+        ("target-arch", target_arch, arch_problem),
+        ("flydsl-version", flydsl_version, release_problem),
+    ):
+        if value is not None and problem(value):
+            problems.append(f"`{key}`: {problem(value)}")
     selectors = [
-        *(strings("select") or ()),
-        *(strings("ignore") or ()),
+        *lists.get("select", ()),
+        *lists.get("ignore", ()),
         *(code for _, codes in per_file_ignores for code in codes),
     ]
     unknown = unknown_selectors(selectors)
     if unknown:
-        raise ConfigError(f"{source}: unknown rule selector(s): {', '.join(unknown)}")
+        problems.append(f"unknown rule selector(s): {', '.join(unknown)}")
+    cache = string("cache-dir")
+    if problems:
+        raise ConfigError("\n".join(f"{source}: {problem}" for problem in problems))
     return Settings(
-        select=strings("select"),
-        ignore=strings("ignore") or (),
-        per_file_ignores=tuple(per_file_ignores),
-        exclude=strings("exclude") or (),
-        target_arch=string("target-arch"),
-        flydsl_version=string("flydsl-version"),
+        select=lists.get("select"),
+        ignore=lists.get("ignore", ()),
+        per_file_ignores=per_file_ignores,
+        exclude=lists.get("exclude", ()),
+        target_arch=target_arch,
+        flydsl_version=flydsl_version,
         root=root,
-        cache_dir=(root / cache if root is not None else Path(cache)) if (cache := string("cache-dir")) else None,
+        cache_dir=(root / cache if root is not None else Path(cache)) if cache else None,
         warnings=tuple(warnings),
     )
+
+
+def _shown(value) -> str:
+    """A TOML value as the user wrote it, for an error message: `"FLY104"` (a string)."""
+    kind = {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a table"}
+    return f"{kind.get(type(value), type(value).__name__)} ({value!r})"
 
 
 def load_pyproject(path: Path) -> Settings | None:

@@ -358,10 +358,22 @@ def test_bad_toml_is_exit_2(project):
 @pytest.mark.parametrize(
     "body,message",
     [
-        ("select = 3\n", "`select` must be a list of strings"),
-        ('select = ["FLY1", "BOGUS"]\n', "BOGUS"),
+        # every setting of the README's table, given a value of the wrong type
+        ("select = 3\n", "`select` must be a list of strings, got a number (3)"),
+        ('select = "FLY104"\n', '`select` must be a list of strings, got a string (\'FLY104\') (write ["FLY104"])'),
+        ('ignore = "redundant-wrap"\n', "`ignore` must be a list of strings, got a string"),
+        ("ignore = [1]\n", "`ignore` must be a list of strings, got a list ([1])"),
+        ('exclude = "third_party"\n', "`exclude` must be a list of strings, got a string"),
+        ("target-arch = 942\n", "`target-arch` must be a string, got a number (942)"),
+        ("flydsl-version = 5\n", "`flydsl-version` must be a string, got a number (5)"),
+        ("cache-dir = false\n", "`cache-dir` must be a string, got a boolean (False)"),
+        ('per-file-ignores = ["FLY1"]\n', "`per-file-ignores` must be a table of pattern = [codes], got a list"),
+        ('[tool.flydsl-ls.per-file-ignores]\n"a.py" = "FLY104"\n', "`per-file-ignores.a.py` must be a list of strings"),
+        # values of the right type that name nothing
+        ('select = ["FLY1", "BOGUS"]\n', "unknown rule selector(s): BOGUS"),
         ('[tool.flydsl-ls.per-file-ignores]\n"a.py" = ["NOPE"]\n', "NOPE"),
-        ('flydsl-version = 5\n', "`flydsl-version` must be a string"),
+        ('target-arch = "gfx999"\n', "`target-arch`: unknown GPU arch `gfx999`; known arches: gfx900, "),
+        ('flydsl-version = "banana"\n', "`flydsl-version`: `banana` is not a FlyDSL release number; known releases: "),
     ],
 )
 def test_invalid_config_values_are_exit_2(project, body, message):
@@ -369,6 +381,37 @@ def test_invalid_config_values_are_exit_2(project, body, message):
     result = run("check", ".", cwd=project)
     assert result.returncode == 2
     assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_every_config_problem_is_reported_at_once(project):
+    write_config(project, 'select = "FLY104"\ntarget-arch = "gfx999"\nflydsl-version = "banana"\n')
+    result = run("check", ".", cwd=project)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if "pyproject.toml" in line]
+    assert len(lines) == 3, result.stderr
+    assert "gfx942, gfx950" in result.stderr and "0.4.2, 0.5.0" in result.stderr  # what is known
+
+
+def test_target_ids_and_release_numbers_are_accepted(project):
+    write_config(project, 'target-arch = "gfx942:sramecc+:xnack-"\nflydsl-version = "0.6.0rc1"\n')
+    result = run("check", "legacy.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "flag,value,message",
+    [
+        ("--target-arch", "gfx999", "unknown GPU arch `gfx999`; known arches: gfx900, "),
+        ("--flydsl-version", "banana", "`banana` is not a FlyDSL release number; known releases: 0.2.0, "),
+    ],
+)
+def test_unknown_arch_or_release_on_the_command_line_is_exit_2(project, flag, value, message):
+    result = run("check", flag, value, "legacy.py", cwd=project)
+    assert result.returncode == 2
+    assert f"argument {flag}: {message}" in result.stderr
+    assert result.stdout == ""
 
 
 # --- suppression comments ---------------------------------------------------------

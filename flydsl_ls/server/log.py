@@ -5,7 +5,8 @@ goes to the client as ``window/logMessage`` with its type (Error, Warning, Info,
 any thread. stderr gets only what the client cannot receive: records from before
 ``initialize`` or after the connection is gone, and a record whose sending failed; Python
 writes a crash's traceback there itself. Clients treat stderr as trouble: Neovim logs every
-line of it at ERROR, so informational lines there would read as errors.
+line of it at ERROR, so informational lines there would read as errors. A record marked
+``SHOW_USER`` (a setting that is ignored) is also a ``window/showMessage``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ _TYPES = [
     (0, types.MessageType.Log),
 ]
 PACKAGE_LOGGER = logging.getLogger("flydsl_ls")
+# `log.warning(..., extra=SHOW_USER)`: also a window/showMessage, for what the user must fix
+# (settings that are ignored), not only a line in the log.
+SHOW = "flydsl_show_user"
+SHOW_USER = {SHOW: True}
 
 
 class ClientLogHandler(logging.Handler):
@@ -58,16 +63,18 @@ class ClientLogHandler(logging.Handler):
             self.fallback.handle(record)
             return
         kind = next(t for level, t in _TYPES if record.levelno >= level)
-        params = types.LogMessageParams(type=kind, message=message)
+        shown = bool(getattr(record, SHOW, False))
         try:
-            self.loop.call_soon_threadsafe(self._send, params, record)
+            self.loop.call_soon_threadsafe(self._send, kind, message, shown, record)
         except RuntimeError:  # the loop is shutting down
             self.fallback.handle(record)
 
-    def _send(self, params: types.LogMessageParams, record: logging.LogRecord) -> None:
+    def _send(self, kind: types.MessageType, message: str, shown: bool, record: logging.LogRecord) -> None:
         self._local.busy = True
         try:
-            self.server.window_log_message(params)
+            self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+            if shown:
+                self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
         except Exception:
             self.fallback.handle(record)
         finally:

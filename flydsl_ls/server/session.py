@@ -21,6 +21,7 @@ from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position
 from flydsl_ls.server.diagnostic_json import FragmentCache
+from flydsl_ls.server.log import SHOW_USER
 from flydsl_ls.server.settings import EditorSettings
 
 if TYPE_CHECKING:
@@ -264,6 +265,7 @@ class Session:
 
     def settings_changed(self) -> None:
         self.generation += 1
+        self._warned.clear()  # a problem still there after the change is reported again
         config.clear_cache()
         pins.clear_cache()
 
@@ -309,7 +311,7 @@ class Session:
     def warn_once(self, message: str) -> None:
         if message not in self._warned:
             self._warned.add(message)
-            log.warning("%s", message)
+            log.warning("%s", message, extra=SHOW_USER)
 
 
 def _lines(doc: Document | None) -> int:

@@ -5,7 +5,8 @@ nearest pyproject.toml (``config.settings_for``) with these on top
 (``Settings.with_overrides``), exactly as the CLI puts its flags on top.
 
 Keys may be kebab-case (``target-arch``), camelCase (``targetArch``) or snake_case, flat
-or under a ``flydsl-ls`` section. Unknown keys and wrong types are warnings, never errors.
+or under a ``flydsl-ls`` section. Unknown keys, wrong types, unknown arches and release
+numbers that do not read as one are warnings, never errors: the value is ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from flydsl_ls.analysis.rules import unknown_selectors
+from flydsl_ls.setting_values import arch_problem, release_problem
 
 SECTIONS = ("flydsl-ls", "flydsl_ls", "flydslLs", "flydsl")
 LOG_LEVELS = {"debug": "debug", "trace": "debug", "info": "info", "warning": "warning", "warn": "warning", "error": "error"}
@@ -98,6 +100,10 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
         elif name in ("target-arch", "flydsl-version"):
             if not isinstance(value, str):
                 warnings.append(f"{source}: `{key}` must be a string; ignored")
+                continue
+            problem = (arch_problem if name == "target-arch" else release_problem)(value)
+            if value.strip() and problem:
+                warnings.append(f"{source}: `{key}`: {problem}; ignored")
                 continue
             values[name.replace("-", "_")] = value.strip() or None
         elif name == "log-level":

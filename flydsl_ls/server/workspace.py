@@ -30,7 +30,7 @@ def apply_initialization_options(server: FlyServer, options: Any) -> None:
 def _parsed(raw: Any, source: str) -> EditorSettings:
     settings, warnings = parse(raw, source)
     for warning in warnings:
-        log.warning("%s", warning)
+        log.warning("%s", warning, extra=server_log.SHOW_USER)
     return settings
 
 

@@ -375,6 +375,40 @@ async def test_pyproject_settings_then_editor_settings(spec, workspace):
         assert [d.code for d in diags] == ["FLY901"]
 
 
+async def _shown(client, *needles: str) -> list[str]:
+    """The window/showMessage texts, once one holding every needle has arrived."""
+    for _ in range(100):
+        texts = [m.message for m in client.messages]
+        if any(all(n in t for n in needles) for t in texts):
+            break
+        await asyncio.sleep(0.05)
+    return texts
+
+
+async def test_bad_pyproject_settings_are_shown_and_defaults_used(spec, workspace):
+    """A pyproject.toml the CLI rejects (exit 2) does not stop the server: it says why in a
+    window/showMessage and checks with the defaults."""
+    (workspace / "pyproject.toml").write_text('[tool.flydsl-ls]\nselect = "FLY901"\ntarget-arch = "gfx999"\n')
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py")
+        diags = await diagnostics(client, uri, 1)
+        assert sorted(d.code for d in diags) == ["FLY101", "FLY101", "FLY901"]  # every rule: the defaults
+        texts = await _shown(client, "`select` must be a list of strings", "using defaults")
+        assert any("pyproject.toml" in t and "`select` must be a list of strings" in t for t in texts), texts
+
+
+async def test_bad_editor_settings_are_shown_and_ignored(spec, workspace):
+    options = {"targetArch": "gfx999", "flydslVersion": "banana", "select": ["FLY9"]}
+    async with lsp(spec, workspace, init_options=options) as client:
+        uri = open_doc(client, workspace / "kernel.py")
+        diags = await diagnostics(client, uri, 1)
+        assert [d.code for d in diags] == ["FLY901"]  # the good setting still applies
+        texts = await _shown(client, "gfx999")
+        assert any("unknown GPU arch `gfx999`" in t and "gfx942" in t for t in texts), texts
+        texts = await _shown(client, "banana")
+        assert any("`banana` is not a FlyDSL release number" in t and "0.5.0" in t for t in texts), texts
+
+
 # --- positions ------------------------------------------------------------------------------
 async def test_columns_on_a_line_with_non_ascii_text(spec, workspace):
     prefix = '    s = "é😀"; lane = '

@@ -38,6 +38,16 @@ def test_settings_warn_and_never_raise():
     assert EditorSettings().delay == DEFAULT_DIAGNOSTICS_DELAY
 
 
+def test_an_unknown_arch_or_release_is_a_warning_and_ignored():
+    settings, warnings = parse({"targetArch": "gfx999", "flydslVersion": "banana", "compileTimeout": "long"}, "s")
+    assert (settings.target_arch, settings.flydsl_version, settings.compile_timeout) == (None, None, None)
+    assert len(warnings) == 3
+    assert "unknown GPU arch `gfx999`; known arches: " in warnings[0] and "gfx942" in warnings[0]
+    assert "`banana` is not a FlyDSL release number; known releases: " in warnings[1] and "0.5.0" in warnings[1]
+    settings, warnings = parse({"targetArch": "gfx950:xnack-", "flydslVersion": "0.6.0.dev1"}, "s")
+    assert warnings == [] and (settings.target_arch, settings.flydsl_version) == ("gfx950:xnack-", "0.6.0.dev1")
+
+
 def test_settings_layers():
     base = EditorSettings(select=("FLY1",), target_arch="gfx942")
     top = EditorSettings(target_arch="gfx950")
