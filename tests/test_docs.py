@@ -104,9 +104,9 @@ def test_referenced_files_exist(path):
     missing = []
     for match in _TICKED.finditer(text):
         name = match.group(1).rstrip("/").split("::")[0]
-        if name.startswith(OURS) and not any(c in name for c in "*<>{}$") and name not in ELSEWHERE:
-            if not (ROOT / name).exists():
-                missing.append(name)
+        ours = name.startswith(OURS) and not any(c in name for c in "*<>{}$") and name not in ELSEWHERE
+        if ours and not (ROOT / name).exists():
+            missing.append(name)
     for match in re.finditer(r"(?<![\w/.-])([A-Z][A-Z_-]+\.md)\b", text):
         if not (ROOT / match.group(1)).exists() and not (path.parent / match.group(1)).exists():
             missing.append(match.group(1))
