@@ -42,8 +42,26 @@ def _shown(cases: list, limit: int) -> list:
     return [case for case in cases if not case.settings][:limit]
 
 
+def _shown_flagged(cases: list[Invalid]) -> list[Invalid]:
+    """The first cases, with their settings; the first case with a fix among them when the
+    rule has one (FLY401's needs a target arch, FLY105's come after its no-fix cases)."""
+    shown = cases[:MAX_FLAGGED]
+    fixed = next((case for case in cases if case.expected is not None), None)
+    if fixed is not None and fixed not in shown:
+        shown = [*shown[: MAX_FLAGGED - 1], fixed]
+    return shown
+
+
+def settings_line(settings: dict) -> str:
+    """``With `target-arch = "gfx942"` in `[tool.flydsl-ls]` (or the same options):``"""
+    keys = " and ".join(f'`{key.replace("_", "-")} = "{value}"`' for key, value in settings.items())
+    flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in settings.items())
+    return f"With {keys} in `[tool.flydsl-ls]` (or `flydsl-ls check {flags}`):"
+
+
 def _flagged(case: Invalid) -> list[str]:
-    lines = _block(case.code)
+    lines = [settings_line(case.settings), ""] if case.settings else []
+    lines += _block(case.code)
     if case.expected is not None:
         label = "With `--unsafe-fixes` (unsafe fix)" if case.unsafe else "Fixed (safe fix)"
         lines += ["", f"{label}:", "", *_block(case.expected)]
@@ -70,7 +88,7 @@ def render(rule: type[Rule]) -> str:
     ]
     if rule.example_before:
         parts += ["", "## Example", "", "```python", "# Before", rule.example_before, "# After", rule.example_after, "```"]
-    flagged: list[Invalid] = _shown(rule.INVALID, MAX_FLAGGED)
+    flagged = _shown_flagged(rule.INVALID)
     if flagged:
         parts += ["", "## Flagged", ""]
         for index, case in enumerate(flagged):

@@ -170,3 +170,73 @@ def test_neovim_commands_are_described_once():
     prose_lines = "\n".join(line for line in text.splitlines() if not line.startswith("|"))
     synopses = re.findall(r"`:(Flydsl\w+) \[[^`]*`", prose_lines)
     assert sorted(rows + synopses) == sorted(shipped), "each command once, every command"
+
+
+# --- rule pages: each flagged example, fixed by `flydsl-ls check --fix` with the page's settings
+
+_SETTINGS = re.compile(r"^With ((?:`[\w-]+ = \"[^\"]*\"`(?: and )?)+) in `\[tool\.flydsl-ls\]`")
+_LABELS = {"Fixed (safe fix):": "safe", "With `--unsafe-fixes` (unsafe fix):": "unsafe", "No fix is offered.": None}
+
+
+def page_examples(page: Path) -> list[dict]:
+    """The page's "Flagged" examples: settings (pyproject lines), code, fix kind, fixed text."""
+    section = page.read_text(encoding="utf-8").split("\n## Flagged\n", 1)[1].split("\n## ", 1)[0]
+    parts = re.split(r"^```python\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    # parts: text, code, text, code, ...: each example is [settings] code label [fixed code]
+    examples = []
+    i = 1
+    while i < len(parts):
+        before = parts[i - 1].strip().split("\n\n")[-1]  # the paragraph just above the code
+        match = _SETTINGS.match(before)
+        settings = re.findall(r"`([\w-]+ = \"[^\"]*\")`", match.group(1)) if match else []
+        label = parts[i + 1].strip().splitlines()[0] if parts[i + 1].strip() else ""
+        assert label in _LABELS, f"{page.name}: after an example, {label!r}"
+        kind = _LABELS[label]
+        examples.append(
+            {"settings": settings, "code": parts[i], "fix": kind, "fixed": parts[i + 2] if kind else parts[i]}
+        )
+        i += 4 if kind else 2
+    return examples
+
+
+RULE_PAGES = sorted((ROOT / "docs" / "rules").glob("FLY*.md"))
+
+
+def test_every_fixable_rule_page_shows_a_fix():
+    for page in RULE_PAGES:
+        fix_line = re.search(r"^Fix: (.*)$", page.read_text(encoding="utf-8"), re.MULTILINE).group(1)
+        fixable = not fix_line.startswith("none")
+        shown = [example["fix"] for example in page_examples(page)]
+        assert any(shown) == fixable, f"{page.name}: `Fix: {fix_line}`, examples: {shown}"
+
+
+def test_rule_page_examples_are_what_check_fix_writes(tmp_path):
+    """Every "Flagged" example of every page, written to a project with the page's settings
+    (and only that rule selected), then `flydsl-ls check --fix` (with `--unsafe-fixes` where
+    the page says so): each file must read as the page's fixed text, or stay as it was where
+    the page says no fix is offered."""
+    expected: dict[Path, str] = {}
+    for page in RULE_PAGES:
+        for n, example in enumerate(page_examples(page)):
+            mode = "safe" if example["fix"] == "safe" else "unsafe"
+            folder = tmp_path / mode / f"{page.stem}_{n}"
+            folder.mkdir(parents=True)
+            (folder / "pyproject.toml").write_text(
+                "\n".join(["[tool.flydsl-ls]", f'select = ["{page.stem}"]', *example["settings"]]) + "\n"
+            )
+            (folder / "example.py").write_text(example["code"])
+            expected[folder / "example.py"] = example["fixed"]
+    for mode, flags in (("safe", ["--fix"]), ("unsafe", ["--fix", "--unsafe-fixes"])):
+        done = subprocess.run(
+            [sys.executable, "-m", "flydsl_ls", "check", *flags, "--quiet", str(tmp_path / mode)],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        )
+        assert done.returncode in (0, 1), done.stderr
+        assert "error" not in done.stderr, done.stderr
+    wrong = {
+        f"{path.parent.parent.name}/{path.parent.name}": path.read_text()
+        for path, text in expected.items()
+        if path.read_text() != text
+    }
+    assert not wrong, wrong
+    assert len(expected) > 2 * len(RULE_PAGES)
