@@ -240,3 +240,15 @@ def test_rule_page_examples_are_what_check_fix_writes(tmp_path):
     }
     assert not wrong, wrong
     assert len(expected) > 2 * len(RULE_PAGES)
+
+
+def test_no_install_command_assumes_a_published_package():
+    """No flydsl-ls package is on PyPI: every install command takes a checkout (`-e .`, a
+    path) or a built wheel, in the docs and in what the programs tell the user."""
+    published = re.compile(r"pip install [^\n`&;|]*?(?<![\w/.-])[\"']?flydsl-ls(?:\[[\w,]+\])?[\"']?(?![\w/.-])")
+    texts = {path: path.read_text(encoding="utf-8") for path in DOCS}
+    for folder, pattern in (("flydsl_ls", "*.py"), ("vscode-extension/src", "*.ts"), ("editors", "*.lua")):
+        texts.update({path: path.read_text(encoding="utf-8") for path in (ROOT / folder).rglob(pattern)})
+    texts[ROOT / "vscode-extension" / "README.md"] = (ROOT / "vscode-extension" / "README.md").read_text()
+    found = {str(path.relative_to(ROOT)): published.findall(text) for path, text in texts.items()}
+    assert not {path: hits for path, hits in found.items() if hits}
