@@ -167,7 +167,8 @@ def load_pyproject(path: Path) -> Settings | None:
         raise ConfigError(f"{path}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from error
-    table = data.get("tool", {}).get(SECTION)
+    tool = data.get("tool", {})
+    table = tool.get(SECTION) if isinstance(tool, dict) else None  # `tool = 1` has no table of ours
     if table is None:
         return None
     if not isinstance(table, dict):

@@ -65,11 +65,11 @@ def _from_pyproject(path: Path) -> str | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    project = data.get("project", {})
-    candidates = list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        candidates += list(extra)
-    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    project = _table(data.get("project"))
+    candidates = _list(project.get("dependencies"))
+    for extra in _table(project.get("optional-dependencies")).values():
+        candidates += _list(extra)
+    poetry = _table(_table(_table(data.get("tool")).get("poetry")).get("dependencies"))
     if isinstance(poetry.get("flydsl"), str):
         candidates.append("flydsl" + _poetry_spec(poetry["flydsl"]))
     for requirement in candidates:
@@ -78,6 +78,15 @@ def _from_pyproject(path: Path) -> str | None:
             if version:
                 return version
     return None
+
+
+def _table(value) -> dict:
+    """A TOML table, or an empty one where the file has something else (never our error)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _poetry_spec(spec: str) -> str:

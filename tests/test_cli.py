@@ -356,6 +356,25 @@ def test_bad_toml_is_exit_2(project):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        'tool = "x"\nproject = 3\n',
+        '[project]\ndependencies = "flydsl==0.5.0"\noptional-dependencies = 3\n[tool]\npoetry = 5\n[tool.flydsl-ls]\n',
+        "[project]\noptional-dependencies = { dev = 3 }\n[tool.poetry]\ndependencies = []\n",
+    ],
+)
+def test_other_tables_of_odd_shape_are_not_our_error(project, text):
+    """pyproject.toml's other tables (project, tool.poetry: read for a FlyDSL pin) may hold
+    anything: flydsl-ls reads what it can and checks the files."""
+    (project / "pyproject.toml").write_text(text, encoding="utf-8")
+    (project / "requirements.txt").unlink()  # so that the pin is looked for in pyproject.toml
+    result = run("check", "legacy.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert "FLY101" in result.stdout
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
     "body,message",
     [
         # every setting of the README's table, given a value of the wrong type
