@@ -4,6 +4,7 @@
     flydsl-ls rule FLY101        print a rule's documentation
     flydsl-ls rules              list the rules
     flydsl-ls serve              run the language server on stdio
+    flydsl-ls compile FILE       compile a file's `# flydsl: example` (flydsl_ls/compile/cli.py)
 """
 
 from __future__ import annotations
