@@ -128,5 +128,5 @@ export function launchProblem(command: ServerCommand, pathVariable: string, prob
 export function startFailure(command: ServerCommand, error: string): string {
   const line = `flydsl-ls did not start with \`${[command.command, ...command.args].join(' ')}\` (${command.source}): ${error}`;
   if (command.source === 'flydsl-ls.path') return `${line}. Check that ${command.command} is flydsl-ls.`;
-  return `${line}. Is flydsl-ls installed in that interpreter? (from a checkout: pip install -e <flydsl-ls folder>)`;
+  return `${line}. Is flydsl-ls installed in that interpreter? (from a checkout: pip install -e <checkout>)`;
 }
