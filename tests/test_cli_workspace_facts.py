@@ -95,6 +95,8 @@ def test_two_workers_scan_each_file_once(project):
     lines = timings(check(project, 2))
     assert any(line.startswith("module calls: scanned once for the run, 7 files (1 pass modules)") for line in lines)
     # Only kern.py passes a module: no worker builds the model of a file it neither checks
-    # nor imports from (kern.py imports helpers, reader.py imports shim).
+    # nor asks about. Four questions cross files (kern.py imports helpers, helpers' caller is
+    # kern.py, reader.py imports shim, shim's constant is read by reader.py); how many of them
+    # land on the other worker depends on which worker takes which file (9 or 10 were seen).
     built = sum(int(re.search(r"(\d+) module models built", line).group(1)) for line in lines if line.startswith("worker "))
-    assert built <= 7 + 2
+    assert built <= 7 + 4
