@@ -1,8 +1,8 @@
 """The flydsl-ls language server: the server object, one dispatch table, and ``serve``.
 
 Every handler lives in the module of its LSP concern (documents, diagnostics,
-code_actions, hover, workspace, code_lens, commands); this module only wires them to methods
-and commands and guards them:
+code_actions, hover, inlay_hints, workspace, code_lens, commands); this module only wires
+them to methods and commands and guards them:
 a failing handler is logged, a request is answered with an error, and the server keeps
 serving.
 """
@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from flydsl_ls import __version__
-from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, workspace
+from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, inlay_hints, workspace
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.protocol import FlyProtocol
 from flydsl_ls.server.session import ClientFeatures, Session
@@ -105,6 +105,7 @@ DISPATCH: dict[str, tuple[Callable, Any, bool]] = {
     types.CODE_ACTION_RESOLVE: (code_actions.resolve, None, True),
     types.TEXT_DOCUMENT_HOVER: (hover.hover, None, True),
     types.TEXT_DOCUMENT_CODE_LENS: (code_lens.code_lens, types.CodeLensOptions(resolve_provider=False), True),
+    types.TEXT_DOCUMENT_INLAY_HINT: (inlay_hints.inlay_hints, types.InlayHintOptions(resolve_provider=False), True),
 }
 # workspace/executeCommand: pygls advertises the registered commands (executeCommandProvider)
 # and routes each to its handler; the Command enum is the one list of both.

@@ -53,6 +53,7 @@ class ClientFeatures:
     watched_files_registration: bool = False
     work_done_progress: bool = False  # window/workDoneProgress/create
     show_document: bool = False  # window/showDocument
+    inlay_hint_refresh: bool = False  # workspace/inlayHint/refresh
 
     @classmethod
     def from_capabilities(cls, caps: types.ClientCapabilities, encoding: str) -> ClientFeatures:
@@ -79,6 +80,7 @@ class ClientFeatures:
             watched_files_registration=bool(watched and watched.dynamic_registration),
             work_done_progress=bool(window and window.work_done_progress),
             show_document=bool(window and window.show_document and window.show_document.support),
+            inlay_hint_refresh=bool(workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support),
         )
 
 

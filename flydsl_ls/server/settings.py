@@ -36,6 +36,7 @@ class EditorSettings:
     log_level: str | None = None
     diagnostics_delay: float | None = None  # seconds
     compile_timeout: float | None = None  # seconds per compile request
+    inlay_hints: bool | None = None  # the inferred types of assigned names (on by default)
 
     def over(self, base: EditorSettings) -> EditorSettings:
         """This layer on top of ``base``."""
@@ -54,6 +55,10 @@ class EditorSettings:
     @property
     def delay(self) -> float:
         return DEFAULT_DIAGNOSTICS_DELAY if self.diagnostics_delay is None else self.diagnostics_delay
+
+    @property
+    def hints(self) -> bool:
+        return self.inlay_hints is not False
 
     @property
     def timeout(self) -> float:
@@ -122,6 +127,11 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be a positive number of seconds; ignored")
                 continue
             values["compile_timeout"] = float(value)
+        elif name == "inlay-hints":
+            if not isinstance(value, bool):
+                warnings.append(f"{source}: `{key}` must be true or false; ignored")
+                continue
+            values["inlay_hints"] = value
         else:
             warnings.append(f"{source}: unknown setting `{key}` ignored")
     return EditorSettings(**values), warnings

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from flydsl_ls.server import diagnostics
+from flydsl_ls.server import diagnostics, inlay_hints
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.settings import SECTIONS, EditorSettings, parse
 
@@ -44,9 +44,7 @@ async def did_change_configuration(server: FlyServer, params: types.DidChangeCon
     raw = params.settings
     if not raw and server.session.features.configuration:
         raw = await _pull_configuration(server)
-    server.session.config_settings = _parsed(raw, "workspace/didChangeConfiguration")
-    _apply_log_level(server)
-    settings_changed(server)
+    _take(server, _parsed(raw, "workspace/didChangeConfiguration"))
 
 
 async def pull_configuration(server: FlyServer) -> None:
@@ -55,9 +53,17 @@ async def pull_configuration(server: FlyServer) -> None:
         return
     raw = await _pull_configuration(server)
     if raw:
-        server.session.config_settings = _parsed(raw, "workspace/configuration")
-        _apply_log_level(server)
-        settings_changed(server)
+        _take(server, _parsed(raw, "workspace/configuration"))
+
+
+def _take(server: FlyServer, settings: EditorSettings) -> None:
+    """The client's settings replace the last ones it sent."""
+    hints = server.session.editor.hints
+    server.session.config_settings = settings
+    _apply_log_level(server)
+    settings_changed(server)
+    if server.session.editor.hints != hints:
+        inlay_hints.refresh(server)
 
 
 async def _pull_configuration(server: FlyServer) -> Any:

@@ -85,3 +85,98 @@ def operand_type(model: SemanticModel, expr: ast.expr, depth: int) -> str | None
         if len(bindings) == 1 and isinstance(bindings[0].value, ast.Call):
             return raw_result_type(model, bindings[0].value, depth + 1)
     return None
+
+
+# --- the element type of any IR value, for display (hover, inlay hints) ---------------------
+# Wider than ``raw_result_type``, which the fixes rely on: it also reads the DSL's own
+# constructors (``fx.arith.constant(1, type=T.i32)``, ``arith.index(4)``), the wrappers that
+# keep their operand's type (``ArithValue(v)``, ``v.ir_value()``), comparisons and selects,
+# following names to their one definition.
+_CONSTANT_DEFAULTS = {"bool": "fx.Boolean", "int": "fx.Int32", "float": "fx.Float32"}  # fx.arith.constant
+_COMPARISONS = {"cmpi", "cmpf"}
+_MORE_SAME_AS_OPERAND = {"shrui", "divui", "remui", "maxui", "minui", "ceildivsi", "floordivsi", "ceildivui"}
+_ID_CALLS = {"fx.gpu.thread_id", "fx.gpu.block_id", "mlir.gpu.thread_id", "mlir.gpu.block_id"}
+_ARITH_VALUE = "fx.arith.ArithValue"
+_MAX_DEPTH = 4
+
+
+def element_type(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | None:
+    """fx class (``fx.Int32``) of the MLIR type of the scalar value ``expr`` computes (an fx
+    value, an ``ArithValue`` or a raw ``ir.Value``), or None when it cannot be read."""
+    if depth > _MAX_DEPTH:
+        return None
+    kind = model.type_of(expr)
+    if kind.is_fx_scalar:
+        return kind.name
+    if isinstance(expr, ast.Name):
+        bindings = model.reaching_bindings(expr)
+        if not bindings or any(b.kind not in ("assign", "walrus") or b.value is None for b in bindings):
+            return None
+        found = {element_type(model, b.value, depth + 1) for b in bindings}
+        return found.pop() if len(found) == 1 else None
+    if isinstance(expr, ast.BinOp):  # arithmetic on an ArithValue (typed operands are fx)
+        return element_type(model, expr.left, depth + 1) or element_type(model, expr.right, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        body = element_type(model, expr.body, depth + 1)
+        return body if body == element_type(model, expr.orelse, depth + 1) else None
+    if isinstance(expr, ast.Call):
+        return _call_element_type(model, expr, depth)
+    return None
+
+
+def _call_element_type(model: SemanticModel, call: ast.Call, depth: int) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "ir_value" and not call.args:
+        return element_type(model, func.value, depth + 1)
+    symbol = model.resolve(func) or ""
+    if symbol == _ARITH_VALUE and len(call.args) == 1:
+        return element_type(model, call.args[0], depth + 1)
+    if symbol in _ID_CALLS:
+        return "fx.Index"
+    if not symbol.startswith(_ARITH_MODULES):
+        return None
+    op = symbol.rsplit(".", 1)[-1]
+    args = call.args
+    if op in _SAME_AS_OPERAND or op in _MORE_SAME_AS_OPERAND:
+        return next(filter(None, (element_type(model, a, depth + 1) for a in args[:2])), None)
+    if op == "select" and len(args) == 3:
+        return element_type(model, args[1], depth + 1) or element_type(model, args[2], depth + 1)
+    if op in _COMPARISONS and len(args) == 3:
+        # i1 for scalar operands; an operand whose type is read is a scalar one
+        return "fx.Boolean" if any(element_type(model, a, depth + 1) for a in args[1:]) else None
+    if symbol.startswith("fx.arith."):
+        if op == "index":
+            return "fx.Index"
+        if op == "constant" and len(args) == 1:
+            return _constant_type(model, call)
+    return raw_result_type(model, call)
+
+
+def _constant_type(model: SemanticModel, call: ast.Call) -> str | None:
+    """``fx.arith.constant(value, *, type=None, index=False)``'s result type."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    index = keywords.get("index")
+    if isinstance(index, ast.Constant) and index.value is True:
+        return "fx.Index"
+    if index is not None and not (isinstance(index, ast.Constant) and index.value is False):
+        return None  # decided at trace time
+    if "type" in keywords:
+        return fx_type_of_mlir_type(model, keywords["type"])
+    return _CONSTANT_DEFAULTS.get(model.type_of(call.args[0]).name)
+
+
+def mlir_spelling(fx_class: str) -> str:
+    """The MLIR type an fx numeric class wraps: ``fx.Int32`` -> ``i32``, ``fx.Index`` -> ``index``."""
+    name = fx_class.removeprefix("fx.")
+    if name == "Boolean":
+        return "i1"
+    if name == "Index":
+        return "index"
+    if name == "BFloat16":
+        return "bf16"
+    if name == "TFloat32":
+        return "tf32"
+    for prefix, short in (("Uint", "ui"), ("Int", "i"), ("Float", "f")):
+        if name.startswith(prefix):
+            return short + name[len(prefix):]
+    return name

@@ -1,0 +1,163 @@
+"""textDocument/inlayHint: the inferred type after each assigned name (``tid: Int32``,
+``c: ir.Value i32``; analysis/model/typehints.py says which), for the range asked.
+
+The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
+``workspace/inlayHint/refresh``). Computed on a worker thread from a ``Snapshot``: one
+whole-file model per text, kept (on that thread only) for the next range asked of the same
+text, as a client asks again when the view scrolls. A text that does not parse while a
+statement is half typed is analysed repaired (analysis/model/recovery.py), without hints on
+the repaired lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcContentModified
+
+from flydsl_ls.analysis.model import recovery
+from flydsl_ls.analysis.model.deep import on_deep_stack
+from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.sources import package_of
+from flydsl_ls.analysis.model.text import Position
+from flydsl_ls.analysis.model.typehints import TypeHint, type_hints
+from flydsl_ls.server.protocol import RawJSON
+from flydsl_ls.server.session import Snapshot
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+log = logging.getLogger(__name__)
+
+_HINTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-hints")
+_TYPE = types.InlayHintKind.Type.value
+
+
+async def inlay_hints(server: FlyServer, params: types.InlayHintParams) -> RawJSON | None:
+    session = server.session
+    doc = session.get(params.text_document.uri)
+    if doc is None:
+        return None
+    if not session.editor.hints:
+        return RawJSON("[]")
+    snap = session.snapshot(doc)
+    index, encoding = snap.index, snap.encoding
+    first = index.from_client(params.range.start.line, params.range.start.character, encoding)
+    last = index.from_client(params.range.end.line, params.range.end.character, encoding)
+    version = snap.version
+
+    def current() -> bool:  # read from the hints thread
+        return doc.version == version
+
+    loop = asyncio.get_running_loop()
+    found = await loop.run_in_executor(_HINTS, hints_json, snap, first, last, current)
+    if found is None or doc.version != version:
+        raise JsonRpcContentModified("the document changed; ask for its hints again")
+    return RawJSON(found)
+
+
+def refresh(server: FlyServer) -> None:
+    """Ask the client to ask again (the setting changed)."""
+    if server.session.features.inlay_hint_refresh:
+        server.workspace_inlay_hint_refresh(None)
+
+
+# --- on the hints thread ----------------------------------------------------------------
+@dataclass
+class _Model:
+    uri: str
+    text: str
+    project_generation: int
+    model: SemanticModel | None  # None: the text does not parse, even repaired
+    repaired: tuple[int, int] | None  # lines stood in for (recovery)
+
+
+_last: _Model | None = None  # the model of the last text asked about
+
+
+def hints_json(snap: Snapshot, first: Position, last: Position, current: Callable[[], bool]) -> str | None:
+    """The hints between ``first`` and ``last`` as LSP JSON; None when the document moved on
+    before they were computed."""
+    if not current():
+        return None
+    try:
+        try:
+            hints = _hints(_model_of(snap), first, last)
+        except RecursionError:  # a deeply nested file: again with room to recurse
+            hints = on_deep_stack(lambda: _hints(_model_of(snap), first, last))
+    except Exception:  # an analysis bug must not take the server down
+        log.exception("inlay hints of %s failed", snap.uri)
+        return "[]"
+    index, encoding = snap.index, snap.encoding
+    items = []
+    for hint in hints:
+        line, character = index.to_client(hint.position, encoding)
+        items.append(
+            {
+                "position": {"line": line, "character": character},
+                "label": f": {hint.label}",
+                "kind": _TYPE,
+                "tooltip": hint.origin,
+            }
+        )
+    return json.dumps(items)
+
+
+def _hints(built: _Model, first: Position, last: Position) -> list[TypeHint]:
+    model = built.model
+    if model is None:
+        return []
+    hints = type_hints(model, first, last)
+    if built.repaired is not None:
+        low, high = built.repaired
+        hints = [h for h in hints if not low <= h.position.line <= high]
+    return hints
+
+
+def _model_of(snap: Snapshot) -> _Model:
+    global _last
+    project = snap.project
+    cached = _last
+    if (
+        cached is not None
+        and cached.uri == snap.uri
+        and cached.project_generation == project.generation
+        and cached.text == snap.text
+    ):
+        return cached
+    _last = None
+    if cached is not None and cached.model is not None:
+        cached.model.dispose()  # freed now, not by the cyclic collector
+    generation = project.generation
+    text, repaired = snap.text, None
+    try:
+        tree = parse(text)
+    except SyntaxError as error:
+        fixed = recovery.repair(text, error)
+        tree = _parsed(fixed.text) if fixed is not None else None
+        text, repaired = (fixed.text, (fixed.first, fixed.last)) if fixed is not None else (text, None)
+    except ValueError:  # null bytes
+        tree = None
+    model = None
+    if tree is not None:
+        package = package_of(snap.path) if snap.path is not None else None
+        model = SemanticModel(text, tree, package, project.view(snap.path, package))
+        if repaired is None:
+            model.__dict__["index"] = snap.index  # the same text's line table
+    _last = _Model(snap.uri, snap.text, generation, model, repaired)
+    return _last
+
+
+def _parsed(text: str):
+    try:
+        return parse(text)
+    except (SyntaxError, ValueError):
+        return None
