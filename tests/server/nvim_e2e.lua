@@ -2,7 +2,8 @@
 --   nvim --clean --headless -u nvim_e2e.lua kernel.py
 -- Starts flydsl-ls through editors/nvim/lsp/flydsl_ls.lua, waits for its diagnostics,
 -- applies the FLY101 quick fix through vim.lsp.buf.code_action, writes the file, hovers a
--- deprecated API, runs fix-all on $FLYDSL_E2E_FIXALL, runs :FlydslCompile and :FlydslShowIsa
+-- deprecated API, shows the inlay hints (vim.lsp.inlay_hint) and turns them off through the
+-- settings, runs fix-all on $FLYDSL_E2E_FIXALL, runs :FlydslCompile and :FlydslShowIsa
 -- on $FLYDSL_E2E_COMPILE, saves $FLYDSL_E2E_ONSAVE with the docs' fix-all-on-save snippet
 -- ($FLYDSL_E2E_ONSAVE_SNIPPET), and reports what happened as JSON in $FLYDSL_E2E_RESULT.
 local result = { steps = {} }
@@ -113,6 +114,31 @@ local function run()
   result.hover = hover
   note('hover')
   vim.cmd('fclose!')
+
+  -- Inlay hints, as Neovim holds them to draw (vim.lsp.inlay_hint.get; a headless Neovim
+  -- draws nothing); then the setting turns them off: the server asks Neovim to refresh
+  -- (workspace/inlayHint/refresh) and they go.
+  local function drawn()
+    local hints = {}
+    for _, item in ipairs(vim.lsp.inlay_hint.get({ bufnr = bufnr })) do
+      local hint = item.inlay_hint
+      table.insert(hints, { lnum = hint.position.line, col = hint.position.character, text = hint.label })
+    end
+    table.sort(hints, function(a, b) return a.lnum < b.lnum end)
+    return hints
+  end
+  vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
+  if not vim.wait(30000, function() return #drawn() > 0 end, 50) then
+    return finish(false, 'no inlay hints drawn')
+  end
+  result.hints = drawn()
+  note('inlay hints')
+  local client = vim.lsp.get_clients({ bufnr = bufnr, name = 'flydsl_ls' })[1]
+  client:notify('workspace/didChangeConfiguration', { settings = { ['flydsl-ls'] = { inlayHints = false } } })
+  if not vim.wait(30000, function() return #drawn() == 0 end, 50) then
+    return finish(false, 'the inlay hints stayed once the setting turned them off')
+  end
+  note('inlay hints off')
 
   -- Fix-all on a second file (the legacy example), as a code action of kind source.fixAll.
   vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.FLYDSL_E2E_FIXALL))

