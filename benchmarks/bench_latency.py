@@ -11,8 +11,10 @@ pull-diagnostic support (so the server pushes), with ``diagnosticsDelay: 0``; di
 a fixed series of edits (typing characters inside a function body, inserting and deleting
 a line, pasting and cutting a block, near the top, in the middle and near the bottom, and
 changing a module-level constant), each sent alone and timed from the didChange to the
-publishDiagnostics of that version. Then code actions at diagnostics' ranges and hovers on
-names, and the server's peak RSS (``VmHWM``). The same file and edits go to ``ruff server``
+publishDiagnostics of that version. Then code actions at diagnostics' ranges, hovers on
+names, inlay hints (flydsl-ls only: ruff server has none) for a 60-line viewport and for the
+whole file, each first after an edit (the server builds the text's model) and then again on
+the same text (scrolling), and the server's peak RSS (``VmHWM``). The same file and edits go to ``ruff server``
 when a ``ruff`` is found (``--ruff``, or on PATH), and the ratios are printed. Then CLI
 throughput over a folder, ``python -m flydsl_ls check`` beside ``ruff check``.
 
@@ -349,7 +351,7 @@ def hover_points(text: str, count: int) -> list[dict]:
     return [position_of(text, offset + 1) for offset in hits[::step][:count]]
 
 
-def measure(client: Client, path: Path, text: str, rounds: int, actions: int, hovers: int) -> dict:
+def measure(client: Client, path: Path, text: str, rounds: int, actions: int, hovers: int, hints: int = 0) -> dict:
     doc = Doc(path, text)
     mark = client.mark()
     sent = client.notify(
@@ -393,7 +395,46 @@ def measure(client: Client, path: Path, text: str, rounds: int, actions: int, ho
         elapsed, _ = client.request("textDocument/hover", {"textDocument": {"uri": doc.uri}, "position": position})
         hover_times.append(elapsed)
     out["hover"] = hover_times
+    if hints:
+        out.update(measure_hints(client, doc, hints))
     client.notify("textDocument/didClose", {"textDocument": {"uri": doc.uri}})
+    return out
+
+
+VIEWPORT = 60  # lines: an editor window
+
+
+def measure_hints(client: Client, doc: Doc, rounds: int) -> dict:
+    """textDocument/inlayHint: per round an edit (a comment line added at the end, or removed
+    again; its diagnostics awaited), then the first request on the new text (a viewport, or
+    the whole file, in turn), then both on the same text, as when scrolling."""
+    lines = doc.text.count("\n") + 1
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": lines + 1, "character": 0}}
+    out: dict = {key: [] for key in ("hints_viewport_new", "hints_viewport", "hints_whole_new", "hints_whole")}
+    comment = "# scrolled\n"
+    for r in range(rounds):
+        mark = client.mark()
+        if doc.text.endswith(comment):
+            params = doc.change(len(doc.text) - len(comment), len(doc.text), "")
+        else:
+            params = doc.change(len(doc.text), len(doc.text), ("" if doc.text.endswith("\n") else "\n") + comment)
+        sent = client.notify("textDocument/didChange", params)
+        client.wait_published(doc.uri, doc.version, mark, sent)
+        first = (r * 7919) % max(1, lines - VIEWPORT)  # spread over the file
+        viewports = [first, (first + lines // 2) % max(1, lines - VIEWPORT)]
+        asks = [("viewport", v) for v in viewports] + [("whole", None)]
+        if r % 2:
+            asks = asks[-1:] + asks[:-1]
+        seen = set()
+        for kind, start in asks:
+            rng = whole if start is None else {
+                "start": {"line": start, "character": 0}, "end": {"line": start + VIEWPORT, "character": 0}
+            }
+            elapsed, result = client.request("textDocument/inlayHint", {"textDocument": {"uri": doc.uri}, "range": rng})
+            out[f"hints_{kind}" + ("" if seen else "_new")].append(elapsed)
+            seen.add(kind)
+            if kind == "whole":
+                out["hints_count"] = len(result or [])
     return out
 
 
@@ -427,6 +468,17 @@ def report_file(name: str, lines: int, ours: dict, ruff: dict | None) -> None:
             theirs = ruff[key]
             line += f" | {ms(pct(theirs, .5))} {ms(pct(theirs, .95))} {pct(samples, .5) / pct(theirs, .5):>6.1f}x"
         print(line)
+    for key, label in (
+        ("hints_viewport_new", "hints 60 ln*"),
+        ("hints_viewport", "hints 60 ln"),
+        ("hints_whole_new", "hints whole*"),
+        ("hints_whole", "hints whole"),
+    ):
+        samples = ours.get(key)
+        if samples:
+            print(f"{label:<14} {'':<7} {len(samples):>3} {ms(pct(samples, .5))} {ms(pct(samples, .95))}")
+    if "hints_count" in ours:
+        print(f"  (inlay hints: {ours['hints_count']} in the file; * the first request after an edit; ruff server has none)")
     if "cold_hover" in ours:
         print(f"  (first hover, before the edits: {ours['cold_hover'] * 1000:.0f} ms; ruff hovers only noqa codes: not compared)")
     print(
@@ -557,6 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the edit series per file (default 2)")
     parser.add_argument("--actions", type=int, default=20, help="code-action requests per file")
     parser.add_argument("--hovers", type=int, default=20, help="hover requests per file")
+    parser.add_argument("--hints", type=int, default=10, help="rounds of inlay-hint requests per file (0: none)")
     parser.add_argument("--ruff", help="the ruff executable (default: ruff on PATH; skipped when none)")
     parser.add_argument("--no-ruff", action="store_true", help="do not compare with ruff")
     parser.add_argument(
@@ -605,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, path, text in files:
                 ours_client = flydsl_server(path.parent, CLIENTS[args.client])
                 try:
-                    ours = measure(ours_client, path, text, args.rounds, args.actions, args.hovers)
+                    ours = measure(ours_client, path, text, args.rounds, args.actions, args.hovers, args.hints)
                     ours_rss = ours_client.rss()
                 finally:
                     ours_client.close()

@@ -135,7 +135,7 @@ def _model_of(snap: Snapshot) -> _Model:
         return cached
     _last = None
     if cached is not None and cached.model is not None:
-        cached.model.dispose()  # freed now, not by the cyclic collector
+        _HINTS.submit(cached.model.dispose)  # freed after this answer, not by the cyclic collector
     generation = project.generation
     text, repaired = snap.text, None
     try:

@@ -32,10 +32,7 @@ class TypeHint:
 def type_hints(model: SemanticModel, first: Position, last: Position) -> list[TypeHint]:
     """The hints of the names assigned between ``first`` and ``last``, in source order."""
     hints: list[TypeHint] = []
-    start, end = first.line + 1, last.line + 1  # ast lines
-    for node in model.nodes_of((ast.Assign, ast.NamedExpr)):
-        if node.end_lineno < start or node.lineno > end:
-            continue
+    for node in _assignments(model.tree, first.line + 1, last.line + 1):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             for name, value in _named_values(target, node.value):
@@ -44,6 +41,21 @@ def type_hints(model: SemanticModel, first: Position, last: Position) -> list[Ty
                     hints.append(hint)
     hints.sort(key=lambda h: h.position)
     return hints
+
+
+def _assignments(tree: ast.Module, start: int, end: int):
+    """The assignments and walruses on lines ``start``..``end`` (1-based): only the nodes
+    whose lines reach into them are walked (a viewport of a 6,000-line file)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        for child in ast.iter_child_nodes(stack.pop()):
+            line = getattr(child, "lineno", None)
+            if line is not None:
+                if line > end or child.end_lineno < start:
+                    continue
+                if isinstance(child, (ast.Assign, ast.NamedExpr)):
+                    yield child
+            stack.append(child)
 
 
 def _named_values(target: ast.expr, value: ast.expr):
