@@ -33,8 +33,10 @@ log = logging.getLogger(__name__)
 # Beyond this size a file is not linted (a generated or data file opened by mistake).
 MAX_SOURCE_CHARS = 8_000_000
 
-# One worker: lints queue up, and a queued lint of a stale version is skipped.
-_LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
+# One worker: lints queue up, and a queued lint of a stale version is skipped. Inlay hints
+# (inlay_hints.py) queue there too: two analyses at once would race for the CPU, and for
+# the recursion limit a deeply nested file raises (analysis/model/deep.py).
+LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
 
 
 # --- conversion (positions only through LineIndex) ------------------------------------
@@ -145,7 +147,7 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     def still_current() -> bool:  # two integers, read from the lint thread
         return doc.version == version and session.generation == generation
 
-    analysis = await loop.run_in_executor(_LINTER, lint, snap, doc.incremental, doc.json_cache, still_current)
+    analysis = await loop.run_in_executor(LINTER, lint, snap, doc.incremental, doc.json_cache, still_current)
     if analysis is None:
         return None
     if session.get(doc.uri) is not doc:

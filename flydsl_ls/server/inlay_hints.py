@@ -2,9 +2,9 @@
 ``c: ir.Value i32``; analysis/model/typehints.py says which), for the range asked.
 
 The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
-``workspace/inlayHint/refresh``). Computed on a worker thread from a ``Snapshot``: one
-whole-file model per text, kept (on that thread only) for the next range asked of the same
-text, as a client asks again when the view scrolls. A text that does not parse while a
+``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from a
+``Snapshot``: one whole-file model per text, kept (on that thread only) for the next range
+asked of the same text, as a client asks again when the view scrolls. A text that does not parse while a
 statement is half typed is analysed repaired (analysis/model/recovery.py), without hints on
 the repaired lines.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.sources import package_of
 from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.model.typehints import TypeHint, type_hints
+from flydsl_ls.server import diagnostics
 from flydsl_ls.server.protocol import RawJSON
 from flydsl_ls.server.session import Snapshot
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_HINTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-hints")
 _TYPE = types.InlayHintKind.Type.value
 
 
@@ -54,11 +53,11 @@ async def inlay_hints(server: FlyServer, params: types.InlayHintParams) -> RawJS
     last = index.from_client(params.range.end.line, params.range.end.character, encoding)
     version = snap.version
 
-    def current() -> bool:  # read from the hints thread
+    def current() -> bool:  # read from the lint thread
         return doc.version == version
 
     loop = asyncio.get_running_loop()
-    found = await loop.run_in_executor(_HINTS, hints_json, snap, first, last, current)
+    found = await loop.run_in_executor(diagnostics.LINTER, hints_json, snap, first, last, current)
     if found is None or doc.version != version:
         raise JsonRpcContentModified("the document changed; ask for its hints again")
     return RawJSON(found)
@@ -70,7 +69,7 @@ def refresh(server: FlyServer) -> None:
         server.workspace_inlay_hint_refresh(None)
 
 
-# --- on the hints thread ----------------------------------------------------------------
+# --- on the lint thread -----------------------------------------------------------------
 @dataclass
 class _Model:
     uri: str
@@ -135,7 +134,7 @@ def _model_of(snap: Snapshot) -> _Model:
         return cached
     _last = None
     if cached is not None and cached.model is not None:
-        _HINTS.submit(cached.model.dispose)  # freed after this answer, not by the cyclic collector
+        diagnostics.LINTER.submit(_release, cached.model)  # after this answer
     generation = project.generation
     text, repaired = snap.text, None
     try:
@@ -154,6 +153,11 @@ def _model_of(snap: Snapshot) -> _Model:
             model.__dict__["index"] = snap.index  # the same text's line table
     _last = _Model(snap.uri, snap.text, generation, model, repaired)
     return _last
+
+
+def _release(model: SemanticModel) -> None:
+    """Freed now, not by the cyclic collector (``SemanticModel.dispose``)."""
+    model.dispose()
 
 
 def _parsed(text: str):

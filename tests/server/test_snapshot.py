@@ -1,6 +1,7 @@
-"""Work done on a worker thread (the lint, a quick fix's edit, the fix-all edit, jedi) gets an
-immutable ``Snapshot`` of the document taken on the event loop, never the server: the
-server's state belongs to the loop, and what the work reports comes back as its return value.
+"""Work done on a worker thread (the lint, inlay hints, a quick fix's edit, the fix-all edit,
+jedi) gets an immutable ``Snapshot`` of the document taken on the event loop, never the
+server: the server's state belongs to the loop, and what the work reports comes back as its
+return value.
 
 Two checks: every call that hands work to a thread in the server package hands one of the
 known worker functions, none of which takes the server, the session or a document; and the
@@ -20,7 +21,7 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, hover
+from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, hover, inlay_hints
 from flydsl_ls.server.app import create_server
 from flydsl_ls.server.session import Document, Session, Snapshot
 from tests.server.helpers import KERNEL
@@ -36,6 +37,8 @@ WORKER_FUNCTIONS = {
     "check_source": None,  # commands._verify_fix_all: the library function, on snapshot fields
     "_jedi_lookup": hover._jedi_lookup,
     "_flydsl_version": hover._flydsl_version,  # its warm-up
+    "hints_json": inlay_hints.hints_json,
+    "_release": inlay_hints._release,  # the inlay hints' last model, disposed
 }
 LOOP_TYPES = ("FlyServer", "LanguageServer", "Session", "Document")
 
@@ -111,8 +114,9 @@ def _reaches(value, kinds: tuple[type, ...], depth: int = 0) -> bool:
 
 async def test_the_handlers_hand_workers_a_frozen_snapshot(monkeypatch, tmp_path):
     linter, actions = RecordingExecutor(), RecordingExecutor()
-    monkeypatch.setattr(diagnostics, "_LINTER", linter)
+    monkeypatch.setattr(diagnostics, "LINTER", linter)
     monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # lint when asked, below
+    monkeypatch.setattr(inlay_hints, "_last", None)  # no model of another test's to dispose
     server = create_server()
     server.worker = actions
     path = tmp_path / "kernel.py"
@@ -129,9 +133,12 @@ async def test_the_handlers_hand_workers_a_frozen_snapshot(monkeypatch, tmp_path
     quick = await code_actions._quick_fix_edit_async(server, doc, analysis, fixable[0])
     whole = await code_actions._fix_all_edit_async(server, doc, analysis)
     assert quick is not None and whole is not None
+    everything = types.Range(types.Position(0, 0), types.Position(30, 0))
+    hints = await inlay_hints.inlay_hints(server, types.InlayHintParams(types.TextDocumentIdentifier(uri), everything))
+    assert ": Int32" in hints.text
 
     calls = linter.calls + actions.calls
-    assert [fn.__name__ for fn, _, _ in calls] == ["lint", "_quick_fix_edit", "_fix_all_edit"]
+    assert [fn.__name__ for fn, _, _ in calls] == ["lint", "hints_json", "_quick_fix_edit", "_fix_all_edit"]
     for fn, args, kwargs in calls:
         snap = args[0]
         assert isinstance(snap, Snapshot) and (snap.uri, snap.version) == (uri, 1)
