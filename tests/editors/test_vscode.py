@@ -4,9 +4,9 @@ unit tests, its .vsix, and end to end in real VS Code.
 The end-to-end test runs the VS Code server bundled in npm ``code-server`` (Node 24) and
 drives its web UI with Debian's chromium through ``playwright-core``
 (vscode-extension/src/test/e2e/driver.ts): open examples/legacy_kernel.py, see the
-diagnostics, open the quick-fix menu and apply a fix, hover a deprecated API, fix-all on
-save, compile examples/compile/vector_add.py and see its ISA beside it, read-only and
-highlighted; then, on an interpreter without flydsl, the compile's warning (first line, "Show
+diagnostics, open the quick-fix menu and apply a fix, hover a deprecated API, see the
+inlay hints, fix-all on save, compile examples/compile/vector_add.py and see its ISA beside
+it, read-only and highlighted; then, on an interpreter without flydsl, the compile's warning (first line, "Show
 Output"), "Open IR/ISA of the Last Compile" after it, Verify Fix at a finding nested in
 another, the palette titles, and a mistyped ``flydsl-ls.path`` (one notification, gone once
 fixed). VS Code loads the packaged .vsix (the esbuild bundle), unpacked.
@@ -121,13 +121,14 @@ def test_extension_settings_are_server_settings():
     """Every setting the extension forwards is one the server reads, with a valid value."""
     properties = MANIFEST["contributes"]["configuration"]["properties"]
     forwarded = {k.split(".", 1)[1]: v for k, v in properties.items() if k.split(".", 1)[1] not in ("path", "interpreter")}
-    samples = {"array": ["FLY101"], "string": "gfx942", "number": 250}
+    samples = {"array": ["FLY101"], "string": "gfx942", "number": 250, "boolean": False}
     values = {key: spec.get("enum", [samples[spec["type"]]])[0] for key, spec in forwarded.items()}
     values["flydslVersion"] = "0.5.0"
     parsed, warnings = server_settings.parse({"flydsl-ls": values}, "test")
     assert warnings == []
     assert parsed.target_arch == "gfx942" and parsed.select == ("FLY101",) and parsed.ignore == ("FLY101",)
     assert parsed.compile_timeout == 250 and parsed.diagnostics_delay == 0.25
+    assert parsed.inlay_hints is False
     # and every editor-settable server key is offered by the extension
     server_keys = {f.name for f in server_settings.EditorSettings.__dataclass_fields__.values()}
     camel = {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k) for k in server_keys}
@@ -175,7 +176,7 @@ def test_vsix_package(needs_node, vsix: tuple[Path, str]):
     assert 'require("vscode")' in bundle and 'require("vscode-languageclient' not in bundle
 
 
-DOC_SHOTS = ("vscode-quick-fix", "vscode-hover", "vscode-isa", "vscode-compile-unavailable")
+DOC_SHOTS = ("vscode-quick-fix", "vscode-hover", "vscode-inlay-hints", "vscode-isa", "vscode-compile-unavailable")
 
 
 def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_path: Path):
@@ -218,13 +219,16 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     suite = json.loads(suite_file.read_text())
     assert proc.returncode == 0 and suite.get("ok"), context
 
-    steps = ["server running", "diagnostics", "quick fix", "hover", "fix-all on save"]
+    steps = ["server running", "diagnostics", "quick fix", "hover", "inlay hints", "fix-all on save"]
     steps += ["compile", "show ISA"] if compiles else ["compile (unavailable)"]
     assert suite["steps"] == steps + ["compile unavailable", "verify fix", "palette", "bad path"]
     codes = {d["code"] for d in suite["diagnostics"]}
     assert {"FLY101", "FLY102", "FLY103", "FLY104", "FLY901"} <= codes
     assert suite["quickFix"]["after"].startswith("    off = fx.Index(base)")
     assert "FLY901" in suite["hover"] and "fx.max" in suite["hover"]
+    # inlay hints: `tid = fx.thread_idx.x` (line 25), `raw_tid = gpu.thread_id("x")` (line 89)
+    assert {"line": 24, "character": 7, "label": ": Int32"} in suite["inlayHints"]
+    assert {"line": 88, "character": 11, "label": ": ir.Value index"} in suite["inlayHints"]
 
     # fix-all on save == `flydsl-ls check --fix` (with the workspace's target arch)
     cli = tmp_path / "cli"
@@ -240,7 +244,8 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     driver = json.loads(driver_file.read_text())
     assert driver["quickFixMenu"][:1] == ["Quick Fix"] and "Replace with fx.Index(...)" in driver["quickFixMenu"]
     assert "FLY901" in driver["hoverText"]
-    expected_shots = ["vscode-quick-fix", "vscode-hover", "vscode-compile-unavailable"]
+    assert re.search(r'raw_tid\s*: ir\.Value index\s*= gpu\.thread_id\("x"\)', driver["inlayHintLine"]), driver["inlayHintLine"]
+    expected_shots = ["vscode-quick-fix", "vscode-hover", "vscode-inlay-hints", "vscode-compile-unavailable"]
 
     # No compiler: a warning, its first line only, a "Show Output" button; the install
     # commands are in the output, each on its own line (and the message once).

@@ -234,6 +234,14 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
     await screenshot(page, 'vscode-hover');
     await page.keyboard.press('Escape');
   },
+  'inlay-hints': async (page) => {
+    // Drawn inline, in the editor's own lines: `raw_tid: ir.Value index = gpu.thread_id("x")`.
+    const line = page.locator('.editor-group-container.active .view-line', { hasText: 'ir.Value index' });
+    await line.first().waitFor({ state: 'visible', timeout: 30_000 });
+    report.inlayHintLine = (await line.first().innerText()).replace(/\u00a0/g, ' ');
+    await sleep(300);
+    await screenshot(page, 'vscode-inlay-hints');
+  },
   isa: async (page) => {
     // The ISA tab is open and its assembly highlighted by the extension's grammar.
     await page.locator('.tab', { hasText: /add_kernel_0 \(gfx942\)\.s/ }).first().waitFor({ timeout: 30_000 });

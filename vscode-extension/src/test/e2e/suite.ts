@@ -177,6 +177,27 @@ async function scenario(): Promise<void> {
   await checkpoint('hover');
   step('hover');
 
+  // 3b. Inlay hints: the inferred types after the assigned names, from the server, drawn in
+  // the editor (the driver reads them off the screen at the checkpoint).
+  const hints = await until('flydsl-ls inlay hints', async () => {
+    const found = await vscode.commands.executeCommand<vscode.InlayHint[]>(
+      'vscode.executeInlayHintProvider',
+      legacy,
+      new vscode.Range(0, 0, doc.lineCount, 0),
+    );
+    return found.length > 0 ? found : undefined;
+  });
+  report.inlayHints = hints.map((h) => ({
+    line: h.position.line,
+    character: h.position.character,
+    label: typeof h.label === 'string' ? h.label : h.label.map((part) => part.value).join(''),
+  }));
+  const tidLine = [...Array(doc.lineCount).keys()].find((i) => doc.lineAt(i).text.includes('raw_tid = gpu.thread_id'));
+  assert.ok(tidLine !== undefined, 'raw_tid in the kernel');
+  await place(editor, new vscode.Position(tidLine, 0));
+  await checkpoint('inlay-hints');
+  step('inlay hints');
+
   // 4. Fix-all on save: "editor.codeActionsOnSave": {"source.fixAll.flydsl-ls": "explicit"}.
   const fixAll = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
