@@ -5,8 +5,8 @@ The ``inlay-hints`` setting turns them off (and back on: the client is asked to 
 ``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from a
 ``Snapshot``: one whole-file model per text, kept (on that thread only) for the next range
 asked of the same text, as a client asks again when the view scrolls. A text that does not parse while a
-statement is half typed is analysed repaired (analysis/model/recovery.py), without hints on
-the repaired lines.
+statement is half typed is analysed repaired (analysis/model/recovery.py): the other lines
+keep their hints.
 """
 
 from __future__ import annotations
@@ -76,7 +76,6 @@ class _Model:
     text: str
     project_generation: int
     model: SemanticModel | None  # None: the text does not parse, even repaired
-    repaired: tuple[int, int] | None  # lines stood in for (recovery)
 
 
 _last: _Model | None = None  # the model of the last text asked about
@@ -111,14 +110,7 @@ def hints_json(snap: Snapshot, first: Position, last: Position, current: Callabl
 
 
 def _hints(built: _Model, first: Position, last: Position) -> list[TypeHint]:
-    model = built.model
-    if model is None:
-        return []
-    hints = type_hints(model, first, last)
-    if built.repaired is not None:
-        low, high = built.repaired
-        hints = [h for h in hints if not low <= h.position.line <= high]
-    return hints
+    return type_hints(built.model, first, last) if built.model is not None else []
 
 
 def _model_of(snap: Snapshot) -> _Model:
@@ -136,22 +128,22 @@ def _model_of(snap: Snapshot) -> _Model:
     if cached is not None and cached.model is not None:
         diagnostics.LINTER.submit(_release, cached.model)  # after this answer
     generation = project.generation
-    text, repaired = snap.text, None
+    text = snap.text
     try:
         tree = parse(text)
-    except SyntaxError as error:
+    except SyntaxError as error:  # the broken lines stand aside; they hold no assignment then
         fixed = recovery.repair(text, error)
+        text = fixed.text if fixed is not None else text
         tree = _parsed(fixed.text) if fixed is not None else None
-        text, repaired = (fixed.text, (fixed.first, fixed.last)) if fixed is not None else (text, None)
     except ValueError:  # null bytes
         tree = None
     model = None
     if tree is not None:
         package = package_of(snap.path) if snap.path is not None else None
         model = SemanticModel(text, tree, package, project.view(snap.path, package))
-        if repaired is None:
+        if text is snap.text:
             model.__dict__["index"] = snap.index  # the same text's line table
-    _last = _Model(snap.uri, snap.text, generation, model, repaired)
+    _last = _Model(snap.uri, snap.text, generation, model)
     return _last
 
 
