@@ -46,8 +46,17 @@ def labels(body: str) -> dict[str, str]:
          "w = z\nif c:\n    w = arith.index(0)\nv = w\n",
          {"x": "ir.Value i32", "y": "ir.Value i32", "z": "ir.Value i32", "w": "ir.Value index", "v": "ir.Value"}),
         # an fx value unwrapped, and wrapped again
-        ("def f(t: fx.Int32):\n    r = t.ir_value()\n    a = arith.ArithValue(r) + 1\n    b = fx.Index(r)\n",
-         {"r": "ir.Value i32", "a": "ArithValue i32"}),
+        ("def f(t: fx.Int32):\n    r = t.ir_value()\n    a = arith.ArithValue(r) + 1\n    b = fx.Index(r)\n"
+         "    u = arith.unwrap(a)\n",
+         {"r": "ir.Value i32", "a": "ArithValue i32", "u": "ir.Value i32"}),
+        # `ir` builds types, not values; a builtin is not a dialect op after a star import
+        ("from flydsl._mlir.dialects.vector import *\nt = ir.Type.parse('!llvm.ptr')\nn = len(xs)\n"
+         "e = extract(v, [], [0])\n",
+         {"e": "ir.Value"}),
+        # arithmetic: the IR operands' type, when they agree (a Python operand takes it)
+        ("def f(x, n: fx.Int32):\n    a = arith.ArithValue(x) + arith.index(1)\n"
+         "    b = arith.ArithValue(n) * 2 + arith.ArithValue(n)\n",
+         {"a": "ArithValue", "b": "ArithValue i32"}),
         # a comparison of values of unknown type may be of vectors: no element type
         ("m = std_arith.cmpi(p, u, v)\nn = std_arith.cmpi(p, arith.index(0), v)\n",
          {"m": "ir.Value", "n": "ir.Value i1"}),

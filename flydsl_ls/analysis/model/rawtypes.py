@@ -97,7 +97,8 @@ _COMPARISONS = {"cmpi", "cmpf"}
 _MORE_SAME_AS_OPERAND = {"shrui", "divui", "remui", "maxui", "minui", "ceildivsi", "floordivsi", "ceildivui"}
 _ID_CALLS = {"fx.gpu.thread_id", "fx.gpu.block_id", "mlir.gpu.thread_id", "mlir.gpu.block_id"}
 _ARITH_VALUE = "fx.arith.ArithValue"
-_MAX_DEPTH = 4
+_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw"}  # the same value, raw
+_MAX_DEPTH = 8  # names, wrappers and operators followed
 
 
 def element_type(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | None:
@@ -114,8 +115,10 @@ def element_type(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | 
             return None
         found = {element_type(model, b.value, depth + 1) for b in bindings}
         return found.pop() if len(found) == 1 else None
-    if isinstance(expr, ast.BinOp):  # arithmetic on an ArithValue (typed operands are fx)
-        return element_type(model, expr.left, depth + 1) or element_type(model, expr.right, depth + 1)
+    if isinstance(expr, ast.BinOp):  # arithmetic on an ArithValue: its IR operands agree
+        sides = [s for s in (expr.left, expr.right) if not model.type_of(s).is_python]
+        found = {element_type(model, s, depth + 1) for s in sides}
+        return found.pop() if len(found) == 1 else None
     if isinstance(expr, ast.IfExp):
         body = element_type(model, expr.body, depth + 1)
         return body if body == element_type(model, expr.orelse, depth + 1) else None
@@ -129,7 +132,7 @@ def _call_element_type(model: SemanticModel, call: ast.Call, depth: int) -> str 
     if isinstance(func, ast.Attribute) and func.attr == "ir_value" and not call.args:
         return element_type(model, func.value, depth + 1)
     symbol = model.resolve(func) or ""
-    if symbol == _ARITH_VALUE and len(call.args) == 1:
+    if (symbol == _ARITH_VALUE or symbol in _UNWRAPS) and len(call.args) == 1 and not call.keywords:
         return element_type(model, call.args[0], depth + 1)
     if symbol in _ID_CALLS:
         return "fx.Index"

@@ -9,6 +9,7 @@ why".
 from __future__ import annotations
 
 import ast
+import builtins
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -216,6 +217,8 @@ class SemanticModel:
             return None
         binding = lookup(name.id, scope, (name.lineno, name.col_offset))
         if binding is None:
+            if hasattr(builtins, name.id):  # `len` after `from ...dialects.vector import *`
+                return None
             for module in _star_modules(scope):
                 if canonical_symbol(module):
                     return f"{module}.{name.id}"
@@ -513,6 +516,8 @@ _TYPED_ARITH = {"max", "min", "maxnumf", "minnumf", "maximumf", "minimumf", "cei
 
 def _is_raw_op(symbol: str) -> bool:
     module, _, op = symbol.rpartition(".")
+    if module.startswith("mlir.ir"):  # types, attributes, locations: `ir.Type.parse(...)`
+        return False
     if module.startswith("mlir.") and not is_module(symbol):
         return op[:1].islower()
     return module == "fx.arith" and op[:1].islower() and op not in _TYPED_ARITH
