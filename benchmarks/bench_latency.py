@@ -14,9 +14,10 @@ changing a module-level constant), each sent alone and timed from the didChange 
 publishDiagnostics of that version. Then code actions at diagnostics' ranges, hovers on
 names, inlay hints (flydsl-ls only: ruff server has none) for a 60-line viewport and for the
 whole file, each first after an edit (the server builds the text's model) and then again on
-the same text (scrolling), and the server's peak RSS (``VmHWM``). The same file and edits go to ``ruff server``
-when a ``ruff`` is found (``--ruff``, or on PATH), and the ratios are printed. Then CLI
-throughput over a folder, ``python -m flydsl_ls check`` beside ``ruff check``.
+the same text (scrolling), and the server's peak RSS (``VmHWM``). The same file and edits
+go to ``ruff server`` when a ``ruff`` is found (``--ruff``, or on PATH), and the ratios are
+printed. Then CLI throughput over a folder, ``python -m flydsl_ls check`` beside ``ruff
+check``.
 
 Nothing here imports the analysis: only the protocol is used, so the figures hold whatever
 the server does inside. This is a measurement, not a test.

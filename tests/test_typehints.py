@@ -79,6 +79,6 @@ def test_only_the_range_asked_is_walked():
     model = SemanticModel(source, parse(source))
     first = len(HEAD.splitlines())
     hints = type_hints(model, Position(first + 10, 0), Position(first + 12, 3))
-    assert [(h.position.line, h.label) for h in hints] == [(first + 10, "Int32"), (first + 11, "Int32"), (first + 12, "Int32")]
+    assert [(h.position.line, h.label) for h in hints] == [(first + line, "Int32") for line in (10, 11, 12)]
     # the end is a position: a hint after it (after `v13`'s name, column 3) is left out
     assert type_hints(model, Position(first + 13, 0), Position(first + 13, 2)) == []

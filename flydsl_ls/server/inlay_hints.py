@@ -2,11 +2,11 @@
 ``c: ir.Value i32``; analysis/model/typehints.py says which), for the range asked.
 
 The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
-``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from a
-``Snapshot``: one whole-file model per text, kept (on that thread only) for the next range
-asked of the same text, as a client asks again when the view scrolls. A text that does not parse while a
-statement is half typed is analysed repaired (analysis/model/recovery.py): the other lines
-keep their hints.
+``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from
+a ``Snapshot``: one whole-file model per text, kept (on that thread only) for the next range
+asked of the same text, as a client asks again when the view scrolls. A text that does not
+parse while a statement is half typed is analysed repaired (analysis/model/recovery.py):
+the other lines keep their hints.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types

@@ -127,7 +127,8 @@ async def test_a_live_settings_change_refreshes_them(hints_workspace):
             ({"inlayHints": False, "targetArch": "gfx942"}, 1, 0),  # another setting: no refresh
             ({}, 2, len(EXPECTED)),  # back to the default: on
         ):
-            client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": settings}))
+            changed = types.DidChangeConfigurationParams(settings={"flydsl-ls": settings})
+            client.workspace_did_change_configuration(changed)
             # The server handles the notification, refresh sent, before it answers this request.
             found = await hints(client, uri, whole(HINTS_KERNEL))
             assert (len(refreshes), len(found)) == (count, hinted)
