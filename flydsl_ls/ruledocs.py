@@ -78,6 +78,7 @@ def render(rule: type[Rule]) -> str:
         "",
         f"Fix: {rule.fix_safety}.",
         "",
+        *([] if rule.default else [f"Not in the default set: `--extend-select {rule.code}` enables it.", ""]),
         "## What it does",
         "",
         rule.explanation(),
@@ -102,7 +103,12 @@ def render(rule: type[Rule]) -> str:
             if index:
                 parts.append("")
             parts += _block(case.code)
-    parts += ["", "## Suppression", "", f"`# flydsl: ignore[{rule.code}]` on the line, or `per-file-ignores` in `[tool.flydsl-ls]`."]
+    parts += [
+        "",
+        "## Suppression",
+        "",
+        f"`# flydsl: ignore[{rule.code}]` or `# noqa: {rule.code}` on the line, or `per-file-ignores` in `[tool.flydsl-ls]`.",
+    ]
     return "\n".join(parts) + "\n"
 
 

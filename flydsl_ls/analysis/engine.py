@@ -17,9 +17,10 @@ from flydsl_ls.analysis.model.project import ProjectView
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.suppression import is_suppressed, suppressions
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
-from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR
+from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.context import AnalysisOptions, RuleContext
+from flydsl_ls.analysis.rules.fly001_unused_suppression import unused_suppressions
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,9 @@ def analyze(request: AnalysisRequest, *, model: SemanticModel | None = None) -> 
         return FileAnalysis([], None, ["out of memory analysing the file"])
 
 
-def _analyze(request: AnalysisRequest, model: SemanticModel | None) -> FileAnalysis:
+def _analyze(request: AnalysisRequest, model: SemanticModel | None, judge: bool = True) -> FileAnalysis:
+    """``judge=False``: the suppressions are not judged (FLY001): ``request`` is a repaired
+    text standing in for one that does not parse."""
     source = request.source
     codes = {rule.code for rule in request.rules}
     try:
@@ -77,12 +80,12 @@ def _analyze(request: AnalysisRequest, model: SemanticModel | None) -> FileAnaly
         repaired = recovery.repair(source, error) if isinstance(error, SyntaxError) else None
         if repaired is None:
             return FileAnalysis(diagnostics, None)
-        inner = _analyze(request.with_source(repaired.text), None)
+        inner = _analyze(request.with_source(repaired.text), None, judge=False)
         return FileAnalysis(finish(source, diagnostics + repaired.kept(inner.diagnostics)), None, inner.internal_errors)
     if model is None:
         model = SemanticModel(source, tree, request.package, request.project)
     diagnostics, errors = run_rules(model, request.rules, request.options, request.path)
-    return FileAnalysis(finish(source, diagnostics), model, errors)
+    return FileAnalysis(finish(source, diagnostics, request.rules if judge else None), model, errors)
 
 
 def run_rules(
@@ -100,11 +103,18 @@ def run_rules(
     return ctx.diagnostics, errors
 
 
-def finish(source: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Suppressions applied, duplicates (one finding reached twice) dropped, sorted."""
+def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule]] | None = None) -> list[Diagnostic]:
+    """Suppressions applied, duplicates (one finding reached twice) dropped, sorted. With
+    ``rules`` (those that ran) holding FLY001, the suppressions are judged against every
+    finding and those rules (a FLY001 finding is only waived by its own comment)."""
+    unused: list[Diagnostic] = []
+    if rules is not None and any(rule.code == UNUSED_SUPPRESSION for rule in rules):
+        unused = unused_suppressions(source, diagnostics, {rule.code for rule in rules})
     table = suppressions(source)
     if table:
         diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
+    if unused:
+        diagnostics = diagnostics + unused
     keys = list(map(Diagnostic.sort_key, diagnostics))
     order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep their order
     kept: list[Diagnostic] = []

@@ -134,7 +134,8 @@ class IncrementalAnalyzer:
         if errors:  # a crashing rule stops for the rest of a file: only a full run says where
             self._results.clear()
             return analyze(request)
-        return FileAnalysis(finish(source, diagnostics), None, [])
+        # A repaired text stands in for one that does not parse: its suppressions are not judged.
+        return FileAnalysis(finish(source, diagnostics, None if _repairing else rules), None, [])
 
     def _parse_whole(self, source: str, package: str | None, path: str | None, scopes: tuple) -> list[Chunk]:
         """The chunks of a source whose edit did not parse on its own. The statements

@@ -1,31 +1,91 @@
-"""``# flydsl: ignore`` and ``# flydsl: ignore[FLY101, FLY401]`` comments."""
+"""Suppression comments: ``# flydsl: ignore[FLY101, FLY401]`` (bare: every code) and ruff's
+``# noqa: FLY101`` (bare ``# noqa``: every code).
+
+A directive suppresses the findings that start on its line. Only real comments count:
+the same text inside a string does nothing. Comments are found with a small scanner that
+skips strings (much cheaper than ``tokenize``, which the server would otherwise run on
+every keystroke of a file that has a ``# noqa`` anywhere).
+"""
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
+from dataclasses import dataclass
 
-MARKER = "flydsl:"
+FLYDSL, NOQA = "flydsl", "noqa"
 _IGNORE = re.compile(r"#\s*flydsl:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+_CODE = r"[A-Za-z]+[0-9]+"
+# ruff's line directive: `# noqa`, `#noqa:E501`, `# noqa: E501, FLY101` (codes separated by
+# commas or blanks); `# ruff: noqa` and `# flake8: noqa` are file-level, not ours.
+_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_CODE})*))?(?![\w])", re.IGNORECASE)
+_CANDIDATE = re.compile(r"flydsl:|noqa", re.IGNORECASE)
+_START = re.compile(r"[#'\"]")
+_COMMENT_END = re.compile(r"[\r\n]")
+_SINGLE = {q: re.compile(rf"(?:[^\\{q}\r\n]|\\(?:\r\n|.))*{q}", re.DOTALL) for q in "'\""}
+_TRIPLE = {q: re.compile(rf"(?:[^\\{q}]|\\.|{q}(?!{q}{q}))*{q}{q}{q}", re.DOTALL) for q in "'\""}
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One suppression comment (columns are code points of its line)."""
+
+    kind: str  # FLYDSL or NOQA
+    line: int  # 0-based
+    start: int  # the directive, e.g. `# noqa: FLY101`
+    end: int
+    codes: tuple[str, ...] | None  # upper-cased, as listed (duplicates kept); None: every code
+    comment_start: int  # the comment holding it (it may hold more: `# type: ignore  # noqa`)
+    comment_end: int
+
+    @property
+    def label(self) -> str:
+        return "flydsl: ignore" if self.kind == FLYDSL else "noqa"
+
+    def spelled(self, codes: list[str]) -> str:
+        """This directive listing ``codes``."""
+        if self.kind == FLYDSL:
+            return comment_for(codes, sort=False)
+        return f"# noqa: {', '.join(codes)}"
+
+
+def directives(source: str) -> list[Directive]:
+    """Every suppression directive in ``source``, in order."""
+    if _CANDIDATE.search(source) is None:
+        return []
+    found: list[Directive] = []
+    line_starts: list[int] | None = None
+    for offset, comment in _comments(source):
+        if _CANDIDATE.search(comment) is None:
+            continue
+        if line_starts is None:
+            line_starts = _line_starts(source)
+        line = _line_of(line_starts, offset)
+        column = offset - line_starts[line]
+        for kind, pattern in ((FLYDSL, _IGNORE), (NOQA, _NOQA)):
+            for match in pattern.finditer(comment):
+                text = match.group("codes")
+                if kind == FLYDSL and text is not None:
+                    codes = tuple(c.strip().upper() for c in text.split(",") if c.strip())
+                elif text is not None:
+                    codes = tuple(c.upper() for c in re.findall(_CODE, text))
+                else:
+                    codes = None
+                found.append(
+                    Directive(kind, line, column + match.start(), column + match.end(), codes, column, column + len(comment))
+                )
+    found.sort(key=lambda d: (d.line, d.start))
+    return found
 
 
 def suppressions(source: str) -> dict[int, frozenset[str] | None]:
     """Suppressed codes per 0-based line; None means every code."""
-    if MARKER not in source:
-        return {}
     found: dict[int, frozenset[str] | None] = {}
-    for line, comment in _comments(source):
-        match = _IGNORE.search(comment)
-        if not match:
-            continue
-        codes = match.group("codes")
-        if codes is None:
+    for directive in directives(source):
+        line = directive.line
+        if directive.codes is None:
             found[line] = None
-        else:
-            parsed = frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
-            previous = found.get(line, frozenset())
-            found[line] = None if previous is None else previous | parsed
+        elif line not in found or found[line] is not None:
+            found[line] = found.get(line, frozenset()) | frozenset(directive.codes)
     return found
 
 
@@ -36,8 +96,8 @@ def is_suppressed(code: str, line: int, table: dict[int, frozenset[str] | None])
     return codes is None or code in codes
 
 
-def comment_for(codes: list[str]) -> str:
-    return f"# flydsl: ignore[{', '.join(sorted(codes))}]"
+def comment_for(codes: list[str], sort: bool = True) -> str:
+    return f"# flydsl: ignore[{', '.join(sorted(codes) if sort else codes)}]"
 
 
 def existing_comment(line_text: str) -> re.Match | None:
@@ -45,10 +105,55 @@ def existing_comment(line_text: str) -> re.Match | None:
     return _IGNORE.search(line_text)
 
 
+def existing_noqa(line_text: str) -> re.Match | None:
+    """The ``# noqa`` directive already on a line (``--add-noqa`` extends it)."""
+    return _NOQA.search(line_text)
+
+
+def noqa_codes(match: re.Match) -> list[str] | None:
+    text = match.group("codes")
+    return None if text is None else [c.upper() for c in re.findall(_CODE, text)]
+
+
 def _comments(source: str):
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT and MARKER in token.string:
-                yield token.start[0] - 1, token.string
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return
+    """(offset, text) of every comment: a scan from quote to quote that steps over strings
+    (an unterminated one ends at its line's end, a triple-quoted one at the end of the text)."""
+    search, length = _START.search, len(source)
+    pos = 0
+    while True:
+        match = search(source, pos)
+        if match is None:
+            return
+        start = match.start()
+        char = source[start]
+        if char == "#":
+            end_match = _COMMENT_END.search(source, start)
+            end = end_match.start() if end_match else length
+            yield start, source[start:end]
+            pos = end
+            continue
+        if source.startswith(char * 3, start):
+            body = _TRIPLE[char].match(source, start + 3)
+            if body is None:
+                return  # unterminated: the rest is the string
+            pos = body.end()
+            continue
+        body = _SINGLE[char].match(source, start + 1)
+        if body is None:  # unterminated: the string ends with its line
+            end_match = _COMMENT_END.search(source, start)
+            pos = end_match.start() if end_match else length
+        else:
+            pos = body.end()
+
+
+_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def _line_starts(source: str) -> list[int]:
+    return [0, *(m.end() for m in _LINE_END.finditer(source))]
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(starts, offset) - 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.fly000_syntax_error import SyntaxErrorRule
+from flydsl_ls.analysis.rules.fly001_unused_suppression import UnusedSuppression
 from flydsl_ls.analysis.rules.fly101_arith_value_wrapper import ArithValueWrapper
 from flydsl_ls.analysis.rules.fly102_raw_unwrap import RawUnwrap
 from flydsl_ls.analysis.rules.fly103_index_cast import IndexCast
@@ -33,6 +34,7 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import DeprecatedApi
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
+    UnusedSuppression,
     ArithValueWrapper,
     RawUnwrap,
     IndexCast,
@@ -61,6 +63,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeprecatedApi,
 )
 SYNTAX_ERROR = SyntaxErrorRule.code  # reported by the engine itself, when a file does not parse
+UNUSED_SUPPRESSION = UnusedSuppression.code  # judged by the engine itself, after the other rules
+# What runs when nothing is selected: every rule but the opt-in ones (FLY001, as ruff's RUF100).
+DEFAULT_RULES: tuple[type[Rule], ...] = tuple(rule for rule in ALL_RULES if rule.default)
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
@@ -69,9 +74,14 @@ def lookup_rule(selector: str) -> type[Rule] | None:
     return BY_CODE.get(selector.upper()) or BY_NAME.get(selector.lower())
 
 
-def select_rules(select: list[str] | None, ignore: list[str] | None) -> tuple[type[Rule], ...]:
-    """Rules chosen by codes, code prefixes (``FLY1``), names or ``ALL``, as in ruff."""
-    chosen = [r for r in ALL_RULES if _matches_any(r, select)] if select else list(ALL_RULES)
+def select_rules(
+    select: list[str] | None, ignore: list[str] | None, extend_select: list[str] | None = None
+) -> tuple[type[Rule], ...]:
+    """Rules chosen by codes, code prefixes (``FLY1``), names or ``ALL``, as in ruff:
+    ``select`` (default: the default rules), plus ``extend_select``, less ``ignore``."""
+    base = [r for r in ALL_RULES if _matches_any(r, select)] if select else list(DEFAULT_RULES)
+    extra = extend_select or []
+    chosen = [r for r in ALL_RULES if r in base or _matches_any(r, extra)]
     return tuple(r for r in chosen if not _matches_any(r, ignore or []))
 
 

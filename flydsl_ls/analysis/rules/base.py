@@ -58,6 +58,7 @@ class Rule:
     fix_title: ClassVar[str | None] = None  # the quick fix's human title
     deprecated_tag: ClassVar[bool] = True  # LSP "Deprecated" tag on the diagnostic
     severity: ClassVar[Severity] = Severity.WARNING
+    default: ClassVar[bool] = True  # runs when nothing is selected (False: opt-in, as ruff's RUF100)
     example_before: ClassVar[str] = ""
     example_after: ClassVar[str] = ""
     VALID: ClassVar[list[Valid]] = []
