@@ -1,6 +1,7 @@
 """``flydsl-ls`` command line, in ruff's conventions.
 
     flydsl-ls check [PATH ...]   lint files and folders (exit 0 clean, 1 findings, 2 errors)
+    flydsl-ls check - --stdin-filename k.py   lint standard input (with --fix: fixed source to stdout)
     flydsl-ls rule FLY101        print a rule's documentation
     flydsl-ls rules              list the rules
     flydsl-ls serve              run the language server on stdio
@@ -10,18 +11,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from flydsl_ls import __version__, cache, config, output
+from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.files import discover, write_source
+from flydsl_ls.analysis.model.sources import UnreadableFile, decode_source, read_source
 from flydsl_ls.runner import FileJob, FileResult, RunTimings, default_jobs, run_jobs, settings_key
 from flydsl_ls.setting_values import arch_problem, release_problem
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process stopped by Ctrl-C
+STDIN = Path("-")
 
 
 def _codes(value: str) -> list[str]:
@@ -53,9 +61,31 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = commands.add_parser("check", help="check files and folders for legacy FlyDSL constructs")
-    check.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
-    check.add_argument("--select", type=_codes, help="rule codes, prefixes or names to enable (comma-separated)")
+    check.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .); `-` reads standard input")
+    check.add_argument(
+        "--select", type=_codes,
+        help="rule codes, prefixes or names to enable (comma-separated); replaces the default rules and the "
+        "configured `select`/`extend-select`",
+    )
+    check.add_argument(
+        "--extend-select", type=_codes,
+        help="rule codes, prefixes or names to enable on top of the selected ones, e.g. FLY001 (off by default)",
+    )
     check.add_argument("--ignore", type=_codes, help="rule codes, prefixes or names to disable (comma-separated)")
+    check.add_argument(
+        "--exclude", type=_codes, metavar="PATTERNS",
+        help="glob patterns of files and folders to skip (comma-separated); replaces the default excludes "
+        "(.git, .venv, build, ...) and the configured `exclude`",
+    )
+    check.add_argument(
+        "--extend-exclude", type=_codes, metavar="PATTERNS",
+        help="glob patterns to skip on top of the default and configured excludes (comma-separated)",
+    )
+    check.add_argument(
+        "--stdin-filename", type=Path, metavar="PATH",
+        help="read the source from standard input and check it as PATH (its settings, per-file-ignores and "
+        "excludes; the name in the output); with --fix the fixed source goes to stdout and the findings to stderr",
+    )
     check.add_argument(
         "--target-arch", type=_checked(arch_problem), help="AMD GPU arch for arch-dependent rules, e.g. gfx942"
     )
@@ -74,7 +104,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--output-format", choices=output.FORMATS, default="concise")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
-    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument(
+        "--statistics", action="store_true",
+        help="print only the count of findings per rule (json: a list of {code, name, count, fixable})",
+    )
+    check.add_argument(
+        "--show-fixes", action="store_true",
+        help="with --fix: list the fixes applied per file and rule; otherwise: show each finding's fix",
+    )
+    check.add_argument("--output-file", type=Path, metavar="PATH", help="write the report to PATH instead of stdout")
+    check.add_argument(
+        "--add-noqa", action="store_true",
+        help="add `# noqa: CODE` to each line with a finding (merged into an existing `# noqa`); change nothing else",
+    )
+    check.add_argument("--watch", action="store_true", help="check again whenever a file changes (Ctrl-C stops)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument(
         "-j", "--jobs", type=_positive, default=None,
@@ -122,11 +165,20 @@ def main(argv: list[str] | None = None) -> int:
 
             return serve(args.tcp, args.log_level)
     except KeyboardInterrupt:
-        return EXIT_ERROR
+        _exit_now(EXIT_INTERRUPTED)
     except BrokenPipeError:
         return EXIT_ERROR
     parser.print_help()
     return EXIT_ERROR
+
+
+def _exit_now(code: int) -> NoReturn:
+    """Stop at once (Ctrl-C): what was printed is flushed, the rest is left to the system.
+    A normal exit first frees every model the run built, which takes seconds on a large tree."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _error(message: str) -> None:
@@ -134,18 +186,25 @@ def _error(message: str) -> None:
 
 
 def run_check(args) -> int:
-    for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
+    for flag, values in (("--select", args.select), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
         unknown = unknown_selectors(values or [])
         if unknown:
             _error(f"{flag}: unknown rule selector(s): {', '.join(unknown)}")
             return EXIT_ERROR
+    stdin = args.stdin_filename is not None or STDIN in args.paths
+    if stdin and (args.add_noqa or args.watch or args.verify or [p for p in args.paths if p != STDIN]):
+        _error("standard input is checked alone: no other path, --add-noqa, --watch or --verify")
+        return EXIT_ERROR
+    if args.add_noqa and (args.fix or args.diff or args.fix_only or args.watch or args.verify):
+        _error("--add-noqa only adds comments: use it without --fix, --diff, --fix-only, --watch or --verify")
+        return EXIT_ERROR
     paths = args.paths or [Path(".")]
-    missing = [p for p in paths if not p.exists()]
-    for path in missing:
-        _error(f"{path}: no such file or directory")
     overrides = dict(
         select=args.select,
+        extend_select=args.extend_select,
         ignore=args.ignore,
+        exclude=args.exclude,
+        extend_exclude=args.extend_exclude,
         target_arch=args.target_arch,
         flydsl_version=args.flydsl_version,
     )
@@ -153,6 +212,39 @@ def run_check(args) -> int:
     if args.verify and not fixing:
         _error("--verify checks fixes: use it with --fix, --diff or --fix-only")
         return EXIT_ERROR
+    with _report_to(args, stdin and fixing) as out:
+        if stdin:
+            return _check_stdin(args, overrides, fixing, out)
+        if args.watch:
+            from flydsl_ls.watch import watch
+
+            return watch(
+                paths,
+                lambda: _discover(paths, overrides),
+                lambda: _check_paths(args, paths, overrides, fixing, out),
+                out,
+                writes=args.fix or args.fix_only,
+            )
+        return _check_paths(args, paths, overrides, fixing, out)
+
+
+@contextlib.contextmanager
+def _report_to(args, to_stderr: bool):
+    """Where the report goes: ``--output-file``, else stdout (stderr when stdout carries the
+    fixed source of standard input, as ruff does)."""
+    if args.output_file is not None:
+        with open(args.output_file, "w", encoding="utf-8") as out:
+            yield out
+    else:
+        yield sys.stderr if to_stderr else sys.stdout
+
+
+def _check_paths(args, paths, overrides, fixing, out) -> int:
+    missing = [p for p in paths if not p.exists()]
+    for path in missing:
+        _error(f"{path}: no such file or directory")
+    if args.add_noqa:
+        return _add_noqa_run(args, paths, missing, overrides)
     verifier = None
     if args.verify:
         verifier = _Verifier.create()
@@ -160,11 +252,78 @@ def run_check(args) -> int:
             return EXIT_ERROR
     try:
         if verifier is None:
-            return _check_run(args, paths, missing, overrides, fixing)
-        return _check_files(args, paths, missing, overrides, fixing, verifier)
+            return _check_run(args, paths, missing, overrides, fixing, out)
+        return _check_files(args, paths, missing, overrides, fixing, verifier, out)
     finally:
         if verifier is not None:
             verifier.close()
+
+
+def _discover(paths: list[Path], overrides: dict) -> list[Path]:
+    """The Python files under ``paths``, each folder's settings (with the command line's
+    excludes on top) deciding what is skipped."""
+    return list(discover([p for p in paths if p.exists()], lambda folder: config.settings_for(folder).with_overrides(**overrides)))
+
+
+def _no_files() -> int:
+    """Every path excluded (or holding no Python file): as ruff, a warning and success."""
+    print("warning: No Python files found under the given path(s)", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _check_stdin(args, overrides, fixing, out) -> int:
+    """``check -`` / ``--stdin-filename``: the source read from standard input, checked as
+    that file; with --fix/--fix-only the fixed source goes to stdout, whole."""
+    from flydsl_ls.checker import check_source, fix_source
+
+    name = args.stdin_filename
+    raw = sys.stdin.buffer.read()
+    try:
+        source = decode_source(raw)
+    except UnreadableFile as error:
+        _error(f"{name or '-'}: {error}")
+        return EXIT_ERROR
+    path = (name or STDIN).resolve()  # without a name: as a file `-` of the current folder
+    try:
+        (settings,) = _settings_of([path], overrides)
+    except config.ConfigError as error:
+        _error(str(error))
+        return EXIT_ERROR
+    shown = name if name is not None else STDIN
+    write_back = args.fix or args.fix_only
+    if name is not None and settings.is_excluded(path):
+        if write_back:
+            sys.stdout.write(source)
+        return _no_files()
+    project = ProjectIndex(files=[])
+    fixed: dict[str, int] = {}
+    text = source
+    if fixing:
+        outcome = fix_source(source, path, settings, unsafe=args.unsafe_fixes, project=project)
+        fixed = dict(outcome.applied)
+        for rejected in outcome.rejected:
+            _error(f"{shown}: fix not applied, it would not parse: {rejected}")
+        text = outcome.text
+        if args.diff:
+            name_text = str(shown)
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    source.splitlines(keepends=True), text.splitlines(keepends=True),
+                    fromfile=f"a/{name_text}", tofile=f"b/{name_text}",
+                )
+            )
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    result = check_source(text, path, settings, project)
+    diagnostics = result.diagnostics
+    if not fixing and result.model is not None:
+        diagnostics = without_broken_fixes(result.model.index, diagnostics)  # as check_path does
+    failed = len(result.internal_errors)
+    for problem in result.internal_errors:
+        _error(f"{shown}: internal error: {problem}")
+    entries = [(shown, d) for d in ([] if args.diff else diagnostics)]
+    return _finish(args, entries, fixed, 1, failed, [], out, {shown: fixed})
 
 
 def _settings_of(files: list[Path], overrides: dict) -> list[config.Settings]:
@@ -191,33 +350,17 @@ def _report_failures(path: Path, error: str | None, internal_errors: list[str]) 
     return len(internal_errors)
 
 
-def _check_run(args, paths, missing, overrides, fixing) -> int:
+def _check_run(args, paths, missing, overrides, fixing, out) -> int:
     """check, --fix, --diff, --fix-only: files checked in parallel, results reused from the
     cache (plain check only); output and fixes in the files' order, as one worker gives."""
-    try:
-        files = list(discover([p for p in paths if p.exists()]))
-        all_settings = _settings_of(files, overrides)
-    except config.ConfigError as error:
-        _error(str(error))
+    files, all_settings, results = _run_files(args, paths, overrides, fixing)
+    if files is None:
         return EXIT_ERROR
-    jobs = [
-        FileJob(path, settings, fix=fixing, unsafe=args.unsafe_fixes, diff=args.diff)
-        for path, settings in zip(files, all_settings)
-    ]
-    results: list[FileResult | None] = [None] * len(files)
-    stores = _lookup_cache(args, files, all_settings, results) if not fixing and not args.no_cache else None
-    missed = [i for i, result in enumerate(results) if result is None]
-    timings = RunTimings()
-    done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs(), timings)
-    if args.timings:
-        _print_timings(timings, done, len(files) - len(missed))
-    for i, result in zip(missed, done):
-        results[i] = result
-    if stores is not None:
-        _store_cache(stores, missed, files, results)
-
+    if not files and not missing:
+        return _no_files()
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
+    by_file: dict[Path, dict[str, int]] = {}
     checked = failed = 0
     writes: list[tuple[Path, str]] = []
     for path, result in zip(files, results):
@@ -225,6 +368,7 @@ def _check_run(args, paths, missing, overrides, fixing) -> int:
         if result.error is not None:
             continue
         checked += 1
+        by_file[path] = result.applied
         for code, count in result.applied.items():
             fixed[code] = fixed.get(code, 0) + count
         for rejected in result.rejected:
@@ -246,7 +390,64 @@ def _check_run(args, paths, missing, overrides, fixing) -> int:
     # Written once every file is checked: no worker reads a file half-fixed.
     for path, text in writes:
         write_source(path, text)
-    return _finish(args, entries, fixed, checked, failed, missing)
+    return _finish(args, entries, fixed, checked, failed, missing, out, by_file)
+
+
+def _run_files(args, paths, overrides, fixing):
+    """The run's files, their settings and results (None, None, None after a configuration
+    error, said on stderr)."""
+    try:
+        files = _discover(paths, overrides)
+        all_settings = _settings_of(files, overrides)
+    except config.ConfigError as error:
+        _error(str(error))
+        return None, None, None
+    jobs = [
+        FileJob(path, settings, fix=fixing, unsafe=args.unsafe_fixes, diff=args.diff)
+        for path, settings in zip(files, all_settings)
+    ]
+    results: list[FileResult | None] = [None] * len(files)
+    stores = _lookup_cache(args, files, all_settings, results) if not fixing and not args.no_cache else None
+    missed = [i for i, result in enumerate(results) if result is None]
+    timings = RunTimings()
+    done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs(), timings)
+    if args.timings:
+        _print_timings(timings, done, len(files) - len(missed))
+    for i, result in zip(missed, done):
+        results[i] = result
+    if stores is not None:
+        _store_cache(stores, missed, files, results)
+    return files, all_settings, results
+
+
+def _add_noqa_run(args, paths, missing, overrides) -> int:
+    """--add-noqa: every file checked (in parallel, as ``check``), then a ``# noqa`` added
+    for each line's findings; says how many on stderr, as ruff does."""
+    from flydsl_ls.actions.add_noqa import add_noqa
+
+    files, _, results = _run_files(args, paths, overrides, fixing=False)
+    if files is None:
+        return EXIT_ERROR
+    if not files and not missing:
+        return _no_files()
+    added = failed = 0
+    for path, result in zip(files, results):
+        failed += _report_failures(path, result.error, result.internal_errors)
+        if result.error is not None or not result.diagnostics:
+            continue
+        try:
+            source = read_source(path)
+        except UnreadableFile as error:
+            failed += _report_failures(path, str(error), [])
+            continue
+        outcome = add_noqa(source, result.diagnostics)
+        for line in outcome.skipped:
+            _error(f"{output._display(path)}:{line + 1}: no `# noqa` added: the line ends inside a string or continues")
+        if outcome.text != source:
+            write_source(path, outcome.text)
+        added += outcome.added
+    print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if missing or failed else EXIT_CLEAN
 
 
 def _print_timings(timings: RunTimings, done: list[FileResult], cached: int) -> None:
@@ -315,16 +516,19 @@ def _store_cache(stores: dict, missed: list[int], files: list[Path], results) ->
         store.save()
 
 
-def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
+def _check_files(args, paths, missing, overrides, fixing, verifier, out) -> int:
     """--verify: one file after the other, in this process (one compile worker)."""
     from flydsl_ls.actions.fix_verify import VerifyAborted
     from flydsl_ls.checker import check_path
 
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
+    by_file: dict[Path, dict[str, int]] = {}
     checked = failed = 0
     try:
-        files = list(discover([p for p in paths if p.exists()]))
+        files = _discover(paths, overrides)
+        if not files and not missing:
+            return _no_files()
         # Sibling modules and cross-file callers are read from the same run's files.
         project = ProjectIndex(files=files)
         for path, settings in zip(files, _settings_of(files, overrides)):
@@ -335,7 +539,10 @@ def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
             checked += 1
             diagnostics = report.diagnostics
             if fixing:
-                diagnostics = _fix_file(path, report.source, settings, args, fixed, project, verifier)
+                file_fixed = by_file[path] = {}
+                diagnostics = _fix_file(path, report.source, settings, args, file_fixed, project, verifier)
+                for code, count in file_fixed.items():
+                    fixed[code] = fixed.get(code, 0) + count
             entries.extend((path, d) for d in diagnostics)
     except config.ConfigError as error:
         _error(str(error))
@@ -343,27 +550,35 @@ def _check_files(args, paths, missing, overrides, fixing, verifier) -> int:
     except VerifyAborted as error:
         _error(f"--verify: {error}")
         return EXIT_ERROR
-    return _finish(args, entries, fixed, checked, failed, missing)
+    return _finish(args, entries, fixed, checked, failed, missing, out, by_file)
 
 
-def _finish(args, entries, fixed, checked, failed, missing) -> int:
-    """Print what was found and fixed; the exit code."""
+def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int:
+    """Print what was found and fixed to ``out``; the exit code. ``by_file``: the fixes
+    applied per file and rule (for --show-fixes)."""
     total_fixed = sum(fixed.values())
     if args.diff or args.fix_only:
         entries = []
-    text = output.render(args.output_format, entries)
-    if text and not (args.diff and args.output_format == "concise"):
-        print(text)
-    if args.output_format == "concise":
-        if args.statistics:
-            _print_statistics(entries)
+    concise = args.output_format == "concise"
+    if args.statistics:
+        text = output.statistics(entries, args.output_format, args.unsafe_fixes)
+    elif concise and args.show_fixes and not (args.fix or args.fix_only):
+        text = output.concise_with_fixes(entries)
+    else:
+        text = output.render(args.output_format, entries)
+    if text and not (args.diff and concise and not args.statistics):
+        print(text, file=out)
+    if concise or (args.statistics and args.output_format != "json"):
+        if args.show_fixes and (args.fix or args.fix_only) and total_fixed:
+            print(f"\n{output.fix_summary(by_file)}\n", file=out)
         if not args.quiet:
             if args.diff:
                 print(f"Would fix {total_fixed} error{'s' if total_fixed != 1 else ''}.", file=sys.stderr)
             elif args.fix_only:
-                print(f"Fixed {total_fixed} error{'s' if total_fixed != 1 else ''}.")
+                print(f"Fixed {total_fixed} error{'s' if total_fixed != 1 else ''}.", file=out)
             else:
-                _print_summary(entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None)
+                _print_summary(entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None, out=out)
+    out.flush()
     if checked == 0 and (failed or missing):
         return EXIT_ERROR
     if missing:
@@ -462,40 +677,32 @@ def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], pr
     return check_source(outcome.text, path, settings, project).diagnostics
 
 
-def _print_statistics(entries: list[output.Entry]) -> None:
-    counts: dict[str, int] = {}
-    for _, d in entries:
-        counts[d.code] = counts.get(d.code, 0) + 1
-    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        rule = lookup_rule(code)
-        print(f"{count:5d}\t{code}\t{rule.name if rule else ''}")
-
-
 def _print_summary(
-    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None
+    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None
 ) -> None:
+    out = out or sys.stdout
     if fixed:
         remaining = len(entries)
-        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining).")
+        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining).", file=out)
         if not entries:
             return
     if not entries:
         files = f"{checked} file{'s' if checked != 1 else ''} checked"
         if errors:  # never "All checks passed!" when something could not be checked
-            print(f"No findings ({files}; {errors} error{'s' if errors != 1 else ''} reported above).")
+            print(f"No findings ({files}; {errors} error{'s' if errors != 1 else ''} reported above).", file=out)
         else:
-            print(f"All checks passed! ({files})")
+            print(f"All checks passed! ({files})", file=out)
         return
     fixable = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "safe")
     unsafe = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "unsafe")
     noun = "error" if len(entries) == 1 else "errors"
     if not fixed:
-        print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.")
+        print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.", file=out)
     if fixable:
-        print(f"[*] {fixable} fixable with the `--fix` option", end="")
-        print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".")
+        print(f"[*] {fixable} fixable with the `--fix` option", end="", file=out)
+        print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".", file=out)
     elif unsafe:
-        print(f"No fixes available ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+        print(f"No fixes available ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option).", file=out)
 
 
 def run_rule(code: str) -> int:

@@ -29,7 +29,10 @@ DEFAULT_EXCLUDE = (
     ".ruff_cache", ".flydsl-ls-cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out", "build",
     "dist", "node_modules", "venv", "__pycache__",
 )
-KNOWN_KEYS = {"select", "ignore", "per-file-ignores", "exclude", "target-arch", "flydsl-version", "cache-dir"}
+KNOWN_KEYS = {
+    "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "target-arch",
+    "flydsl-version", "cache-dir",
+}
 ARCH_ENV = "FLYDSL_GPU_ARCH"
 
 
@@ -40,9 +43,12 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()  # added to `select` (or to the default rules)
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    default_exclude: bool = True  # skip DEFAULT_EXCLUDE too (`--exclude` replaces both, as in ruff)
     target_arch: str | None = None
     flydsl_version: str | None = None
     root: Path | None = None  # the directory of the pyproject.toml these came from
@@ -50,11 +56,21 @@ class Settings:
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def with_overrides(self, **overrides) -> Settings:
-        """Overrides that are None are left alone (flag not given)."""
+        """Overrides that are None are left alone (flag not given). As in ruff, a given
+        ``select`` replaces the configured ``select`` and ``extend-select``, a given
+        ``exclude`` the configured ``exclude`` and the default excludes; ``extend_select``
+        and ``extend_exclude`` add to the configured ones."""
         given = {k: v for k, v in overrides.items() if v is not None}
-        for key in ("select", "ignore", "exclude"):
+        for key in ("select", "extend_select", "ignore", "exclude", "extend_exclude"):
             if key in given:
                 given[key] = tuple(given[key])
+        if "select" in given or "extend_select" in given:
+            configured = () if "select" in given else self.extend_select
+            given["extend_select"] = (*configured, *given.get("extend_select", ()))
+        if "exclude" in given:
+            given["default_exclude"] = False
+        if "extend_exclude" in given:
+            given["extend_exclude"] = (*self.extend_exclude, *given["extend_exclude"])
         return replace(self, **given)
 
     def options(self) -> AnalysisOptions:
@@ -67,12 +83,12 @@ class Settings:
             for pattern, codes in self.per_file_ignores:
                 if self._matches(path, pattern):
                     ignore.extend(codes)
-        return select_rules(list(self.select) if self.select else None, ignore)
+        return select_rules(list(self.select) if self.select else None, ignore, list(self.extend_select))
 
     def is_excluded(self, path: Path) -> bool:
-        if any(part in DEFAULT_EXCLUDE for part in path.parts):
+        if self.default_exclude and any(part in DEFAULT_EXCLUDE for part in path.parts):
             return True
-        return any(self._matches(path, pattern) for pattern in self.exclude)
+        return any(self._matches(path, pattern) for pattern in (*self.exclude, *self.extend_exclude))
 
     def _matches(self, path: Path, pattern: str) -> bool:
         """ruff-style: a glob against the path relative to the root, or the file name."""
@@ -114,7 +130,7 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
             return None
         return value
 
-    lists = {key: strings(key, normalised[key]) for key in ("select", "ignore", "exclude") if key in normalised}
+    lists = {key: strings(key, normalised[key]) for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude") if key in normalised}
     per_file = normalised.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         problems.append(f"`per-file-ignores` must be a table of pattern = [codes], got {_shown(per_file)}")
@@ -131,6 +147,7 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
             problems.append(f"`{key}`: {problem(value)}")
     selectors = [
         *lists.get("select", ()),
+        *lists.get("extend-select", ()),
         *lists.get("ignore", ()),
         *(code for _, codes in per_file_ignores for code in codes),
     ]
@@ -142,9 +159,11 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
         raise ConfigError("\n".join(f"{source}: {problem}" for problem in problems))
     return Settings(
         select=lists.get("select"),
+        extend_select=lists.get("extend-select", ()),
         ignore=lists.get("ignore", ()),
         per_file_ignores=per_file_ignores,
         exclude=lists.get("exclude", ()),
+        extend_exclude=lists.get("extend-exclude", ()),
         target_arch=target_arch,
         flydsl_version=flydsl_version,
         root=root,

@@ -157,3 +157,63 @@ def sarif(entries: Iterable[Entry]) -> str:
 def render(fmt: str, entries: list[Entry]) -> str:
     return {"concise": concise, "json": to_json, "github": github, "sarif": sarif}[fmt](entries)
 
+
+
+def statistics(entries: list[Entry], fmt: str, unsafe: bool = False) -> str:
+    """``--statistics``: findings counted per rule, most first, as ruff prints them: a table
+    (count, code, ``[*]`` when every finding of the rule has a fix that ``--fix`` applies,
+    name); in JSON, ``[{"code", "name", "count", "fixable"}]``."""
+    from flydsl_ls.analysis.rules import lookup_rule
+
+    applicable = ("safe", "unsafe") if unsafe else ("safe",)
+    counts: dict[str, list[int]] = {}
+    for _, d in entries:
+        row = counts.setdefault(d.code, [0, 0])
+        row[0] += 1
+        row[1] += bool(d.fix and d.fix.applicability.value in applicable)
+    rows = [
+        {"code": code, "name": rule.name if (rule := lookup_rule(code)) else "", "count": count, "fixable": count == fixable}
+        for code, (count, fixable) in sorted(counts.items())
+    ]
+    rows.sort(key=lambda row: -row["count"])  # stable: ties stay in code order
+    if fmt == "json":
+        return json.dumps(rows, indent=2)
+    if not rows:
+        return ""
+    count_width = len(str(max(row["count"] for row in rows)))
+    code_width = max(len(row["code"]) for row in rows)
+    any_fixable = any(row["fixable"] for row in rows)
+    lines = []
+    for row in rows:
+        marker = ("[*] " if row["fixable"] else "[ ] ") if any_fixable else ""
+        lines.append(f"{row['count']:>{count_width}}\t{row['code']:<{code_width}}\t{marker}{row['name']}")
+    return "\n".join(lines)
+
+
+def fix_summary(fixed: dict[Path, dict[str, int]]) -> str:
+    """``--show-fixes`` with ``--fix``: the fixes applied, per file and rule, as ruff lists them."""
+    from flydsl_ls.analysis.rules import lookup_rule
+
+    fixed = {path: table for path, table in fixed.items() if table}
+    total = sum(sum(table.values()) for table in fixed.values())
+    if not total:
+        return ""
+    width = len(str(max(max(table.values()) for table in fixed.values())))
+    lines = [f"Fixed {total} error{'s' if total != 1 else ''}:"]
+    for path, table in sorted(fixed.items(), key=lambda item: _display(item[0])):
+        lines.append(f"- {_display(path)}:")
+        for code, count in sorted(table.items(), key=lambda item: (-item[1], item[0])):
+            rule = lookup_rule(code)
+            lines.append(f"    {count:>{width}} × {code} ({rule.name if rule else code})")
+    return "\n".join(lines)
+
+
+def concise_with_fixes(entries: Iterable[Entry]) -> str:
+    """``--show-fixes`` without ``--fix``: each finding, then the fix it offers."""
+    lines = []
+    for entry in entries:
+        lines.append(concise([entry]))
+        fix = entry[1].fix
+        if fix is not None:
+            lines.append(f"  fix ({fix.applicability.value}): {fix.title.removesuffix(' (unsafe)')}")
+    return "\n".join(lines)

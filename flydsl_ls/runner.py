@@ -24,6 +24,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -126,7 +127,9 @@ def run_jobs(
         # Forked workers inherit the facts; spawned ones get a copy each.
         initargs = (files, None if method == "fork" else _facts)
         results: list[FileResult | None] = [None] * len(jobs)
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
+        with _stopped_on_interrupt(
+            ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs)
+        ) as pool:
             # First the module calls of every file, once for the run: otherwise each worker
             # builds the model of nearly every file to learn who passes modules to whom.
             scan_start = time.time()
@@ -146,6 +149,31 @@ def run_jobs(
         _facts = None
         if collecting:
             gc.enable()  # -j1 checked in this process
+
+
+class _stopped_on_interrupt:
+    """The pool, shut down as usual, or at once on Ctrl-C: its workers terminated, not left
+    to finish the queue (``ProcessPoolExecutor.__exit__`` would wait for every file)."""
+
+    def __init__(self, pool: ProcessPoolExecutor):
+        self.pool = pool
+
+    def __enter__(self) -> ProcessPoolExecutor:
+        return self.pool
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None or not issubclass(kind, KeyboardInterrupt):
+            self.pool.shutdown(wait=True)
+            return
+        workers = list((self.pool._processes or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(5)
+        # Now that its workers are gone, its manager thread ends at once: waiting for it
+        # leaves nothing for the interpreter's exit to wake (an "Exception ignored" trace).
+        self.pool.shutdown(wait=True)
 
 
 def _shares(files: list[Path], count: int) -> list[list[Path]]:
@@ -175,6 +203,13 @@ def _size(path: Path) -> int:
 _GARBAGE_CHECK = 3_000_000
 _project: ProjectIndex | None = None  # the worker's
 _facts: WorkspaceFacts | None = None  # the run's, while it runs
+
+
+def _start_worker(files: list[Path], facts: WorkspaceFacts | None) -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the run and its workers,
+    # which would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _start(files, facts)
 
 
 def _start(files: list[Path], facts: WorkspaceFacts | None) -> None:

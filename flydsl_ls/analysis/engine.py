@@ -15,12 +15,11 @@ from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model.parsing import parse
 from flydsl_ls.analysis.model.project import ProjectView
 from flydsl_ls.analysis.model.semantic import SemanticModel
-from flydsl_ls.analysis.model.suppression import is_suppressed, suppressions
+from flydsl_ls.analysis.model.suppression import directives, is_suppressed, suppressions
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
-from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR, UNUSED_SUPPRESSION
+from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR
 from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.context import AnalysisOptions, RuleContext
-from flydsl_ls.analysis.rules.fly001_unused_suppression import unused_suppressions
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +68,8 @@ def analyze(request: AnalysisRequest, *, model: SemanticModel | None = None) -> 
 
 
 def _analyze(request: AnalysisRequest, model: SemanticModel | None, judge: bool = True) -> FileAnalysis:
-    """``judge=False``: the suppressions are not judged (FLY001): ``request`` is a repaired
-    text standing in for one that does not parse."""
+    """``judge=False``: no rule judges the suppressions (``Rule.judge_suppressions``):
+    ``request`` is a repaired text standing in for one that does not parse."""
     source = request.source
     codes = {rule.code for rule in request.rules}
     try:
@@ -105,12 +104,16 @@ def run_rules(
 
 def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule]] | None = None) -> list[Diagnostic]:
     """Suppressions applied, duplicates (one finding reached twice) dropped, sorted. With
-    ``rules`` (those that ran) holding FLY001, the suppressions are judged against every
-    finding and those rules (a FLY001 finding is only waived by its own comment)."""
+    ``rules`` (those that ran), a rule judging the suppressions judges them against every
+    finding (before suppression) and those rules; its own findings are not suppressed
+    (only waived by a comment naming its code, which it reads itself)."""
+    found = directives(source)
     unused: list[Diagnostic] = []
-    if rules is not None and any(rule.code == UNUSED_SUPPRESSION for rule in rules):
-        unused = unused_suppressions(source, diagnostics, {rule.code for rule in rules})
-    table = suppressions(source)
+    if found and rules is not None:
+        selected = {rule.code for rule in rules}
+        for rule in rules:
+            unused += rule.judge_suppressions(source, diagnostics, selected, found)
+    table = suppressions(source, found)
     if table:
         diagnostics = [d for d in diagnostics if not is_suppressed(d.code, d.range.start.line, table)]
     if unused:

@@ -644,3 +644,24 @@ async def test_a_late_cancel_is_not_a_warning(spec, workspace, capfd):
     assert not [m for m in logged if "Cancel notification" in m or "unknown message id" in m], logged
     stderr = capfd.readouterr().err
     assert "Cancel notification" not in stderr and "unknown message id" not in stderr, stderr
+
+
+async def test_unused_suppressions_follow_the_edits(spec, workspace):
+    """FLY001 in the server: enabled by pyproject's extend-select, judged after every edit
+    (the incremental analysis) as the CLI judges the file."""
+    (workspace / "pyproject.toml").write_text('[tool.flydsl-ls]\nextend-select = ["FLY001"]\n')
+    text = KERNEL.replace("    lane = _AV(tid) % 64\n", "    lane = _AV(tid) % 64  # noqa: FLY101, FLY104\n")
+    async with lsp(spec, workspace) as client:
+        uri = open_doc(client, workspace / "kernel.py", text=text)
+        diags = await diagnostics(client, uri, 1)
+        (unused,) = by_code(diags, "FLY001")
+        assert unused.range.start.line == LANE_LINE
+        assert unused.message == "Unused `noqa` directive (unused: `FLY104`)"
+        assert not [d for d in by_code(diags, "FLY101") if d.range.start.line == LANE_LINE]
+        # The wrapper goes: FLY101 is unused too, and the whole comment is flagged.
+        change_doc(client, uri, 2, text.replace("_AV(tid) % 64  #", "tid % 64  #"))
+        diags = await diagnostics(client, uri, 2)
+        (unused,) = by_code(diags, "FLY001")
+        assert unused.message == "Unused `noqa` directive (unused: `FLY101`, `FLY104`)"
+        change_doc(client, uri, 3, text.replace("FLY101, FLY104", "FLY101"))
+        assert by_code(await diagnostics(client, uri, 3), "FLY001") == []

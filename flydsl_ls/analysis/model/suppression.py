@@ -77,10 +77,11 @@ def directives(source: str) -> list[Directive]:
     return found
 
 
-def suppressions(source: str) -> dict[int, frozenset[str] | None]:
-    """Suppressed codes per 0-based line; None means every code."""
+def suppressions(source: str, found_directives: list[Directive] | None = None) -> dict[int, frozenset[str] | None]:
+    """Suppressed codes per 0-based line; None means every code. ``found_directives``:
+    ``directives(source)``, when the caller has them."""
     found: dict[int, frozenset[str] | None] = {}
-    for directive in directives(source):
+    for directive in directives(source) if found_directives is None else found_directives:
         line = directive.line
         if directive.codes is None:
             found[line] = None

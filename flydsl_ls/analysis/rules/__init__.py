@@ -63,7 +63,6 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeprecatedApi,
 )
 SYNTAX_ERROR = SyntaxErrorRule.code  # reported by the engine itself, when a file does not parse
-UNUSED_SUPPRESSION = UnusedSuppression.code  # judged by the engine itself, after the other rules
 # What runs when nothing is selected: every rule but the opt-in ones (FLY001, as ruff's RUF100).
 DEFAULT_RULES: tuple[type[Rule], ...] = tuple(rule for rule in ALL_RULES if rule.default)
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

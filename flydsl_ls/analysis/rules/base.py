@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from flydsl_ls.analysis.model.apis import missing_in
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
 from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.suppression import Directive
 from flydsl_ls.analysis.model.text import Range
 from flydsl_ls.analysis.model.valueflow import Use, value_uses
 from flydsl_ls.analysis.rules.module_scope import ModuleScope
@@ -69,6 +70,15 @@ class Rule:
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
         self.model = ctx.model
+
+    @classmethod
+    def judge_suppressions(
+        cls, source: str, findings: list[Diagnostic], selected: set[str], directives: list[Directive]
+    ) -> list[Diagnostic]:
+        """A rule that judges the file's suppression ``directives`` once every rule has run:
+        its findings, given every rule's ``findings`` (before suppression) and the codes of
+        the ``selected`` rules. The others judge nothing."""
+        return []
 
     @classmethod
     def explanation(cls) -> str:

@@ -90,14 +90,20 @@ class UnusedSuppression(Rule):
         ),
     ]
 
+    @classmethod
+    def judge_suppressions(cls, source, findings, selected, directives):
+        return unused_suppressions(source, findings, selected, directives)
 
-def unused_suppressions(source: str, diagnostics: list[Diagnostic], selected: Collection[str]) -> list[Diagnostic]:
-    """FLY001's findings: the codes of ``source``'s suppression comments that suppress none
-    of ``diagnostics`` (every rule's findings, before suppression), judged against the
-    ``selected`` rule codes."""
+
+def unused_suppressions(
+    source: str, diagnostics: list[Diagnostic], selected: Collection[str], found: list[Directive] | None = None
+) -> list[Diagnostic]:
+    """FLY001's findings: the codes of ``source``'s suppression comments (``found``, when
+    the caller has them) that suppress none of ``diagnostics`` (every rule's findings,
+    before suppression), judged against the ``selected`` rule codes."""
     from flydsl_ls.analysis.rules import BY_CODE  # the registry imports this module
 
-    found = directives(source)
+    found = directives(source) if found is None else found
     if not found:
         return []
     reported: dict[int, set[str]] = {}
