@@ -63,15 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check files and folders for legacy FlyDSL constructs")
     check.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .); `-` reads standard input")
     check.add_argument(
-        "--select", type=_codes,
+        "--select", type=_codes, metavar="CODES",
         help="rule codes, prefixes or names to enable (comma-separated); replaces the default rules and the "
         "configured `select`/`extend-select`",
     )
     check.add_argument(
-        "--extend-select", type=_codes,
+        "--extend-select", type=_codes, metavar="CODES",
         help="rule codes, prefixes or names to enable on top of the selected ones, e.g. FLY001 (off by default)",
     )
-    check.add_argument("--ignore", type=_codes, help="rule codes, prefixes or names to disable (comma-separated)")
+    check.add_argument("--ignore", type=_codes, metavar="CODES", help="rule codes, prefixes or names to disable (comma-separated)")
     check.add_argument(
         "--exclude", type=_codes, metavar="PATTERNS",
         help="glob patterns of files and folders to skip (comma-separated); replaces the default excludes "
@@ -718,5 +718,6 @@ def run_rule(code: str) -> int:
 
 def run_rules() -> int:
     for rule in ALL_RULES:
-        print(f"{rule.code}  {rule.name:<24} {rule.summary}  [fix: {rule.fix_safety}]")
+        opt_in = "" if rule.default else "  [not in the default set: --extend-select " + rule.code + "]"
+        print(f"{rule.code}  {rule.name:<24} {rule.summary}  [fix: {rule.fix_safety}]{opt_in}")
     return EXIT_CLEAN

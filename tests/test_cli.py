@@ -232,6 +232,7 @@ def test_rules_lists_every_rule(project):
     assert [line.split()[0] for line in lines] == [r.code for r in ALL_RULES]
     for rule, line in zip(ALL_RULES, lines):
         assert rule.name in line
+        assert line.endswith("[not in the default set: --extend-select FLY001]") == (rule.code == "FLY001")
 
 
 def test_version_and_help(project):

@@ -62,6 +62,8 @@ def test_examples_from_scratch_and_line_by_line(path):
 
 
 TYPED = ["(", ")", "[", "]", ":", "\n", "\n    ", "    ", "x", " + tid", "é", "'", '"""', "#", "\\", ",", "ArithValue(", "fx.", "_raw(", "VMCNT_0"]
+# Suppression comments: FLY001 judges them after every other rule, in both analyses.
+TYPED += ["  # noqa: FLY104", "  # flydsl: ignore[FLY101]", "  # noqa", "  # flydsl: ignore", ", FLY999"]
 
 
 def _edit(text: str, rnd: random.Random) -> str:
