@@ -276,6 +276,26 @@ def test_an_edit_inside_one_function_reanalyses_that_function():
     assert analyzer.reanalysed == 0
 
 
+def test_unused_suppressions_are_judged_on_every_edit_without_redoing_the_file():
+    """FLY001 judges the whole file's findings, the reused ones included: a suppression
+    becomes unused when an edit removes its finding, and used again when it comes back,
+    while only the edited function is analysed again."""
+    line = "    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_7"
+    text = _many_functions(12).replace(line, line.replace("(w))\n", "(w))  # noqa: FLY104, FLY101\n"))
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+
+    def unused(source: str) -> list[str]:
+        same_as_full(analyzer, source, AnalysisOptions())
+        return [d.message for d in analyze(AnalysisRequest(source)).diagnostics if d.code == "FLY001"]
+
+    assert unused(text) == ["Unused `noqa` directive (unused: `FLY101`)"]
+    fixed = text.replace("fx.Int32(fx.Int32(w))  # noqa", "fx.Int32(w)  # noqa")
+    assert unused(fixed) == ["Unused `noqa` directive (unused: `FLY104`, `FLY101`)"]
+    assert analyzer.reanalysed <= 3  # scale_7 and what asks about it, not the file
+    assert unused(text) == ["Unused `noqa` directive (unused: `FLY101`)"]
+
+
 def test_dead_shim_deletion_follows_the_blank_lines_of_its_neighbours():
     shim = "def _wait_vmcnt(n):\n    fx.rocdl.s_waitcnt((n & 0xF) | 0x3F70)\n"
     kernel = "@fx.kernel\ndef kernel():\n    x = 1\n    return x\n"
