@@ -45,7 +45,10 @@ def _say(out, text: str) -> None:
 
 def _state(paths: list[Path], files: Callable[[], list[Path]]) -> dict[Path, tuple[int, int]]:
     """(mtime, size) of every file a run reads: the Python files and their configuration."""
-    watched = set(files())
+    try:
+        watched = set(files())
+    except config.ConfigError:
+        watched = set()  # the run says what is wrong; the pyproject.toml is still watched
     for path in paths:
         folder = path.resolve() if path.is_dir() else path.resolve().parent
         watched.update(config_file for f in (folder, *folder.parents) if (config_file := f / "pyproject.toml").is_file())
