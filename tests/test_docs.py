@@ -214,17 +214,19 @@ def test_every_fixable_rule_page_shows_a_fix():
 
 def test_rule_page_examples_are_what_check_fix_writes(tmp_path):
     """Every "Flagged" example of every page, written to a project with the page's settings
-    (and only that rule selected), then `flydsl-ls check --fix` (with `--unsafe-fixes` where
-    the page says so): each file must read as the page's fixed text, or stay as it was where
-    the page says no fix is offered."""
+    (and only that rule selected; an opt-in rule, which judges the others' findings (FLY001),
+    added to the default rules as its page says), then `flydsl-ls check --fix` (with
+    `--unsafe-fixes` where the page says so): each file must read as the page's fixed text,
+    or stay as it was where the page says no fix is offered."""
     expected: dict[Path, str] = {}
     for page in RULE_PAGES:
+        key = "extend-select" if "Not in the default set: `--extend-select" in page.read_text(encoding="utf-8") else "select"
         for n, example in enumerate(page_examples(page)):
             mode = "safe" if example["fix"] == "safe" else "unsafe"
             folder = tmp_path / mode / f"{page.stem}_{n}"
             folder.mkdir(parents=True)
             (folder / "pyproject.toml").write_text(
-                "\n".join(["[tool.flydsl-ls]", f'select = ["{page.stem}"]', *example["settings"]]) + "\n"
+                "\n".join(["[tool.flydsl-ls]", f'{key} = ["{page.stem}"]', *example["settings"]]) + "\n"
             )
             (folder / "example.py").write_text(example["code"])
             expected[folder / "example.py"] = example["fixed"]
