@@ -20,7 +20,8 @@ DOCS = [
 DOCS = [path for path in DOCS if path.is_file()]
 IDS = [path.relative_to(ROOT).as_posix() for path in DOCS]
 # The repository's top-level folders: a `backticked/path` under one of them names our file.
-OURS = tuple(f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".git")) + (".ci/",)
+# Hidden folders are not (.cache/ holds what .ci/run installs, present or not), except .ci/.
+OURS = tuple(f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")) + (".ci/",)
 # Paths under those names that are another project's files, said so in the text.
 ELSEWHERE = {
     "docs/api_stability.md": "FlyDSL's own docs (FLY901 cites its deprecation list)",
