@@ -48,7 +48,7 @@ from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.checker import check_source
-from flydsl_ls.compile.scaffold import example_for, targets
+from flydsl_ls.compile.scaffold import Insertion, example_for, targets
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
 from flydsl_ls.server.session import Analysis, Document, Snapshot
@@ -187,9 +187,21 @@ def _add_example_edit(snap: Snapshot, name: str) -> types.WorkspaceEdit | None:
     except Exception:  # noqa: BLE001 - a heuristic's bug must not fail the request
         log.exception("%s: writing the compile example for %s failed", snap.uri, name)
         return None
-    at = types.Position(line=insertion.line, character=0)
-    text_edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=insertion.text)
-    return document_edit(snap.uri, snap.version, [text_edit], snap.document_changes)
+    return document_edit(snap.uri, snap.version, [_insertion_edit(snap, insertion)], snap.document_changes)
+
+
+def _insertion_edit(snap: Snapshot, insertion: Insertion) -> types.TextEdit:
+    """``insertion`` as a TextEdit. At the very end of a file that ends with a line end, it
+    goes before that line end, its text's last line end moved to its front: Neovim takes an
+    edit past its last line as new lines and would leave a blank line at the end."""
+    index = snap.index or LineIndex(snap.text)
+    offset = index.offset(Position(insertion.line, 0))
+    text = insertion.text
+    if offset == len(snap.text) and snap.text.endswith(("\n", "\r")) and text.endswith("\n"):
+        offset -= 2 if snap.text.endswith("\r\n") else 1
+        text = "\n" + text[:-1]
+    at = types.Position(*index.to_client(index.position_at(offset), snap.encoding))
+    return types.TextEdit(range=types.Range(start=at, end=at), new_text=text)
 
 
 async def add_example_command(server: FlyServer, arguments: list) -> dict:

@@ -29,10 +29,11 @@ from kernels.copy_builder import build_copy_module
 def test_copy(N, dtype_str):
     launch = build_copy_module(N, dtype_str)
 '''
-DEF_LINE = FIXTURE.read_text(encoding="utf-8").splitlines().index(
-    "def build_copy_module(N: int, dtype_str: str, *, block_threads: int = 256):"
-)
-END_LINE = len(FIXTURE.read_text(encoding="utf-8").splitlines())  # the builder ends the file
+SOURCE = FIXTURE.read_text(encoding="utf-8")
+DEF_LINE = SOURCE.splitlines().index("def build_copy_module(N: int, dtype_str: str, *, block_threads: int = 256):")
+# The builder ends the file: the example goes before its final line end, not past its last
+# line (Neovim would take that as new lines and leave a blank line at the end of the file).
+LAST = types.Position(len(SOURCE.splitlines()) - 1, len(SOURCE.splitlines()[-1]))
 # What is inserted after the builder: the arguments of the test's first case.
 EXPECTED = '''
 
@@ -74,15 +75,19 @@ async def actions_at(client, uri, line) -> list[types.CodeAction]:
     return [a for a in found if isinstance(a, types.CodeAction) and a.kind == ActionKind.ADD_EXAMPLE.value]
 
 
-def inserted(edit: types.WorkspaceEdit, uri: str) -> tuple[types.Range, str]:
-    """The one insertion of ``edit`` (as documentChanges or changes)."""
+def inserted(edit: types.WorkspaceEdit, uri: str) -> tuple[types.Position, str]:
+    """Where ``edit``'s one insertion goes (as documentChanges or changes), and the fixture
+    with it made (ASCII: a column is a character)."""
     if edit.document_changes:
         (change,) = edit.document_changes
         assert change.text_document.uri == uri
         (text_edit,) = change.edits
     else:
         (text_edit,) = edit.changes[uri]
-    return text_edit.range, text_edit.new_text
+    at = text_edit.range.start
+    assert text_edit.range.end == at
+    offset = sum(len(line) for line in SOURCE.splitlines(keepends=True)[: at.line]) + at.character
+    return at, SOURCE[:offset] + text_edit.new_text + SOURCE[offset:]
 
 
 async def test_the_action_on_the_builder_inserts_the_example(spec, repository):
@@ -93,9 +98,8 @@ async def test_the_action_on_the_builder_inserts_the_example(spec, repository):
         assert action.title == "Add a compile example for build_copy_module"
         assert action.edit is None  # computed only when picked: both clients resolve
         action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
-        rng, text = inserted(action.edit, uri)
-        assert rng == types.Range(types.Position(END_LINE, 0), types.Position(END_LINE, 0))
-        assert text == EXPECTED
+        at, text = inserted(action.edit, uri)
+        assert at == LAST and text == SOURCE + EXPECTED
         assert await actions_at(client, uri, DEF_LINE + 3) == []  # inside the body: not offered
 
 
@@ -116,10 +120,10 @@ async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, re
         )
         assert result == {"applied": True}
         (applied,) = client.applied_edits
-        rng, text = inserted(applied.edit, uri)
-        assert rng.start == types.Position(END_LINE, 0) and text == EXPECTED
+        at, text = inserted(applied.edit, uri)
+        assert at == LAST and text == SOURCE + EXPECTED
         # The client applied it: the builder now has its example, which gets the compile lenses.
-        change_doc(client, uri, 2, path.read_text(encoding="utf-8") + text)
+        change_doc(client, uri, 2, text)
         titles = [lens.command.title for lens in await lenses(client, uri)]
         assert titles == ["Compile (gfx942)", "Show ISA", "Launch"]
 
@@ -153,4 +157,4 @@ async def test_clients_that_do_not_resolve(spec, repository, apply_edit):
             edit = applied.edit
         else:
             edit = action.edit
-        assert inserted(edit, uri)[1] == EXPECTED
+        assert inserted(edit, uri)[1] == SOURCE + EXPECTED
