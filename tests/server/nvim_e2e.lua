@@ -5,7 +5,8 @@
 -- deprecated API, shows the inlay hints (vim.lsp.inlay_hint) and turns them off through the
 -- settings, runs fix-all on $FLYDSL_E2E_FIXALL, runs :FlydslCompile and :FlydslShowIsa
 -- on $FLYDSL_E2E_COMPILE, saves $FLYDSL_E2E_ONSAVE with the docs' fix-all-on-save snippet
--- ($FLYDSL_E2E_ONSAVE_SNIPPET), and reports what happened as JSON in $FLYDSL_E2E_RESULT.
+-- ($FLYDSL_E2E_ONSAVE_SNIPPET), runs the "Add compile example" lens on $FLYDSL_E2E_BUILDER
+-- and the new example's Compile lens, and reports what happened as JSON in $FLYDSL_E2E_RESULT.
 local result = { steps = {} }
 local function note(step) table.insert(result.steps, step) end
 
@@ -25,6 +26,86 @@ vim.lsp.config('flydsl_ls', {
   cmd = { vim.env.FLYDSL_E2E_PYTHON, '-m', 'flydsl_ls', 'serve' },
 })
 vim.lsp.enable('flydsl_ls')
+
+--- The lenses of the buffer as {line, title}, in line order, once one satisfies `wanted`
+--- (refreshed until then, as the docs' autocommand would on each BufEnter).
+local function lenses_until(bufnr, wanted)
+  local found
+  vim.wait(60000, function()
+    vim.lsp.codelens.refresh({ bufnr = bufnr })
+    found = {}
+    for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+      if lens.command then table.insert(found, { line = lens.range.start.line, title = lens.command.title }) end
+    end
+    table.sort(found, function(a, b) return a.line < b.line or (a.line == b.line and a.title < b.title) end)
+    return wanted(found)
+  end, 200)
+  return found
+end
+
+local function has_title(title)
+  return function(found)
+    for _, lens in ipairs(found) do
+      if lens.title:find(title, 1, true) == 1 then return true end
+    end
+    return false
+  end
+end
+
+-- "Add compile example" on a kernel builder ($FLYDSL_E2E_BUILDER): run its lens, as
+-- vim.lsp.codelens.run() on the builder's line; the buffer gets the example, whose lenses
+-- replace it; then run the example's Compile lens (picked in vim.ui.select).
+local function add_example()
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.FLYDSL_E2E_BUILDER))
+  local bbuf = vim.api.nvim_get_current_buf()
+  local before = lenses_until(bbuf, has_title('Add compile example'))
+  result.add_example = { lenses_before = before }
+  if not has_title('Add compile example')(before) then return finish(false, 'no "Add compile example" lens') end
+  local text = table.concat(vim.api.nvim_buf_get_lines(bbuf, 0, -1, false), '\n')
+  vim.api.nvim_win_set_cursor(0, { before[1].line + 1, 0 })
+  vim.lsp.codelens.run()
+  if not vim.wait(60000, function()
+    return table.concat(vim.api.nvim_buf_get_lines(bbuf, 0, -1, false), '\n') ~= text
+  end, 50) then
+    return finish(false, 'the "Add compile example" lens did not change the buffer')
+  end
+  result.add_example.buffer = table.concat(vim.api.nvim_buf_get_lines(bbuf, 0, -1, false), '\n') .. '\n'
+  local after = lenses_until(bbuf, function(found) return has_title('Compile (')(found) and not has_title('Add')(found) end)
+  result.add_example.lenses_after = after
+  note('add-example')
+
+  -- The example's Compile lens: three lenses on its line, so Neovim asks which one.
+  local compile_line
+  for _, lens in ipairs(after) do
+    if lens.title:find('Compile (', 1, true) == 1 then compile_line = lens.line end
+  end
+  if not compile_line then return finish(false, 'no Compile lens on the new example') end
+  local offered, compiled
+  vim.ui.select = function(items, opts, on_choice)
+    offered = vim.tbl_map(opts.format_item, items)
+    for _, item in ipairs(items) do
+      if opts.format_item(item):find('Compile (', 1, true) == 1 then return on_choice(item) end
+    end
+    on_choice(nil)
+  end
+  local handler = vim.lsp.handlers['workspace/executeCommand']
+  vim.lsp.handlers['workspace/executeCommand'] = function(err, res, ctx, config)
+    compiled = err and { error = err.message } or res
+    return handler and handler(err, res, ctx, config)
+  end
+  vim.api.nvim_win_set_cursor(0, { compile_line + 1, 0 })
+  vim.lsp.codelens.run()
+  if not vim.wait(200000, function() return compiled ~= nil end, 100) then
+    return finish(false, 'the Compile lens gave no result')
+  end
+  result.add_example.offered = offered
+  result.add_example.compile = {
+    status = compiled.status, arch = compiled.arch, example = compiled.example,
+    message = compiled.message, error = compiled.error,
+  }
+  note('example-compiled')
+  finish(true, nil)
+end
 
 local function run()
   local bufnr = vim.api.nvim_get_current_buf()
@@ -217,7 +298,7 @@ local function run()
   vim.wait(1000, function() return vim.bo[sbuf].modified end, 50)
   result.on_save = { modified = vim.bo[sbuf].modified }
   note('fix-on-save')
-  finish(true, nil)
+  add_example()
 end
 
 vim.api.nvim_create_autocmd('VimEnter', {

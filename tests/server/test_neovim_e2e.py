@@ -4,8 +4,9 @@ quick fix with Neovim's own code-action machinery, ``:write``, and check the fil
 then hover a deprecated API, show the inlay hints and turn them off through the settings,
 fix-all a legacy example (the same result as ``flydsl-ls check --fix``), run the shipped
 ``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile example, and save a legacy
-example with the fix-all-on-save block of docs/editors/neovim.md. Neovim's LSP log has no
-ERROR line."""
+example with the fix-all-on-save block of docs/editors/neovim.md; then run the "Add compile
+example" lens on a kernel builder and the Compile lens of the example it wrote. Neovim's LSP
+log has no ERROR line."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from flydsl_ls.data import RULE_PAGES
 from tests.compiler import available
 from tests.rule_pages import installed_page
 from tests.server.helpers import FIXTURES, REPO
+from tests.server.test_add_example import EXPECTED as EXAMPLE
+from tests.server.test_add_example import FIXTURE as BUILDER
+from tests.server.test_add_example import TEST_FILE as BUILDER_TEST
 
 HERE = Path(__file__).parent
 NEOVIM_DOCS = REPO / "docs" / "editors" / "neovim.md"
@@ -75,6 +79,12 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     shutil.copy(REPO / "examples" / "compile" / "vector_add.py", compile_example)
     on_save = project / "saved_kernel.py"
     shutil.copy(REPO / "examples" / "legacy_kernel.py", on_save)
+    # a kernel builder without an example, in a repository whose tests call it
+    builder = project / "kernels" / "copy_builder.py"
+    builder.parent.mkdir()
+    shutil.copy(BUILDER, builder)
+    (project / "tests").mkdir()
+    (project / "tests" / "test_copy.py").write_text(BUILDER_TEST, encoding="utf-8")
     snippet = tmp_path / "on_save.lua"
     snippet.write_text(on_save_snippet(), encoding="utf-8")
     report = tmp_path / "result.json"
@@ -88,6 +98,7 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         "FLYDSL_E2E_COMPILE": str(compile_example),
         "FLYDSL_E2E_ONSAVE": str(on_save),
         "FLYDSL_E2E_ONSAVE_SNIPPET": str(snippet),
+        "FLYDSL_E2E_BUILDER": str(builder),
         "FLYDSL_LS_CACHE": str(tmp_path / "flydsl-cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -114,7 +125,7 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     compiles = available("the :FlydslCompile step of the Neovim end-to-end test")
     steps = ["attached", "diagnostics", "rule", "applied", "written", "hover", "inlay hints", "inlay hints off"]
     steps += ["fix-all", "compiled"]
-    assert result["steps"] == steps + (["isa"] if compiles else []) + ["fix-on-save"]
+    assert result["steps"] == steps + (["isa"] if compiles else []) + ["fix-on-save", "add-example", "example-compiled"]
     assert result["diagnostics"] == 3  # pulled once: no duplicate pushed copies
     assert result["diagnostic"]["lnum"] == 9 and result["diagnostic"]["col"] == 11
     # the server's log lines came as window/logMessage at their level, none as stderr (which
@@ -171,3 +182,24 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     else:  # without the compile extra: said so, with the command that installs it
         assert result["compile"]["status"] == "unavailable", result["compile"]
         assert "pip install" in result["compile"]["message"], result["compile"]
+
+    # "Add compile example": the lens on the builder's `def` line only; run, it wrote the
+    # example the tests' call gives, after the builder; the example's lenses took its place
+    added = result["add_example"]
+    def_line = BUILDER.read_text(encoding="utf-8").splitlines().index(
+        "def build_copy_module(N: int, dtype_str: str, *, block_threads: int = 256):"
+    )
+    assert added["lenses_before"] == [{"line": def_line, "title": "Add compile example"}]
+    assert added["buffer"] == BUILDER.read_text(encoding="utf-8") + EXAMPLE
+    example_line = added["buffer"].splitlines().index("def build_copy_module_example(device):")
+    assert added["lenses_after"] == [
+        {"line": example_line, "title": title} for title in ("Compile (gfx942)", "Launch", "Show ISA")
+    ]
+    # the Compile lens, picked among the three of its line, compiled the new example
+    assert added["offered"] == ["Compile (gfx942)", "Show ISA", "Launch"]
+    compiled = added["compile"]
+    assert compiled["example"] == "build_copy_module_example", compiled
+    if compiles:
+        assert compiled["status"] == "ok" and compiled["arch"] == "gfx942", compiled
+    else:
+        assert compiled["status"] == "unavailable", compiled
