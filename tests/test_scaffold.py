@@ -44,6 +44,27 @@ def build_copy_module_example(device):
     assert targets(new)[0].has_example  # its lens goes away
 
 
+def test_torch_is_imported_in_the_example_unless_the_module_imports_it():
+    """A kernel module stays importable without torch: no module-level import is added. One
+    that imports torch unconditionally lends it to the example; a guarded import does not
+    (``torch`` may be None)."""
+    imported = FIXTURE.replace("import flydsl.compiler as flyc\n", "import flydsl.compiler as flyc\nimport torch\n")
+    assert scaffold(imported, "build_copy_module").text == '''
+
+# flydsl: example
+def build_copy_module_example(device):
+    """Written by flydsl-ls from the signature of `build_copy_module`: check the shapes and dtypes."""
+    launch = build_copy_module(1024, "bf16")
+    X = torch.empty(256, 1024, dtype=torch.bfloat16, device=device)
+    Y = torch.empty(256, 1024, dtype=torch.bfloat16, device=device)
+    return launch, (X, Y, 256)
+'''
+    guarded = FIXTURE.replace("import flydsl.expr as fx\n", "import flydsl.expr as fx\n\ntry:\n    import torch\nexcept ImportError:\n    torch = None\n")
+    aliased = FIXTURE.replace("import flydsl.expr as fx\n", "import flydsl.expr as fx\nimport torch as th\n")
+    for source in (guarded, aliased):
+        assert "    import torch\n\n    launch = " in scaffold(source, "build_copy_module").text
+
+
 def test_asserts_decide_the_shapes():
     text = builder("M: int, N: int", "    assert N % 4096 == 0\n    if M > 64:\n        raise ValueError(M)\n", "A: fx.Tensor")
     assert "launch = build(64, 4096)" in scaffold(text, "build").text

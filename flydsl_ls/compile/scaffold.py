@@ -5,7 +5,8 @@ A *launcher* is a module-level ``@flyc.jit`` function that launches a kernel
 (``kernel(...).launch(...)``). A *builder* is a module-level function that defines a
 launcher inside and returns it (alone, in a tuple, or in a dict). ``targets(source)``
 lists them; ``example_for(source, name, path)`` returns the example to insert after it (what
-the server's code action and CodeLens insert)::
+the server's code action and CodeLens insert; ``import torch`` only when the module does not
+import it itself)::
 
     # flydsl: example
     def build_softmax_module_example(device):
@@ -441,6 +442,14 @@ def _module_aliases(tree: ast.Module) -> tuple[str | None, str | None]:
     return fx, flyc
 
 
+def _imports_torch(tree: ast.Module) -> bool:
+    """``import torch`` (unaliased) among the module's own top-level statements."""
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "torch" and a.asname in (None, "torch") for a in node.names)
+        for node in tree.body
+    )
+
+
 def literal(value: object) -> str:
     """Python source for ``value``, strings in double quotes (as the kernels write them)."""
     if isinstance(value, str) and value.isprintable() and '"' not in value and "\\" not in value:
@@ -576,7 +585,10 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
         jit_name = name
     arguments = _launcher_arguments(launcher.node, chosen, {**constants, **chosen}, body)
     fx_alias, flyc_alias = _module_aliases(tree)
-    imports = ["import torch"]
+    # torch is imported in the example unless the module imports it unconditionally: a
+    # kernel module stays importable without torch (FlyDSL's norm kernels import it in
+    # functions, or in a try), so no module-level import is added.
+    imports = [] if _imports_torch(tree) else ["import torch"]
     if body.needs_fx and fx_alias != "fx":
         imports.append("import flydsl.expr as fx")
     if body.needs_flyc and flyc_alias != "flyc":
@@ -590,7 +602,7 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
         f"def {example}(device):",
         f'    """Written by flydsl-ls from the signature of `{name}`: check the shapes and dtypes."""',
         *(f"    {i}" for i in imports),
-        "",
+        *([""] if imports else []),
         *(f"    {line}" for line in body.lines),
         f"    return {jit_name}, ({args})",
     ]
