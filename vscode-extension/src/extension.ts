@@ -190,6 +190,10 @@ function commandArguments(command: string, args: unknown[]): unknown[] | undefin
   return [uri.toString(), client.code2ProtocolConverter.asDiagnostic(found)];
 }
 
+/** The commands whose result is a compile's, kept as the last one ("Open IR/ISA of the Last
+ * Compile", the status bar's arch); not verifyFix's pair, nor addExample's or a fix's answer. */
+const COMPILES = new Set(['flydsl-ls.compile', 'flydsl-ls.showIsa', 'flydsl-ls.launch']);
+
 async function runServerCommand(
   command: string,
   args: unknown[],
@@ -209,7 +213,7 @@ async function runServerCommand(
   }
   const top = record(result);
   if (!top) return result;
-  if (command !== 'flydsl-ls.verifyFix') last = result;
+  if (COMPILES.has(command)) last = result;
   updateStatus();
   const ok = summary(result).ok;
   if (ok && (command === 'flydsl-ls.compile' || command === 'flydsl-ls.showIsa') && !top.shown) {
