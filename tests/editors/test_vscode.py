@@ -6,7 +6,8 @@ drives its web UI with Debian's chromium through ``playwright-core``
 (vscode-extension/src/test/e2e/driver.ts): open examples/legacy_kernel.py, see the
 diagnostics, open the quick-fix menu and apply a fix, hover a deprecated API, see the
 inlay hints, fix-all on save, compile examples/compile/vector_add.py and see its ISA beside
-it, read-only and highlighted; then, on an interpreter without flydsl, the compile's warning (first line, "Show
+it, read-only and highlighted; click the "Add compile example" lens of a kernel builder;
+then, on an interpreter without flydsl, the compile's warning (first line, "Show
 Output"), "Open IR/ISA of the Last Compile" after it, Verify Fix at a finding nested in
 another, the palette titles, and a mistyped ``flydsl-ls.path`` (one notification, gone once
 fixed). VS Code loads the packaged .vsix (the esbuild bundle), unpacked.
@@ -33,6 +34,7 @@ import pytest
 
 from flydsl_ls.server import settings as server_settings
 from tests.compiler import available, python_without
+from tests.server.test_add_example import DEF_LINE, EXPECTED, FIXTURE, SOURCE, TEST_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "vscode-extension"
@@ -190,6 +192,11 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     unpacked = tmp_path / "vsix"
     zipfile.ZipFile(vsix[0]).extractall(unpacked)
     no_compiler = python_without(("flydsl",), tmp_path / "venv-without-flydsl")
+    builder_repo = tmp_path / "builder-repo"  # a kernel builder and the tests that call it
+    (builder_repo / "kernels").mkdir(parents=True)
+    (builder_repo / "tests").mkdir()
+    shutil.copy(FIXTURE, builder_repo / "kernels" / "copy_builder.py")
+    (builder_repo / "tests" / "test_copy.py").write_text(TEST_FILE, encoding="utf-8")
     env = {
         **_node_env(),
         "FLYDSL_CODE_SERVER": str(code_server),
@@ -197,6 +204,7 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
         "FLYDSL_E2E_EXTENSION": str(unpacked / "extension"),
         "FLYDSL_E2E_PYTHON_NO_COMPILER": no_compiler,
         "FLYDSL_E2E_PYTHON": sys.executable,
+        "FLYDSL_E2E_BUILDER_REPO": str(builder_repo),
         "FLYDSL_E2E_WORK": str(work),
         "FLYDSL_E2E_SCREENSHOTS": str(shots),
         "FLYDSL_E2E_EXPECT_COMPILE": "1" if compiles else "0",
@@ -221,7 +229,7 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
 
     steps = ["server running", "diagnostics", "quick fix", "hover", "inlay hints", "fix-all on save"]
     steps += ["compile", "show ISA"] if compiles else ["compile (unavailable)"]
-    assert suite["steps"] == steps + ["compile unavailable", "verify fix", "palette", "bad path"]
+    assert suite["steps"] == steps + ["add example", "compile unavailable", "verify fix", "palette", "bad path"]
     codes = {d["code"] for d in suite["diagnostics"]}
     assert {"FLY101", "FLY102", "FLY103", "FLY104", "FLY901"} <= codes
     assert suite["quickFix"]["after"].startswith("    off = fx.Index(base)")
@@ -242,6 +250,17 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     assert suite["fixedFile"] == (cli / "legacy_kernel.py").read_text()
 
     driver = json.loads(driver_file.read_text())
+    # "Add compile example": the lens on the builder's def line, clicked, wrote the example the
+    # tests' call gives; the example's lenses took its place; the last compile is kept
+    added = suite["addExample"]
+    assert driver["addExampleLens"] == "Add compile example"
+    assert added["lensesBefore"] == [{"line": DEF_LINE, "title": "Add compile example"}]
+    assert added["text"] == SOURCE + EXPECTED
+    example_line = added["text"].splitlines().index("def build_copy_module_example(device):")
+    assert sorted(added["lensesAfter"], key=lambda lens: lens["title"]) == [
+        {"line": example_line, "title": title} for title in ("Compile (gfx942)", "Launch", "Show ISA")
+    ]
+    assert added["lastCompileKept"], "running the lens replaced the last compile's result"
     assert driver["quickFixMenu"][:1] == ["Quick Fix"] and "Replace with fx.Index(...)" in driver["quickFixMenu"]
     assert "FLY901" in driver["hoverText"]
     assert re.search(r'raw_tid\s*: ir\.Value index\s*= gpu\.thread_id\("x"\)', driver["inlayHintLine"]), driver["inlayHintLine"]

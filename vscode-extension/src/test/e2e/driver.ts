@@ -18,6 +18,7 @@
 //   FLYDSL_E2E_EXPECT_COMPILE=1  the compile must succeed (FlyDSL + torch installed)
 //   FLYDSL_E2E_EXTENSION  the extension to load: the .vsix unpacked (default: this folder, built)
 //   FLYDSL_E2E_PYTHON_NO_COMPILER  an interpreter with flydsl-ls but without flydsl
+//   FLYDSL_E2E_BUILDER_REPO  a folder copied into the workspace: kernels/copy_builder.py and its tests
 // Exit status 0 when the scenario passed; the report is <work>/out/{suite,driver}.json.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -101,6 +102,8 @@ function prepareWorkspace(): void {
       '',
     ].join('\n'),
   );
+  // A kernel builder without an example, and the tests that call it ("Add compile example").
+  if (process.env.FLYDSL_E2E_BUILDER_REPO) fs.cpSync(process.env.FLYDSL_E2E_BUILDER_REPO, workspace, { recursive: true });
   writeJson(path.join(workspace, '.vscode', 'settings.json'), {
     'flydsl-ls.interpreter': PYTHON,
     'flydsl-ls.targetArch': 'gfx942',
@@ -273,6 +276,15 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
     await refused.first().waitFor({ state: 'visible', timeout: 10_000 });
     report.isaReadOnlyMessage = (await refused.first().innerText()).trim();
   },
+};
+
+// The "Add compile example" CodeLens above the builder, clicked as a user would.
+checkpoints['add-example'] = async (page) => {
+  const lens = page.locator('.codelens-decoration a', { hasText: 'Add compile example' });
+  await lens.first().waitFor({ state: 'visible', timeout: 30_000 });
+  report.addExampleLens = (await page.locator('.codelens-decoration', { hasText: 'Add compile example' }).first().innerText()).trim();
+  await screenshot(page, 'vscode-add-example');
+  await lens.first().click();
 };
 
 interface Toast {

@@ -240,6 +240,7 @@ async function scenario(): Promise<void> {
   } else {
     await compiled(result, exampleEditor, example);
   }
+  await addExample(api);
   await compileUnavailable(api, example);
   await verifyFix();
   await paletteTitles(example);
@@ -282,6 +283,49 @@ async function compiled(result: Record<string, unknown>, exampleEditor: vscode.T
   assert.equal(shownEditor.viewColumn, (exampleEditor.viewColumn ?? 1) + 1, 'the shown ISA is beside the kernel');
   step('show ISA');
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+}
+
+interface Lens {
+  line: number;
+  title: string | undefined;
+}
+
+async function lensesOf(uri: vscode.Uri): Promise<Lens[]> {
+  const found = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri, 10);
+  return found.map((l) => ({ line: l.range.start.line, title: l.command?.title }));
+}
+
+/** "Add compile example" on a kernel builder without an example: the driver clicks the lens
+ * in the UI; the buffer gets the example (flydsl-ls.addExample, through workspace/applyEdit),
+ * whose Compile / Show ISA / Launch lenses take the place of the lens. Not a compile: the
+ * last compile's result (status bar, "Open IR/ISA of the Last Compile") is kept. */
+async function addExample(api: FlydslApi): Promise<void> {
+  const builder = vscode.Uri.file(path.join(WORKSPACE, 'kernels', 'copy_builder.py'));
+  const doc = await vscode.workspace.openTextDocument(builder);
+  const editor = await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  const before = await until('the "Add compile example" lens', async () => {
+    const found = await lensesOf(builder);
+    return found.some((l) => l.title === 'Add compile example') ? found : undefined;
+  });
+  const lastCompile = JSON.stringify(api.lastResult());
+  const original = doc.getText();
+  editor.revealRange(new vscode.Range(Math.max(before[0].line - 4, 0), 0, before[0].line + 4, 0), vscode.TextEditorRevealType.AtTop);
+  await checkpoint('add-example'); // the driver clicks the lens
+  await until('the example in the buffer', () => (doc.getText() !== original ? true : undefined));
+  const after = await until("the example's lenses", async () => {
+    const found = await lensesOf(builder);
+    const replaced = found.some((l) => l.title?.startsWith('Compile (')) && !found.some((l) => l.title === 'Add compile example');
+    return replaced ? found : undefined;
+  });
+  report.addExample = {
+    lensesBefore: before,
+    text: doc.getText(),
+    lensesAfter: after,
+    lastCompileKept: JSON.stringify(api.lastResult()) === lastCompile,
+  };
+  await vscode.commands.executeCommand('workbench.action.files.revert'); // no save prompt later
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  step('add example');
 }
 
 async function setSetting(key: string, value: unknown): Promise<void> {
