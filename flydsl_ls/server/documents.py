@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.server import diagnostics, hover
+from flydsl_ls.server import diagnostics, hover, inlay_hints
 from flydsl_ls.server.workspace import is_settings_file, settings_changed
 
 if TYPE_CHECKING:
@@ -73,3 +73,4 @@ def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None
 def did_close(server: FlyServer, params: types.DidCloseTextDocumentParams) -> None:
     if server.session.close(params.text_document.uri) is not None:
         diagnostics.clear(server, params.text_document.uri)
+        inlay_hints.forget(params.text_document.uri)

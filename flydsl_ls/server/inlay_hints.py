@@ -147,6 +147,21 @@ def _model_of(snap: Snapshot) -> _Model:
     return _last
 
 
+def forget(uri: str) -> None:
+    """``uri`` was closed: its kept model (megabytes on a large kernel) goes now, not when
+    another document next asks for hints."""
+    diagnostics.LINTER.submit(_forget, uri)
+
+
+def _forget(uri: str) -> None:
+    global _last
+    cached = _last
+    if cached is not None and cached.uri == uri:
+        _last = None
+        if cached.model is not None:
+            _release(cached.model)
+
+
 def _release(model: SemanticModel) -> None:
     """Freed now, not by the cyclic collector (``SemanticModel.dispose``)."""
     model.dispose()

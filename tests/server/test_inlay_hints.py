@@ -165,3 +165,28 @@ async def test_half_typed_and_broken_input(spec, hints_workspace):
         far = types.Range(types.Position(900, 0), types.Position(1000, 0))
         assert await hints(client, uri, far) == []
         assert await hints(client, "file:///nowhere/else.py", far) == []
+
+
+async def test_a_closed_document_keeps_no_model(monkeypatch, tmp_path):
+    """The model kept for the next range (~11 MB on a 5.7k-line kernel) goes when its
+    document closes, not when another document next asks for hints."""
+    from flydsl_ls.server import diagnostics, documents, inlay_hints
+    from flydsl_ls.server.app import create_server
+    from tests.server.helpers import KERNEL
+
+    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # no lint: hints alone
+    monkeypatch.setattr(inlay_hints, "_last", None)
+    server = create_server()
+    path = tmp_path / "kernel.py"
+    path.write_text(KERNEL)
+    uri = path.as_uri()
+    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, KERNEL)))
+    everything = types.Range(types.Position(0, 0), types.Position(30, 0))
+    hints = await inlay_hints.inlay_hints(server, types.InlayHintParams(types.TextDocumentIdentifier(uri), everything))
+    assert ": Int32" in hints.text
+    kept = inlay_hints._last
+    assert kept is not None and kept.uri == uri and kept.model is not None
+
+    documents.did_close(server, types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    diagnostics.LINTER.submit(lambda: None).result(timeout=TIMEOUT)  # after the lint thread's queue
+    assert inlay_hints._last is None

@@ -39,6 +39,7 @@ WORKER_FUNCTIONS = {
     "_flydsl_version": hover._flydsl_version,  # its warm-up
     "hints_json": inlay_hints.hints_json,
     "_release": inlay_hints._release,  # the inlay hints' last model, disposed
+    "_forget": inlay_hints._forget,  # ... or dropped when its document closes
 }
 LOOP_TYPES = ("FlyServer", "LanguageServer", "Session", "Document")
 
