@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flydsl_ls.actions.fixes import parses
+from flydsl_ls.actions.suppress import NOQA, comment_edit
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Edit
-from flydsl_ls.analysis.model.suppression import existing_noqa, is_suppressed, noqa_codes, suppressions
-from flydsl_ls.analysis.model.text import LineIndex, Position, Range, apply_edits
+from flydsl_ls.analysis.model.suppression import is_suppressed, suppressions
+from flydsl_ls.analysis.model.text import LineIndex, apply_edits
 from flydsl_ls.analysis.rules import SYNTAX_ERROR
 
 
@@ -37,7 +38,7 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> NoqaOutcome:
     if not wanted:
         return NoqaOutcome(source)
     index = LineIndex(source)
-    edits = {line: edit for line, codes in wanted.items() if (edit := _edit(index, line, codes)) is not None}
+    edits = {line: e for line, codes in wanted.items() if (e := comment_edit(index, line, codes, NOQA)) is not None}
     skipped = sorted(set(wanted) - set(edits))
     text = apply_edits(source, list(edits.values()))
     broken = _failing(source, text, wanted, edits)
@@ -47,25 +48,6 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> NoqaOutcome:
         skipped = sorted(set(skipped) | set(broken))
         text = apply_edits(source, list(edits.values()))
     return NoqaOutcome(text, len(edits), skipped)
-
-
-def _edit(index: LineIndex, line: int, codes: list[str]) -> Edit | None:
-    text = index.line_text(line)
-    match = existing_noqa(text)
-    if match is not None:
-        existing = noqa_codes(match)
-        if existing is None:
-            return None  # a bare `# noqa` suppresses everything already
-        merged = existing + [c for c in codes if c not in existing]
-        if merged == existing:
-            return None
-        where = Range(Position(line, match.start()), Position(line, match.end()))
-        return Edit(where, f"# noqa: {', '.join(merged)}")
-    body = text.rstrip()
-    if body.endswith("\\"):
-        return None  # a comment cannot follow a line continuation
-    where = Range(Position(line, len(body)), Position(line, len(text)))
-    return Edit(where, f"{'  ' if body else ''}# noqa: {', '.join(codes)}")
 
 
 def _failing(source: str, text: str, wanted: dict[int, list[str]], edits: dict[int, Edit]) -> list[int]:
