@@ -49,13 +49,18 @@ def codes(items: list[dict]) -> list[tuple[str, str, int]]:
     return [(Path(i["filename"]).name, i["code"], i["location"]["row"]) for i in items]
 
 
+def write_project(folder: Path) -> Path:
+    """legacy.py and clean.py, under a pinned release, so that results do not depend on the
+    FlyDSL installed here."""
+    (folder / "requirements.txt").write_text("flydsl==0.3.4.1\n", encoding="utf-8")
+    (folder / "legacy.py").write_text(LEGACY, encoding="utf-8")
+    (folder / "clean.py").write_text(CLEAN, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    # A pinned release, so that results do not depend on the FlyDSL installed here.
-    (tmp_path / "requirements.txt").write_text("flydsl==0.3.4.1\n", encoding="utf-8")
-    (tmp_path / "legacy.py").write_text(LEGACY, encoding="utf-8")
-    (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
-    return tmp_path
+    return write_project(tmp_path)
 
 
 def write_config(folder: Path, body: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import CLEAN, LEGACY, ROOT, check_json, codes, run, write_config
+from tests.test_cli import CLEAN, LEGACY, ROOT, check_json, codes, run, write_config, write_project
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -32,10 +32,7 @@ def run_stdin(text: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "requirements.txt").write_text("flydsl==0.3.4.1\n", encoding="utf-8")
-    (tmp_path / "legacy.py").write_text(LEGACY, encoding="utf-8")
-    (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
-    return tmp_path
+    return write_project(tmp_path)
 
 
 # --- standard input ------------------------------------------------------------------

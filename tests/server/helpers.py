@@ -197,3 +197,11 @@ def apply(text: str, edit: types.WorkspaceEdit, uri: str, encoding: str) -> str:
 def encoding_of(client: LanguageClient) -> str:
     caps = client.init_result.capabilities  # type: ignore[attr-defined]
     return caps.position_encoding or "utf-16"
+
+
+async def execute(client: LanguageClient, command: str, *arguments, timeout: float = TIMEOUT):
+    """``workspace/executeCommand``: the command's result."""
+    return await asyncio.wait_for(
+        client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(arguments))),
+        timeout,
+    )

@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from flydsl_ls.server.code_actions import ActionKind
 from flydsl_ls.server.commands import Command
-from tests.server.helpers import REPO, TIMEOUT, change_doc, lsp, open_doc
+from tests.server.helpers import REPO, TIMEOUT, change_doc, execute, lsp, open_doc
 
 FIXTURE = REPO / "tests" / "compile" / "fixtures" / "copy_builder.py"
 TEST_FILE = '''import pytest
@@ -112,12 +112,7 @@ async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, re
         assert lens.command.title == "Add compile example"
         assert lens.command.command == Command.ADD_EXAMPLE.value
         assert list(lens.command.arguments) == [uri, None, "build_copy_module"]
-        result = await asyncio.wait_for(
-            client.workspace_execute_command_async(
-                types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments)
-            ),
-            TIMEOUT,
-        )
+        result = await execute(client, lens.command.command, *lens.command.arguments)
         assert result == {"applied": True}
         (applied,) = client.applied_edits
         at, text = inserted(applied.edit, uri)
@@ -146,12 +141,7 @@ async def test_clients_that_do_not_resolve(spec, repository, apply_edit):
         if apply_edit:
             assert action.edit is None
             assert list(action.command.arguments) == [uri, 1, "build_copy_module"]
-            result = await asyncio.wait_for(
-                client.workspace_execute_command_async(
-                    types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
-                ),
-                TIMEOUT,
-            )
+            result = await execute(client, action.command.command, *action.command.arguments)
             assert result == {"applied": True}
             (applied,) = client.applied_edits
             edit = applied.edit

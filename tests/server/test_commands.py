@@ -20,12 +20,19 @@ from lsprotocol import types
 from flydsl_ls.server.commands import Command
 from tests.compiler import needs_compiler, python_without
 from tests.server.helpers import CLIENTS, FIXTURES, REPO, diagnostics, lsp, open_doc, pulls
+from tests.server.helpers import execute as _execute
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 VECTOR_ADD = REPO / "examples" / "compile" / "vector_add.py"
 LEGACY = (FIXTURES / "compile_kernel.py").read_text(encoding="utf-8")
 COMPILE_TIMEOUT = 240.0  # the first request also waits for the worker to import torch + flydsl
+
+
+async def execute(client, command: str, *arguments):
+    return await _execute(client, command, *arguments, timeout=COMPILE_TIMEOUT)
+
+
 SLEEPY = "import time\n\n# flydsl: example\ndef sleepy(device):\n    time.sleep(60)\n"
 
 
@@ -41,15 +48,6 @@ async def session(request, tmp_path_factory):
     async with lsp(request.param, root, env=env, init_options={"compileTimeout": 120}) as client:
         client.spec = request.param  # type: ignore[attr-defined]
         yield client, root
-
-
-async def execute(client, command: str, *arguments, timeout: float = COMPILE_TIMEOUT):
-    return await asyncio.wait_for(
-        client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command=command, arguments=list(arguments))
-        ),
-        timeout,
-    )
 
 
 def messages_since(client, count: int) -> list[types.ShowMessageParams]:
