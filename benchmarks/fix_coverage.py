@@ -16,12 +16,17 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# this checkout's flydsl_ls, whatever the venv has installed (a worktree measures itself)
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)}
 
 TREES = {
     "FlyDSL": ("11c4174d", ["kernels"], "0.5.0"),
@@ -40,7 +45,7 @@ def findings(root: Path, arch: str) -> list[dict]:
     # SARIF, the format that carries the level: a keep-case note is "note"
     cmd = [sys.executable, "-m", "flydsl_ls", "check", "--no-cache", "--output-format", "sarif", "--exit-zero",
            "--target-arch", arch, "."]
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=ENV)
     if done.returncode != 0:
         raise SystemExit(f"check failed in {root}: {done.stderr[-2000:]}")
     results = json.loads(done.stdout)["runs"][0]["results"]
@@ -50,7 +55,7 @@ def findings(root: Path, arch: str) -> list[dict]:
 def fix(root: Path, arch: str) -> str:
     cmd = [sys.executable, "-m", "flydsl_ls", "check", "--no-cache", "--fix", "--unsafe-fixes", "--exit-zero",
            "--quiet", "--target-arch", arch, "."]
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=ENV)
     return done.stderr.strip()
 
 
