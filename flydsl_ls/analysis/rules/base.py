@@ -89,28 +89,38 @@ class Rule:
     # --- helpers for subclasses -----------------------------------------------
     def report(
         self,
-        node: ast.AST,
+        where: ast.AST | Range,
         message: str,
         *,
         fix: Fix | None = None,
         note: str | None = None,
         severity: Severity | None = None,
+        statement: Range | None = None,
     ) -> None:
+        """Report ``where`` (a node, or a range for text that is no node of its own).
+        ``statement``: the code a fix depends on, when more than the statement around
+        ``where`` (a whole function a fix rewrites); the incremental analysis re-checks the
+        finding when it changes."""
         if fix is not None:
             fix, message = self._within_release(fix, message)
         severity = severity or self.severity
+        at_node = not isinstance(where, Range)
+        if fix is None:
+            statement = None
+        elif statement is None and at_node:
+            statement = self.ctx.statement_range(where)
         self.ctx.diagnostics.append(
             Diagnostic(
                 code=self.code,
                 message=message,
-                range=self.ctx.range(node),
+                range=self.ctx.range(where) if at_node else where,
                 severity=severity,
                 fix=fix,
                 # Struck through only where the code is to go: a construct the guides keep
                 # (reported as information or a hint) is not deprecated.
                 deprecated=self.deprecated_tag and severity in (Severity.WARNING, Severity.ERROR),
                 note=note,
-                statement=self.ctx.statement_range(node) if fix else None,
+                statement=statement,
             )
         )
 

@@ -146,8 +146,7 @@ class RawScf(Rule):
             self.report(node, f"{message}; no automatic fix: {why}")
             return
         fix = Fix(f"{title} (unsafe)", Applicability.UNSAFE, edits)
-        self.report(node, message, fix=fix)
-        self.ctx.diagnostics[-1].statement = cf.function_range(self.model, function)
+        self.report(node, message, fix=fix, statement=cf.function_range(self.model, function))
 
     def _jit_edits(self, function) -> tuple[Edit, ...]:
         if cf.rewritten(self.model, self.ctx.parents):

@@ -199,7 +199,7 @@ class DeadWaitcntShim(Rule):
             message += " (unsafe: another module may import it; flydsl-ls checks one file at a time)"
         elif not c.safe:
             message += " (unsafe: a module-level shim that stays until you delete it uses it)"
-        anchor = self._name_node(c)
+        anchor = self._name_anchor(c)
         if edit is None:
             self.report(anchor, message + " (no automatic fix: it shares its lines or block)")
             return
@@ -210,17 +210,13 @@ class DeadWaitcntShim(Rule):
         )
         self.report(anchor, message, fix=fix)
 
-    def _name_node(self, c: Candidate) -> ast.AST:
+    def _name_anchor(self, c: Candidate) -> ast.AST | Range:
+        """The shim's name: a constant's target, or the name after ``def``."""
         if c.kind == "constant":
             return _constant_target(c.stmt)
-        stmt = c.stmt
-        line = self.model.index.line_text(stmt.lineno - 1)
-        column = line.find(c.name, stmt.col_offset + 3)
-        node = ast.Name(c.name, ast.Load())
-        node.lineno = node.end_lineno = stmt.lineno
-        node.col_offset = len(line[:column].encode("utf-8"))
-        node.end_col_offset = node.col_offset + len(c.name.encode("utf-8"))
-        return node
+        line = c.stmt.lineno - 1
+        column = self.model.index.line_text(line).find(c.name, c.stmt.col_offset + 3)
+        return Range(Position(line, column), Position(line, column + len(c.name)))
 
     def _deletions(self, ordered: list[Candidate]) -> dict[int, Edit]:
         """One whole-line deletion per candidate. Neighbours deleted together form a group

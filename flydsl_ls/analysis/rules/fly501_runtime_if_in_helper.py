@@ -53,8 +53,7 @@ class RuntimeIfInHelper(Rule):
             self.report(node.test, message)
             return
         fix = Fix(f"Add @flyc.jit to {function.name} (unsafe)", Applicability.UNSAFE, edits)
-        self.report(node.test, message, fix=fix)
-        self.ctx.diagnostics[-1].statement = cf.function_range(self.model, function)
+        self.report(node.test, message, fix=fix, statement=cf.function_range(self.model, function))
 
     VALID = [
         Valid(

@@ -174,8 +174,7 @@ class RawMfma(Rule):
         )
         fix = self._fix(node, atom) if atom and parts["family"] == "mfma" and not parts["scale"] else None
         if fix is not None:
-            self.report(node, message, fix=fix)
-            self.ctx.diagnostics[-1].statement = self.ctx.range(self.ctx.parents[-2])
+            self.report(node, message, fix=fix, statement=self.ctx.range(self.ctx.parents[-2]))
             return
         fix, declined = self._ssa_fix(node, parts)
         kept = "keep the raw" in message  # no atom in FlyDSL for this op: the guides keep it
