@@ -58,10 +58,17 @@ def fx_alias(model: SemanticModel) -> tuple[str, tuple[Edit, ...]]:
     return module_alias(model, "flydsl.expr", "fx")
 
 
+class ModuleAliases(dict[str, "tuple[str, tuple[Edit, ...]]"]):
+    """Per model: dotted module -> the name bound to it, or a free name and its import."""
+
+    def __init__(self, model: SemanticModel):
+        super().__init__()
+
+
 def module_alias(model: SemanticModel, dotted: str, preferred: str) -> tuple[str, tuple[Edit, ...]]:
     """The module-level name bound to module ``dotted`` (``preferred`` if several), or a
     free name plus an edit importing it there (``_fx`` when ``fx`` means something else)."""
-    cache = model.__dict__.setdefault("_module_aliases", {})
+    cache = model.facts(ModuleAliases)
     if dotted not in cache:
         cache[dotted] = _find_alias(model, dotted, preferred)
     return cache[dotted]

@@ -373,10 +373,7 @@ def facts_for(model: SemanticModel) -> WaitcntFacts:
     # Kept on the model (a cycle the collector frees with it). Not a WeakKeyDictionary:
     # its values hold their key, so no entry ever died and every model ever built stayed
     # alive (the server grew ~200 MB per 1,000 edits).
-    facts = model.__dict__.get("_waitcnt_facts")
-    if facts is None:
-        facts = model.__dict__["_waitcnt_facts"] = WaitcntFacts(model)
-    return facts
+    return model.facts(WaitcntFacts)
 
 
 def positional_bitfield(call: ast.Call) -> ast.expr | None:

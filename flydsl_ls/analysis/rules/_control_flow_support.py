@@ -155,9 +155,16 @@ def _called(expr: ast.expr, name: str) -> bool:
     return (getattr(target, "id", None) or getattr(target, "attr", None)) == name
 
 
+class RewriterRegions(dict[int, set[str]]):
+    """Per model: id(statement) -> the names the rewriter carries for its region."""
+
+    def __init__(self, model: SemanticModel):
+        super().__init__()
+
+
 def _region_names(model: SemanticModel, statement: ast.stmt) -> set[str]:
     """Names the region of ``statement`` assigns or calls a method on (the rewriter's view)."""
-    cache = model.__dict__.setdefault("_rewriter_regions", {})  # per model, like parent_map
+    cache = model.facts(RewriterRegions)
     if id(statement) not in cache:
         roots = [*statement.body, *statement.orelse]
         if isinstance(statement, ast.While):

@@ -31,6 +31,13 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LEAVES_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
 
 
+class PlainControlFlow(dict[int, "str | None"]):
+    """Per model: id(helper) -> the first control flow `@flyc.jit` would change in it."""
+
+    def __init__(self, model):
+        super().__init__()
+
+
 class _NoFix(Exception):
     """Why a site gets a diagnostic without a fix."""
 
@@ -167,7 +174,7 @@ class RawScf(Rule):
         `while` into an `scf.while`, and runs the branches of an `if` that is not
         `const_expr(...)` as functions, so a name they bind is gone after the `if`.
         Asked once per helper (every raw op in it asks; a builder walks thousands of nodes)."""
-        answers = self.model.__dict__.setdefault("_plain_control_flow", {})  # per model, like parent_map
+        answers = self.model.facts(PlainControlFlow)
         if id(function) not in answers:
             answers[id(function)] = self._first_plain_control_flow(function)
         return answers[id(function)]
