@@ -15,7 +15,7 @@ from flydsl_ls.analysis.rules.fly202_llvm_ptr_cast import LlvmPtrCast
 from flydsl_ls.analysis.rules.fly203 import SmemAllocator
 from flydsl_ls.analysis.rules.fly204_tdm_atom import TdmAtom
 from flydsl_ls.analysis.rules.fly301_raw_arith import RawArith
-from flydsl_ls.analysis.rules.fly302_raw_scf import RawScf
+from flydsl_ls.analysis.rules.fly302 import RawScf
 from flydsl_ls.analysis.rules.fly303_raw_vector import RawVector
 from flydsl_ls.analysis.rules.fly304_raw_math import RawMath
 from flydsl_ls.analysis.rules.fly305_raw_llvm_memref import RawLlvmMemref
