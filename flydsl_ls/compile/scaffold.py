@@ -72,7 +72,7 @@ class _Launcher:
 _NOT_FLYDSL = {"triton", "tl", "numba", "torch", "jax"}  # their ``jit`` decorators are not FlyDSL's
 
 
-def _is_jit(decorator: ast.expr) -> bool:
+def is_jit(decorator: ast.expr) -> bool:
     func = decorator.func if isinstance(decorator, ast.Call) else decorator
     if isinstance(func, ast.Attribute):
         return func.attr == "jit" and not (isinstance(func.value, ast.Name) and func.value.id in _NOT_FLYDSL)
@@ -99,7 +99,7 @@ def _launches(function: ast.FunctionDef, scope: Scope | None = None, seen: froze
 def is_launcher(node: ast.AST, scope: Scope | None = None) -> bool:
     return (
         isinstance(node, ast.FunctionDef)
-        and any(_is_jit(d) for d in node.decorator_list)
+        and any(is_jit(d) for d in node.decorator_list)
         and _launches(node, scope)
     )
 
@@ -123,7 +123,7 @@ def launchers(tree: ast.Module) -> list[ast.FunctionDef]:
     scope = module_scope(tree)
     found = [n for n in tree.body if is_launcher(n, scope)]
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not any(_is_jit(d) for d in node.decorator_list):
+        if isinstance(node, ast.FunctionDef) and not any(is_jit(d) for d in node.decorator_list):
             found += _nested_launchers(node, scope)
     return sorted(found, key=lambda n: n.lineno)
 
@@ -133,7 +133,7 @@ def _nested_launchers(builder: ast.FunctionDef, scope: Scope | None = None) -> l
     return [n for n in ast.walk(builder) if n is not builder and is_launcher(n, inner)]
 
 
-def _returns(builder: ast.FunctionDef) -> list[ast.Return]:
+def own_returns(builder: ast.FunctionDef) -> list[ast.Return]:
     """The builder's own ``return`` statements (not those of nested functions)."""
     return [n for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Return) and n.value is not None]
 
@@ -205,7 +205,7 @@ def _targets(source: str) -> tuple[Target, ...]:
             continue
         if is_launcher(node, scope):
             kind = "launcher"
-        elif not any(_is_jit(d) for d in node.decorator_list) and _builder_launcher(node, scope):
+        elif not any(is_jit(d) for d in node.decorator_list) and _builder_launcher(node, scope):
             kind = "builder"
         else:
             continue
@@ -224,7 +224,7 @@ def _builder_launcher(builder: ast.FunctionDef, scope: Scope, env: dict | None =
         return None
     names = {n.name for n in nested}
     wrappers = _wrappers(builder, names)
-    returns = [r for r in _returns(builder) if env is None or _reachable(builder, r, env)]
+    returns = [r for r in own_returns(builder) if env is None or _reachable(builder, r, env)]
     for ret in sorted(returns, key=lambda r: r.lineno):
         returned = _returned_launcher_name(ret, names | set(wrappers), _aliases(builder))
         if returned is None:

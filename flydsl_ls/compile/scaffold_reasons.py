@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from flydsl_ls.compile import scaffold_values as values
-from flydsl_ls.compile.scaffold import _is_jit, _returns, launchers, targets
+from flydsl_ls.compile.scaffold import is_jit, launchers, own_returns, targets
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def _not_handed_out(launcher: ast.FunctionDef, holder: ast.AST) -> str:
         return f"the launcher {where} is in class `{holder.name}`: only module-level functions get an example"
     if not isinstance(holder, ast.FunctionDef):
         return f"the launcher {where} is not in a module-level function"
-    returns = sorted(_returns(holder), key=lambda r: r.lineno)
+    returns = sorted(own_returns(holder), key=lambda r: r.lineno)
     if not returns:
         return (
             f"`{holder.name}` defines the launcher {where} but neither returns it nor stores it "
@@ -83,7 +83,7 @@ def no_target(source: str) -> NoTarget | None:
         return NoTarget(launcher.lineno, "no launcher found: " + _not_handed_out(launcher, _top(launcher, parents)))
     jits = [
         n for n in ast.walk(tree)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(_is_jit(d) for d in n.decorator_list)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(is_jit(d) for d in n.decorator_list)
     ]
     if jits:
         first = min(jits, key=lambda n: n.lineno)
