@@ -79,21 +79,43 @@ def is_jit(decorator: ast.expr) -> bool:
     return isinstance(func, ast.Name) and func.id == "jit"
 
 
-Scope = dict  # name -> the plain ``def`` a launcher can call by that name
+@dataclass
+class Scope:
+    """The plain functions a launcher can call by name (the module's, its builder's), and what
+    is known of each function walked: whether it calls ``.launch`` and the names it calls
+    (shared by the scopes of one module: each function is walked once)."""
+
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    facts: dict[int, tuple[bool, frozenset[str]]] = field(default_factory=dict)
+
+    def with_functions(self, more: dict[str, ast.FunctionDef]) -> Scope:
+        return Scope({**self.functions, **more}, self.facts)
+
+    def walk(self, function: ast.FunctionDef) -> tuple[bool, frozenset[str]]:
+        known = self.facts.get(id(function))
+        if known is None:
+            calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+            launches = any(isinstance(c.func, ast.Attribute) and c.func.attr == "launch" for c in calls)
+            named = frozenset(c.func.id for c in calls if isinstance(c.func, ast.Name))
+            known = self.facts[id(function)] = (launches, named)
+        return known
 
 
-def _launches(function: ast.FunctionDef, scope: Scope | None = None, seen: frozenset = frozenset()) -> bool:
-    """``function`` calls ``.launch(...)``, itself or through a plain function of ``scope`` it
+def _launches(function: ast.FunctionDef, scope: Scope | None = None) -> bool:
+    """``function`` calls ``.launch(...)``, itself or through plain functions of ``scope`` it
     calls by name (aiter's ``@flyc.jit`` launchers call a helper that launches)."""
-    called = []
-    for n in ast.walk(function):
-        if isinstance(n, ast.Call):
-            if isinstance(n.func, ast.Attribute) and n.func.attr == "launch":
-                return True
-            if isinstance(n.func, ast.Name) and scope and n.func.id in scope and n.func.id not in seen:
-                called.append(n.func.id)
-    seen = seen | {function.name, *called}
-    return any(_launches(scope[name], scope, seen) for name in called)
+    scope = scope or Scope()
+    todo, seen = [function], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        launches, named = scope.walk(current)
+        if launches:
+            return True
+        todo += [scope.functions[name] for name in named if name in scope.functions]
+    return False
 
 
 def is_launcher(node: ast.AST, scope: Scope | None = None) -> bool:
@@ -106,15 +128,14 @@ def is_launcher(node: ast.AST, scope: Scope | None = None) -> bool:
 
 def module_scope(tree: ast.Module) -> Scope:
     """The module's plain functions, which its launchers may call to launch."""
-    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    return Scope({n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list})
 
 
 def _builder_scope(builder: ast.FunctionDef, scope: Scope) -> Scope:
-    own = {
+    return scope.with_functions({
         n.name: n for n in values._own_nodes(builder, nested=False)
         if isinstance(n, ast.FunctionDef) and not n.decorator_list
-    }
-    return {**scope, **own}
+    })
 
 
 def launchers(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -129,8 +150,14 @@ def launchers(tree: ast.Module) -> list[ast.FunctionDef]:
 
 
 def _nested_launchers(builder: ast.FunctionDef, scope: Scope | None = None) -> list[ast.FunctionDef]:
-    inner = _builder_scope(builder, scope or {})
-    return [n for n in ast.walk(builder) if n is not builder and is_launcher(n, inner)]
+    jits = [
+        n for n in ast.walk(builder)
+        if n is not builder and isinstance(n, ast.FunctionDef) and any(is_jit(d) for d in n.decorator_list)
+    ]
+    if not jits:  # most functions of a kernel module: no scope to gather
+        return []
+    inner = _builder_scope(builder, scope or Scope())
+    return [n for n in jits if _launches(n, inner)]
 
 
 def own_returns(builder: ast.FunctionDef) -> list[ast.Return]:

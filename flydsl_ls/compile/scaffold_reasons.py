@@ -10,6 +10,7 @@ nothing there.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from flydsl_ls.compile import scaffold_values as values
@@ -28,14 +29,9 @@ def _short(node: ast.AST, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _parents(tree: ast.Module) -> dict[ast.AST, ast.AST]:
-    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-
-
-def _top(node: ast.AST, parents: dict) -> ast.AST:
-    while parents.get(node) is not None and not isinstance(parents[node], ast.Module):
-        node = parents[node]
-    return node
+def _top(node: ast.AST, tree: ast.Module) -> ast.AST:
+    """The module-level statement ``node`` is in."""
+    return next((n for n in tree.body if n.lineno <= node.lineno <= (n.end_lineno or n.lineno)), node)
 
 
 def _not_handed_out(launcher: ast.FunctionDef, holder: ast.AST) -> str:
@@ -67,20 +63,20 @@ def _not_handed_out(launcher: ast.FunctionDef, holder: ast.AST) -> str:
     return message
 
 
+@functools.lru_cache(maxsize=8)  # the CodeLens asks again for the same text
 def no_target(source: str) -> NoTarget | None:
     """Why ``source`` offers no builder or launcher to write an example for; None when it does
     (or does not parse: the linter reports that)."""
+    if targets(source):  # cached: the lens asked for them first
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    if targets(source):
-        return None
-    parents = _parents(tree)
     found = launchers(tree)
     if found:
         launcher = found[0]
-        return NoTarget(launcher.lineno, "no launcher found: " + _not_handed_out(launcher, _top(launcher, parents)))
+        return NoTarget(launcher.lineno, "no launcher found: " + _not_handed_out(launcher, _top(launcher, tree)))
     jits = [
         n for n in ast.walk(tree)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(is_jit(d) for d in n.decorator_list)
@@ -103,7 +99,7 @@ def no_target(source: str) -> NoTarget | None:
     ]
     if launches:
         call = min(launches, key=lambda n: n.lineno)
-        holder = _top(call, parents)
+        holder = _top(call, tree)
         name = f" in `{holder.name}`" if isinstance(holder, (ast.FunctionDef, ast.ClassDef)) else ""
         return NoTarget(
             call.lineno,
