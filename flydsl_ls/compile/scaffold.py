@@ -2,8 +2,10 @@
 file's syntax tree alone (the file is never imported).
 
 A *launcher* is a module-level ``@flyc.jit`` function that launches a kernel
-(``kernel(...).launch(...)``). A *builder* is a module-level function that defines a
-launcher inside and returns it (alone, in a tuple, or in a dict). ``targets(source)``
+(``kernel(...).launch(...)``, itself or through plain functions it calls by name). A
+*builder* is a module-level function that defines a launcher inside and hands it out: returns
+it (alone, in a tuple, or in a dict), returns a plain function whose closure holds it, or
+stores it in a module-level dict. ``targets(source)``
 lists them; ``example_for(source, name, path)`` returns the example to insert after it (what
 the server's code action and CodeLens insert; ``import torch`` only when the module does not
 import it itself)::
