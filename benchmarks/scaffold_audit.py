@@ -13,7 +13,8 @@ scaffold reads the tests' calls of a builder for its arguments). For every ``.py
 the tree:
 
 - **denominator**: the file defines a launcher, i.e. an ``@flyc.jit`` function that launches
-  a kernel (``.launch(...)``), at module level or inside a builder. Files without one (helpers,
+  a kernel (``.launch(...)``, itself or through a plain function it calls), at module level
+  or inside a builder. Files without one (helpers,
   ``__init__``) are counted apart;
 - **the target**: the first builder or launcher the server offers the action on (its
   CodeLens order: file order), preferring public names (no leading ``_``); a file with a
@@ -22,7 +23,7 @@ the tree:
   action and lens insert), applied to the file in the scratch copy, and compiled with the
   compile service (the same worker as ``flydsl-ls compile``), COMPILE_ONLY on the CPU, for the
   arch on the example's marker (the scaffold names one when the file or function does),
-  else ``--arch`` (gfx942). ``ROCM_PATH`` defaults to ``/work/audit-aiter/rocm`` for ROCm's
+  else ``--arch`` (gfx942). ``ROCM_PATH`` defaults to ``/work/rocm`` for ROCm's
   device bitcode when that folder exists.
 
 It prints one line per file (ok / the error's first line) and the rate; ``--json`` writes
@@ -46,9 +47,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from flydsl_ls.compile import CompileService  # noqa: E402
 from flydsl_ls.compile.examples import find_examples  # noqa: E402
-from flydsl_ls.compile.scaffold import apply, example_for, is_launcher, targets  # noqa: E402
+from flydsl_ls.compile.scaffold import apply, example_for, launchers, targets  # noqa: E402
+from flydsl_ls.compile.scaffold_reasons import no_target  # noqa: E402
 
-DEVICE_LIBS = Path("/work/audit-aiter/rocm")
+DEVICE_LIBS = Path("/work/rocm")
 
 
 def has_launcher(source: str) -> bool:
@@ -56,7 +58,7 @@ def has_launcher(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    return any(is_launcher(node) for node in ast.walk(tree))
+    return bool(launchers(tree))
 
 
 def primary(found):
@@ -66,7 +68,7 @@ def primary(found):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tree", default="/work/corpus/fly/kernels", help="the kernel folder")
+    parser.add_argument("--tree", default="/work/corpus/flydsl/kernels", help="the kernel folder")
     parser.add_argument("--package", default="kernels", help="its import path below the scratch root")
     parser.add_argument("--tests", default=None, help="the repository's tests folder (default: TREE/../tests)")
     parser.add_argument("--arch", default="gfx942")
@@ -113,8 +115,8 @@ def main() -> int:
             row = {"file": rel, "launcher": True, "targets": [t.name for t in found]}
             results.append(row)
             if not found:
-                row.update(status="not offered", error="no builder returns its launcher")
-                print(f"{rel:60s} not offered", flush=True)
+                row.update(status="not offered", error=no_target(source).message)
+                print(f"{rel:60s} not offered: {row['error']}", flush=True)
                 continue
             target = primary(found)
             row["target"] = target.name

@@ -6,6 +6,7 @@
     flydsl-ls rules              list the rules
     flydsl-ls serve              run the language server on stdio
     flydsl-ls compile FILE       compile a file's `# flydsl: example` (flydsl_ls/compile/cli.py)
+    flydsl-ls example add FILE   write one for its kernel builder (flydsl_ls/compile/example_cli.py)
 """
 
 from __future__ import annotations
@@ -145,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     from flydsl_ls.compile.cli import add_parser as add_compile_parser
 
     add_compile_parser(commands)
+    from flydsl_ls.compile.example_cli import add_parser as add_example_parser
+
+    add_example_parser(commands)
     return parser
 
 
@@ -160,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_rules()
         if args.command == "compile":
             return args.run_compile(args)
+        if args.command == "example":
+            return args.run_example(args)
         if args.command == "serve":
             from flydsl_ls.server.app import serve
 

@@ -144,10 +144,11 @@ def test_readme_command_block_is_the_cli():
     available = re.findall(r"^    ([a-z]+)(?:\s|$)", _help(), re.MULTILINE)  # under `COMMAND`
     assert sorted(listed) == sorted(available)
     for words in commands:
-        usage = _help(words[1])
+        path = [words[1], *(w for w in words[2:3] if re.fullmatch(r"[a-z]+", w))]  # `example add`
+        usage = _help(*path)
         for option in (w.strip("[]") for w in words[2:]):
             if option.startswith("-"):
-                assert option in usage, f"`{' '.join(words)}`: {option} is not an option of {words[1]}"
+                assert option in usage, f"`{' '.join(words)}`: {option} is not an option of {' '.join(path)}"
 
 
 def test_readme_check_options_are_the_cli():

@@ -9,6 +9,7 @@ import pytest
 
 from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.scaffold import apply, example_for, scaffold, targets
+from flydsl_ls.compile.scaffold_reasons import NoTarget, no_target
 
 FIXTURE = (Path(__file__).parent / "compile" / "fixtures" / "copy_builder.py").read_text(encoding="utf-8")
 
@@ -117,3 +118,112 @@ def test_what_cannot_be_scaffolded():
     struct = builder("", "", "A: fx.Tensor, p: Params")
     with pytest.raises(LookupError, match="p: Params"):
         scaffold(struct, "build")
+
+
+# --- launcher shapes of aiter's and FlyDSL's trees (our own miniatures of them) ------------------
+LAUNCH = "        kernel(A).launch(grid=(1, 1, 1), block=(64, 1, 1))\n"
+
+
+def test_a_launcher_that_launches_through_a_helper_of_its_builder():
+    """aiter's mixed_moe_gemm_2stage_common.py: the @flyc.jit launchers (one per branch) call a
+    plain function of the builder, which calls ``.launch``."""
+    source = (
+        f"{HEAD}def build(N: int, shared: bool = False):\n"
+        f"    def _launch_impl(A, n, stream):\n        launcher = kernel(A)\n        launcher.launch(grid=(n, 1, 1), block=(64, 1, 1))\n\n"
+        f"    if shared:\n\n        @flyc.jit\n        def launch(A: fx.Pointer, B: fx.Pointer, n: fx.Int32, stream: fx.Stream):\n"
+        f"            _launch_impl(A, n, stream)\n\n"
+        f"    else:\n\n        @flyc.jit\n        def launch(A: fx.Pointer, n: fx.Int32, stream: fx.Stream):\n"
+        f"            _launch_impl(A, n, stream)\n\n"
+        f"    return launch\n"
+    )
+    (target,) = targets(source)
+    assert (target.name, target.kind) == ("build", "builder")
+    text = scaffold(source, "build").text
+    assert "launch = build(1024)\n" in text
+    assert "return launch, (flyc.from_c_void_p(fx.Float16, A.data_ptr()), 1024, fx.Stream(None))" in text  # the else branch
+
+
+def test_a_module_level_launcher_that_launches_through_a_module_function():
+    source = (
+        f"{HEAD}def _go(A, n):\n    kernel(A).launch(grid=(n, 1, 1), block=(64, 1, 1))\n\n\n"
+        f"@flyc.jit\ndef launch_copy(A: fx.Tensor, n: fx.Int32):\n    _go(A, n)\n"
+    )
+    assert [(t.name, t.kind) for t in targets(source)] == [("launch_copy", "launcher")]
+    # recursion between helpers ends
+    looping = source.replace("    kernel(A).launch(grid=(n, 1, 1), block=(64, 1, 1))\n", "    _go(A, n)\n")
+    assert targets(looping) == []
+
+
+def test_a_wrapper_that_hands_its_launcher_to_another_function():
+    """FlyDSL's flash_attn_fp8_gfx950.py, aiter's flash_attn_func_gfx1201.py: the builder
+    returns a plain function that passes the launcher to ``_run_compiled``."""
+    source = builder("N: int", "", "A: fx.Tensor", "_launch").replace(
+        "    return _launch\n",
+        "    def _launch(*args):\n        return _run_compiled(launch, *args)\n\n    return _launch\n",
+    )
+    text = scaffold(source, "build").text
+    assert '    launch = wrapper.__closure__[wrapper.__code__.co_freevars.index("launch")].cell_contents\n' in text
+
+
+def test_a_dispatcher_around_a_wrapper_follows_the_closures():
+    source = builder("N: int", "", "A: fx.Tensor", "_dispatch").replace(
+        "    return _dispatch\n",
+        "    def _launch(*args):\n        return launch(*args)\n\n"
+        "    def _pick(n):\n        return _launch\n\n"
+        "    def _dispatch(*args):\n        return _pick(args[0])(*args)\n\n    return _dispatch\n",
+    )
+    assert scaffold(source, "build").text.endswith('''    launch = build(1024)
+    # build returns _dispatch, a Python function around the @flyc.jit launcher launch (through _pick, _launch): take that from the closures
+    for name in ("_pick", "_launch", "launch"):
+        if name in launch.__code__.co_freevars:
+            launch = launch.__closure__[launch.__code__.co_freevars.index(name)].cell_contents
+    A = torch.empty(256, 1024, dtype=torch.float16, device=device)
+    return launch, (A,)
+''')
+
+
+def test_a_builder_that_stores_its_launcher_in_a_module_dict():
+    """aiter's fmha_gfx1250/fmha_kernel.py: ``_launch_fns[key] = _launch``, nothing returned."""
+    source = builder("causal: bool, lse: bool = False", "    key = (causal, lse)\n    if key in _fns:\n        return\n",
+                     "A: fx.Tensor", "None").replace("    return None\n", "    _fns[key] = launch\n")
+    source = source.replace(HEAD, HEAD + "_fns = {}\n\n\n")
+    assert scaffold(source, "build").text.endswith('''    build(False)
+    # build stores the @flyc.jit launcher launch in _fns
+    launch = _fns[(False, False)]
+    A = torch.empty(256, 1024, dtype=torch.float16, device=device)
+    return launch, (A,)
+''')
+
+
+def test_other_jit_decorators_are_not_flydsls():
+    source = "import triton\n\n\n@triton.jit\ndef k(x):\n    return x\n"
+    assert targets(source) == []
+    assert no_target(source) == NoTarget(1, "no launcher found: no @flyc.jit function in this file", kernel_like=False)
+
+
+def test_why_a_file_gets_no_example():
+    assert no_target(FIXTURE) is None
+    helpers = HEAD + "@flyc.jit\ndef helper(x):\n    return x\n"
+    assert no_target(helpers) == NoTarget(
+        6,
+        "no launcher found: its @flyc.jit function `helper` (line 6) launches no kernel (no `.launch(...)` in it or "
+        "in a function it calls): device-side helpers are compiled by the example of a file that launches them",
+    )
+    rebound = builder("N: int", "", "A: fx.Tensor", "_guard(_launch)").replace(
+        "    return _guard(_launch)\n",
+        "    def _launch(*args):\n        return launch(*args)\n\n    _launch = _wrap(_launch)\n    return _guard(_launch)\n",
+    )
+    assert no_target(rebound).message == (
+        "no launcher found: `build` defines the launcher `launch` (line 7) but returns `_guard(_launch)` (line 14): "
+        "neither the launcher nor a function whose closure holds it (`_launch = _wrap(_launch)`, line 13, rebinds "
+        "the function around it)"
+    )
+    kept = builder("N: int", "", "A: fx.Tensor", "None").replace("    return None\n", "    _cache.append(launch)\n")
+    assert no_target(kept).message == (
+        "no launcher found: `build` defines the launcher `launch` (line 7) but neither returns it nor stores it in a "
+        "module-level dict"
+    )
+    host = "class Plan:\n    def run(self):\n        self.plan.launch(grid=1)\n"
+    assert no_target(host) == NoTarget(
+        3, "no launcher found: `.launch(...)` is called in `Plan` (line 3) from plain Python, not from a @flyc.jit function"
+    )

@@ -49,6 +49,27 @@ def _list(path: Path) -> int:
     return EXIT_OK if examples else EXIT_UNAVAILABLE
 
 
+def _no_example(path: Path, file: str) -> bool:
+    """Say what to do when the file has no example to compile (before starting a worker)."""
+    from flydsl_ls.compile.examples import find_examples
+    from flydsl_ls.compile.scaffold_reasons import no_target
+
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # the service reports it
+    if find_examples(source):
+        return False
+    reason = no_target(source)
+    if reason is not None:
+        _err(f"{file}: no `# flydsl: example` to compile, and none can be written for it: {reason.message}")
+    else:
+        _err(f"{file}: no `# flydsl: example` to compile\n"
+             f"add one for its kernel builder: flydsl-ls example add {file}"
+             "  (or the editor's \"Add compile example\" lens)")
+    return True
+
+
 def _display(path) -> str:
     try:
         return str(Path(path).resolve().relative_to(Path.cwd()))
@@ -61,7 +82,8 @@ def _report(result, out) -> None:
     timing = f"compile {result.seconds:.2f} s" if result.seconds is not None else ""
     total = f"total {result.total_seconds:.2f} s" if result.total_seconds is not None else ""
     times = ", ".join(t for t in (timing, total) if t)
-    print(f"{_display(result.file)}::{result.example}  {result.arch}  {status}" + (f"  ({times})" if times else ""), file=out)
+    example = f"::{result.example}" if result.example else ""
+    print(f"{_display(result.file)}{example}  {result.arch}  {status}" + (f"  ({times})" if times else ""), file=out)
     for kernel in result.kernels:
         res = kernel.resources
         print(f"  {kernel.name}: {res.summary() if res else 'no ISA'}", file=out)
@@ -95,6 +117,8 @@ def run(args) -> int:
         return EXIT_UNAVAILABLE
     if args.list:
         return _list(path)
+    if not args.json and _no_example(path, file):
+        return EXIT_UNAVAILABLE
     progress = (lambda message: _err(f"... {message}")) if args.verbose else None
     with CompileService(default_timeout=args.timeout) as service:
         result = service.compile(path, example, args.arch, launch=args.launch, progress=progress)

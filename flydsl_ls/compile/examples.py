@@ -89,7 +89,8 @@ def choose_example(examples: list[Example], name: str | None) -> Example:
     if not examples:
         raise LookupError(
             "no example in this file: mark a module-level function `# flydsl: example` "
-            "that takes a device string and returns (jit_fn, args)"
+            "that takes a device string and returns (jit_fn, args); `flydsl-ls example add FILE` "
+            "or the editor's \"Add compile example\" lens writes one for a kernel builder or launcher"
         )
     if name is None:
         return examples[0]

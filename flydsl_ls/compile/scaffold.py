@@ -2,8 +2,10 @@
 file's syntax tree alone (the file is never imported).
 
 A *launcher* is a module-level ``@flyc.jit`` function that launches a kernel
-(``kernel(...).launch(...)``). A *builder* is a module-level function that defines a
-launcher inside and returns it (alone, in a tuple, or in a dict). ``targets(source)``
+(``kernel(...).launch(...)``, itself or through plain functions it calls by name). A
+*builder* is a module-level function that defines a launcher inside and hands it out: returns
+it (alone, in a tuple, or in a dict), returns a plain function whose closure holds it, or
+stores it in a module-level dict. ``targets(source)``
 lists them; ``example_for(source, name, path)`` returns the example to insert after it (what
 the server's code action and CodeLens insert; ``import torch`` only when the module does not
 import it itself)::
@@ -64,34 +66,103 @@ class Insertion:
 class _Launcher:
     node: ast.FunctionDef
     access: str = ""  # how the builder's result gives it: "", "[0]", '["launch"]'
-    wrapper: str | None = None  # the builder returns this plain function, which calls the launcher
+    wrapper: str | None = None  # the builder returns this plain function, whose closure holds the launcher
+    through: tuple[str, ...] = ()  # the functions between the wrapper and the launcher, closure by closure
+    registry: tuple[str, ast.expr] | None = None  # the builder stores it in this module-level dict, at this key
 
 
-def _is_jit(decorator: ast.expr) -> bool:
+_NOT_FLYDSL = {"triton", "tl", "numba", "torch", "jax"}  # their ``jit`` decorators are not FlyDSL's
+
+
+def is_jit(decorator: ast.expr) -> bool:
     func = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return (isinstance(func, ast.Attribute) and func.attr == "jit") or (isinstance(func, ast.Name) and func.id == "jit")
+    if isinstance(func, ast.Attribute):
+        return func.attr == "jit" and not (isinstance(func.value, ast.Name) and func.value.id in _NOT_FLYDSL)
+    return isinstance(func, ast.Name) and func.id == "jit"
 
 
-def _launches(function: ast.FunctionDef) -> bool:
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "launch"
-        for n in ast.walk(function)
-    )
+@dataclass
+class Scope:
+    """The plain functions a launcher can call by name (the module's, its builder's), and what
+    is known of each function walked: whether it calls ``.launch`` and the names it calls
+    (shared by the scopes of one module: each function is walked once)."""
+
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    facts: dict[int, tuple[bool, frozenset[str]]] = field(default_factory=dict)
+
+    def with_functions(self, more: dict[str, ast.FunctionDef]) -> Scope:
+        return Scope({**self.functions, **more}, self.facts)
+
+    def walk(self, function: ast.FunctionDef) -> tuple[bool, frozenset[str]]:
+        known = self.facts.get(id(function))
+        if known is None:
+            calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+            launches = any(isinstance(c.func, ast.Attribute) and c.func.attr == "launch" for c in calls)
+            named = frozenset(c.func.id for c in calls if isinstance(c.func, ast.Name))
+            known = self.facts[id(function)] = (launches, named)
+        return known
 
 
-def is_launcher(node: ast.AST) -> bool:
+def _launches(function: ast.FunctionDef, scope: Scope | None = None) -> bool:
+    """``function`` calls ``.launch(...)``, itself or through plain functions of ``scope`` it
+    calls by name (aiter's ``@flyc.jit`` launchers call a helper that launches)."""
+    scope = scope or Scope()
+    todo, seen = [function], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        launches, named = scope.walk(current)
+        if launches:
+            return True
+        todo += [scope.functions[name] for name in named if name in scope.functions]
+    return False
+
+
+def is_launcher(node: ast.AST, scope: Scope | None = None) -> bool:
     return (
         isinstance(node, ast.FunctionDef)
-        and any(_is_jit(d) for d in node.decorator_list)
-        and _launches(node)
+        and any(is_jit(d) for d in node.decorator_list)
+        and _launches(node, scope)
     )
 
 
-def _nested_launchers(builder: ast.FunctionDef) -> list[ast.FunctionDef]:
-    return [n for n in ast.walk(builder) if n is not builder and is_launcher(n)]
+def module_scope(tree: ast.Module) -> Scope:
+    """The module's plain functions, which its launchers may call to launch."""
+    return Scope({n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list})
 
 
-def _returns(builder: ast.FunctionDef) -> list[ast.Return]:
+def _builder_scope(builder: ast.FunctionDef, scope: Scope) -> Scope:
+    return scope.with_functions({
+        n.name: n for n in values._own_nodes(builder, nested=False)
+        if isinstance(n, ast.FunctionDef) and not n.decorator_list
+    })
+
+
+def launchers(tree: ast.Module) -> list[ast.FunctionDef]:
+    """Every launcher of the module: at module level, or in a function (the builders' and
+    those no builder hands out)."""
+    scope = module_scope(tree)
+    found = [n for n in tree.body if is_launcher(n, scope)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not any(is_jit(d) for d in node.decorator_list):
+            found += _nested_launchers(node, scope)
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def _nested_launchers(builder: ast.FunctionDef, scope: Scope | None = None) -> list[ast.FunctionDef]:
+    jits = [
+        n for n in ast.walk(builder)
+        if n is not builder and isinstance(n, ast.FunctionDef) and any(is_jit(d) for d in n.decorator_list)
+    ]
+    if not jits:  # most functions of a kernel module: no scope to gather
+        return []
+    inner = _builder_scope(builder, scope or Scope())
+    return [n for n in jits if _launches(n, inner)]
+
+
+def own_returns(builder: ast.FunctionDef) -> list[ast.Return]:
     """The builder's own ``return`` statements (not those of nested functions)."""
     return [n for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Return) and n.value is not None]
 
@@ -157,12 +228,13 @@ def _targets(source: str) -> tuple[Target, ...]:
         if isinstance(n, (ast.Name, ast.Attribute))
     }
     found = []
+    scope = module_scope(tree)
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        if is_launcher(node):
+        if is_launcher(node, scope):
             kind = "launcher"
-        elif not any(_is_jit(d) for d in node.decorator_list) and _builder_launcher(node):
+        elif not any(is_jit(d) for d in node.decorator_list) and _builder_launcher(node, scope):
             kind = "builder"
         else:
             continue
@@ -171,48 +243,83 @@ def _targets(source: str) -> tuple[Target, ...]:
     return tuple(found)
 
 
-def _builder_launcher(builder: ast.FunctionDef, env: dict | None = None) -> _Launcher | None:
-    """The launcher ``builder`` returns: of its ``return`` statements, the first one not inside
-    an ``if`` known false under ``env``; of the launchers of that name, the last one defined
-    before it on a path known to run."""
-    nested = sorted(_nested_launchers(builder), key=lambda n: n.lineno)
+def _builder_launcher(builder: ast.FunctionDef, scope: Scope, env: dict | None = None) -> _Launcher | None:
+    """The launcher ``builder`` hands out: of its ``return`` statements, the first one not
+    inside an ``if`` known false under ``env``; of the launchers of that name, the last one
+    defined before it on a path known to run. A builder that returns none of them but stores
+    one in a module-level dict (``_launch_fns[key] = _launch``) hands out that one."""
+    nested = sorted(_nested_launchers(builder, scope), key=lambda n: n.lineno)
     if not nested:
         return None
     names = {n.name for n in nested}
     wrappers = _wrappers(builder, names)
-    returns = [r for r in _returns(builder) if env is None or _reachable(builder, r, env)]
+    returns = [r for r in own_returns(builder) if env is None or _reachable(builder, r, env)]
     for ret in sorted(returns, key=lambda r: r.lineno):
         returned = _returned_launcher_name(ret, names | set(wrappers), _aliases(builder))
         if returned is None:
             continue
         name, access = returned
         if name in wrappers:
-            launcher = next(n for n in reversed(nested) if n.name == wrappers[name] and n.lineno < ret.lineno)
-            return _Launcher(launcher, access, name)
+            *through, inner = wrappers[name]
+            launcher = next(n for n in reversed(nested) if n.name == inner and n.lineno < ret.lineno)
+            return _Launcher(launcher, access, name, tuple(through))
         before = [n for n in nested if n.name == name and n.lineno < ret.lineno]
         if env is not None:
             before = [n for n in before if _reachable(builder, n, env)] or before
         chosen = before[-1] if before else next(n for n in nested if n.name == name)
         return _Launcher(chosen, access)
+    stored = _stored(builder, names)
+    if stored is not None:
+        name, registry, key = stored
+        chosen = [n for n in nested if n.name == name]
+        return _Launcher(chosen[-1], registry=(registry, key))
     return None
 
 
-def _wrappers(builder: ast.FunctionDef, launchers: set[str]) -> dict[str, str]:
-    """Plain functions defined in ``builder`` that call one of its launchers (name -> the
-    launcher's), and are not rebound (``_launch = wrap(_launch)``: the closure is another's)."""
+def _stored(builder: ast.FunctionDef, launchers: set[str]) -> tuple[str, str, ast.expr] | None:
+    """(launcher, dict, key) of ``DICT[key] = launcher`` in the builder's own body, DICT not
+    bound in the builder (a module-level registry of built launchers)."""
+    local = {
+        t.id for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Assign)
+        for t in n.targets if isinstance(t, ast.Name)
+    } | {a.arg for a in ast.walk(builder.args) if isinstance(a, ast.arg)}
+    for node in values._own_nodes(builder, nested=False):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in launchers):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id not in local:
+                return node.value.id, target.value.id, target.slice
+    return None
+
+
+def _wrappers(builder: ast.FunctionDef, launchers: set[str]) -> dict[str, tuple[str, ...]]:
+    """Plain functions defined in ``builder`` whose closure holds one of its launchers: they
+    name it (call it, or hand it to ``_run_compiled``), or name another such function. Name ->
+    the names to follow closure by closure, the launcher's last. Not those rebound
+    (``_launch = wrap(_launch)``: the closure is another's)."""
     rebound = {
         t.id for n in values._own_nodes(builder, nested=False) if isinstance(n, ast.Assign)
         for t in n.targets if isinstance(t, ast.Name)
     }
-    found = {}
-    for node in values._own_nodes(builder, nested=False):
-        if isinstance(node, ast.FunctionDef) and node.name not in launchers | rebound and not node.decorator_list:
-            called = [
-                c.func.id for c in ast.walk(node)
-                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in launchers
-            ]
-            if called:
-                found[node.name] = called[0]
+    named = {
+        node.name: list(dict.fromkeys(
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        ))
+        for node in values._own_nodes(builder, nested=False)
+        if isinstance(node, ast.FunctionDef) and node.name not in launchers | rebound and not node.decorator_list
+    }
+    found: dict[str, tuple[str, ...]] = {}
+    for _ in range(3):  # a dispatcher around a wrapper around the launcher: three deep at most
+        for name, names in named.items():
+            if name in found:
+                continue
+            direct = next((n for n in names if n in launchers), None)
+            if direct:
+                found[name] = (direct,)
+                continue
+            via = next((n for n in names if n in found and n != name), None)
+            if via:
+                found[name] = (via, *found[via])
     return found
 
 
@@ -527,7 +634,7 @@ def example_for(source: str, name: str, path: str | Path | None = None) -> Inser
     if node is None:
         raise LookupError(f"no module-level function `{name}`")
     test_call, test_arch = None, None
-    if path is not None and not is_launcher(node):
+    if path is not None and not is_launcher(node, module_scope(tree)):
         folders = scaffold_tests.tests_folders(path)
         constants = values.module_constants(tree)
         params = values.parameters(node, constants)
@@ -556,27 +663,26 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
     if node is None:
         raise LookupError(f"no module-level function `{name}`")
     constants = values.module_constants(tree)
+    scope = module_scope(tree)
     body = _Body(names={"device"})
-    if is_launcher(node):
+    if is_launcher(node, scope):
         launcher = _Launcher(node)
         chosen: dict = {}
         env = constants
         call = None
     else:
-        if _builder_launcher(node) is None:
+        if _builder_launcher(node, scope) is None:
             raise LookupError(f"`{name}` neither is a @flyc.jit launcher nor returns one")
         params = values.parameters(node, constants)
         chosen = values.choose(params, constants, values.checks(node), values.local_assignments(node), test_arguments)
         env = values.environment(constants, chosen, values.local_assignments(node))
-        launcher = _builder_launcher(node, env)
+        launcher = _builder_launcher(node, scope, env)
         call = _call(name, params, chosen) + launcher.access
-    if call is not None and launcher.wrapper:
-        body.lines += [
-            f"wrapper = {call}",
-            f"# {name} returns {launcher.wrapper}, a Python function around the @flyc.jit launcher"
-            f" {launcher.node.name}: take that from its closure",
-            f'launch = wrapper.__closure__[wrapper.__code__.co_freevars.index("{launcher.node.name}")].cell_contents',
-        ]
+    if call is not None and launcher.registry:
+        body.lines += _from_registry(name, call, launcher, env)
+        jit_name = "launch"
+    elif call is not None and launcher.wrapper:
+        body.lines += _from_closure(name, call, launcher)
         jit_name = "launch"
     elif call is not None:
         body.lines.append(f"launch = {call}")
@@ -612,6 +718,43 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
     if line >= len(source_lines) and source_lines and not source_lines[-1].endswith(("\n", "\r")):
         text = "\n" + text
     return Insertion(line, text, example, arch, bool(test_arguments))
+
+
+def _from_closure(name: str, call: str, launcher: _Launcher) -> list[str]:
+    """Take the launcher from the closure of the wrapper the builder returns (through the
+    functions between them; one another path of the builder returns is passed over)."""
+    jit = launcher.node.name
+    if not launcher.through:
+        return [
+            f"wrapper = {call}",
+            f"# {name} returns {launcher.wrapper}, a Python function around the @flyc.jit launcher"
+            f" {jit}: take that from its closure",
+            f'launch = wrapper.__closure__[wrapper.__code__.co_freevars.index("{jit}")].cell_contents',
+        ]
+    names = ", ".join(f'"{n}"' for n in (*launcher.through, jit))
+    return [
+        f"launch = {call}",
+        f"# {name} returns {launcher.wrapper}, a Python function around the @flyc.jit launcher {jit}"
+        f" (through {', '.join(launcher.through)}): take that from the closures",
+        f"for name in ({names}):",
+        "    if name in launch.__code__.co_freevars:",
+        "        launch = launch.__closure__[launch.__code__.co_freevars.index(name)].cell_contents",
+    ]
+
+
+def _from_registry(name: str, call: str, launcher: _Launcher, env: dict) -> list[str]:
+    """Call the builder, then take the launcher from the module-level dict it stores it in."""
+    registry, key = launcher.registry
+    value = values.evaluate(key, env)
+    if value is UNKNOWN:  # the entry the call added: the last one
+        taken = f"list({registry}.values())[-1]"
+    else:
+        taken = f"{registry}[{literal(value)}]"
+    return [
+        call,
+        f"# {name} stores the @flyc.jit launcher {launcher.node.name} in {registry}",
+        f"launch = {taken}",
+    ]
 
 
 def apply(source: str, insertion: Insertion) -> str:

@@ -26,7 +26,10 @@ On the header of a kernel builder or ``@flyc.jit`` launcher (``scaffold.targets`
 compile example" (kind ``refactor.addCompileExample.flydsl-ls``) inserts a ``# flydsl:
 example`` written from its signature and the repository's tests (``scaffold.example_for``),
 computed only when picked: on resolve, or by ``flydsl-ls.addExample [uri, version, name]``
-(also the command of the CodeLens of the same name).
+(also the command of the CodeLens of the same name). Once inserted, the example is revealed
+(``window/showDocument`` with its name selected, when the client supports it): by the
+command after its ``workspace/applyEdit``; after a resolved edit, by the action's command
+``flydsl-ls.showExample [uri, name]``.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import asyncio
 import logging
 import re
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
@@ -48,7 +51,8 @@ from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.checker import check_source
-from flydsl_ls.compile.scaffold import Insertion, example_for, targets
+from flydsl_ls.compile.examples import find_examples
+from flydsl_ls.compile.scaffold import Insertion, apply, example_for, targets
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
 from flydsl_ls.server.session import Analysis, Document, Snapshot
@@ -64,6 +68,8 @@ EXAMPLE_MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before f
 APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
+SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
+REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 
 
@@ -169,14 +175,21 @@ async def _add_example_actions(server: FlyServer, doc: Document, line: int) -> l
         else:  # a client that can only take the edit itself: written now, off the loop
             loop = asyncio.get_running_loop()
             snap = server.session.snapshot(doc)
-            action.edit = await loop.run_in_executor(server.worker, _add_example_edit, snap, target.name)
-            if action.edit is None:
+            added = await loop.run_in_executor(server.worker, _add_example_edit, snap, target.name)
+            if added is None:
                 continue
+            action.edit = added.edit
         actions.append(action)
     return actions
 
 
-def _add_example_edit(snap: Snapshot, name: str) -> types.WorkspaceEdit | None:
+class Added(NamedTuple):
+    edit: types.WorkspaceEdit
+    example: str  # the new function's name
+    line: int  # 0-based line of its ``def`` once inserted
+
+
+def _add_example_edit(snap: Snapshot, name: str) -> Added | None:
     """The insertion of the example of ``name`` in the snapshot's text; None if it cannot be
     written. Reads the tests folder: run on a worker thread."""
     try:
@@ -187,7 +200,25 @@ def _add_example_edit(snap: Snapshot, name: str) -> types.WorkspaceEdit | None:
     except Exception:  # noqa: BLE001 - a heuristic's bug must not fail the request
         log.exception("%s: writing the compile example for %s failed", snap.uri, name)
         return None
-    return document_edit(snap.uri, snap.version, [_insertion_edit(snap, insertion)], snap.document_changes)
+    edit = document_edit(snap.uri, snap.version, [_insertion_edit(snap, insertion)], snap.document_changes)
+    new = next(e for e in find_examples(apply(snap.text, insertion)) if e.name == insertion.example)
+    return Added(edit, insertion.example, new.line - 1)
+
+
+async def _reveal(server: FlyServer, uri: str, line: int, name: str) -> bool:
+    """Ask the client to show ``uri`` with ``name`` selected on ``line`` (the ``def`` of a
+    new example); False when it cannot or did not."""
+    if not server.session.features.show_document:
+        return False
+    start = len("def ")  # an example is a module-level ``def`` with an ASCII name
+    selection = types.Range(types.Position(line, start), types.Position(line, start + len(name)))
+    params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
+    try:
+        shown = await asyncio.wait_for(server.window_show_document_async(params), REVEAL_TIMEOUT)
+    except Exception as error:  # noqa: BLE001 - a client that fails it keeps the edit
+        log.warning("window/showDocument %s failed: %s", uri, error)
+        return False
+    return shown is None or bool(getattr(shown, "success", True))
 
 
 def _insertion_edit(snap: Snapshot, insertion: Insertion) -> types.TextEdit:
@@ -215,10 +246,26 @@ async def add_example_command(server: FlyServer, arguments: list) -> dict:
         raise JsonRpcContentModified(STALE)
     version = doc.version
     loop = asyncio.get_running_loop()
-    edit = await loop.run_in_executor(server.worker, _add_example_edit, server.session.snapshot(doc), name)
-    if edit is None:
+    added = await loop.run_in_executor(server.worker, _add_example_edit, server.session.snapshot(doc), name)
+    if added is None:
         return {"applied": False, "message": f"no compile example can be written for `{name}`"}
-    return await _apply(server, doc, version, edit, ADD_EXAMPLE_TITLE.format(name=name))
+    result = await _apply(server, doc, version, added.edit, ADD_EXAMPLE_TITLE.format(name=name))
+    if result["applied"]:
+        result["shown"] = await _reveal(server, doc.uri, added.line, added.example)
+    return result
+
+
+async def show_example_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.showExample [uri, name]``: reveal the example ``name`` (the command of a
+    resolved "Add a compile example", run once the client applied its edit)."""
+    if len(arguments) != 2 or not isinstance(arguments[1], str):
+        raise JsonRpcInvalidParams("expected [uri, name]")
+    uri, name = arguments
+    doc = server.session.get(str(uri))
+    example = next((e for e in find_examples(doc.text) if e.name == name), None) if doc else None
+    if example is None:
+        return {"shown": False, "message": f"no example `{name}` in the document"}
+    return {"shown": await _reveal(server, doc.uri, example.line - 1, name)}
 
 
 def _data(d: types.Diagnostic) -> dict:
@@ -451,9 +498,15 @@ async def resolve(server: FlyServer, action: types.CodeAction) -> types.CodeActi
             raise JsonRpcContentModified(STALE)
         loop = asyncio.get_running_loop()
         snap = server.session.snapshot(doc)
-        action.edit = await loop.run_in_executor(server.worker, _add_example_edit, snap, str(data.get("name")))
+        added = await loop.run_in_executor(server.worker, _add_example_edit, snap, str(data.get("name")))
         if doc.version != data.get("version"):
             raise JsonRpcContentModified(STALE)
+        if added is not None:
+            action.edit = added.edit
+            if server.session.features.show_document:  # run by the client once the edit is in
+                action.command = types.Command(
+                    title=action.title, command=SHOW_EXAMPLE_COMMAND, arguments=[doc.uri, added.example]
+                )
         return action
     if kind not in (ActionKind.QUICKFIX.value, ActionKind.FIX_ALL.value) or action.edit is not None:
         return action

@@ -1,7 +1,10 @@
 """textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
 ``# flydsl: example`` function, each carrying its command (server/commands.py); "Add compile
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
-(``flydsl-ls.addExample``, the code action of server/code_actions.py).
+(``flydsl-ls.addExample``, the code action of server/code_actions.py). A file with neither
+an example nor a builder or launcher, but with ``@flyc.jit`` functions or a ``.launch(...)``,
+gets one lens without a command saying why ("No compile example: no launcher found: ...",
+``scaffold_reasons.no_target``): no diagnostic, the file is not wrong.
 
 The examples are found from the buffer's tokens and syntax tree (``find_examples``), the
 builders from its syntax tree on a worker thread (``scaffold.targets``): asking for lenses
@@ -20,6 +23,7 @@ from lsprotocol import types
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
+from flydsl_ls.compile.scaffold_reasons import NoTarget, no_target
 from flydsl_ls.server.commands import Command, target_arch
 from flydsl_ls.server.diagnostics import lsp_range
 from flydsl_ls.server.session import Snapshot
@@ -31,6 +35,7 @@ MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizin
 # (title, command); the compile title names the arch.
 LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
 ADD_EXAMPLE_TITLE = "Add compile example"
+NO_TARGET_TITLE = "No compile example: {reason}"
 
 
 async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
@@ -39,17 +44,30 @@ async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[typ
         return None
     examples = find_examples(doc.text) if MARKER.search(doc.text) else []
     lenses = _example_lenses(server, doc, examples)
-    if "jit" in doc.text:  # a cheap test before parsing, which is done off the loop
+    if "jit" in doc.text or ".launch(" in doc.text:  # cheap tests before parsing, which is done off the loop
         snap = server.session.snapshot(doc)
-        found = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)
+        found, reason = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)
         if doc.version == snap.version:  # else the client asks again for the new text
             lenses += _add_example_lenses(server, doc, found)
+            if reason is not None and not examples:
+                lenses.append(_no_target_lens(server, doc, reason))
     return lenses
 
 
-def lens_targets(snap: Snapshot) -> list[Target]:
-    """The builders and launchers of the snapshot's text that no example names yet (worker thread)."""
-    return [t for t in targets(snap.text) if not t.has_example]
+def lens_targets(snap: Snapshot) -> tuple[list[Target], NoTarget | None]:
+    """The builders and launchers of the snapshot's text that no example names yet, and why
+    there are none when there are none in a kernel-like file (worker thread)."""
+    found = targets(snap.text)
+    reason = None if found else no_target(snap.text)
+    return [t for t in found if not t.has_example], reason if reason and reason.kernel_like else None
+
+
+def _no_target_lens(server: FlyServer, doc, reason: NoTarget) -> types.CodeLens:
+    """A lens that only says why (its command runs nothing: VS Code shows it as plain text)."""
+    line = reason.line - 1
+    whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+    title = NO_TARGET_TITLE.format(reason=reason.message)
+    return types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=types.Command(title=title, command=""))
 
 
 def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[types.CodeLens]:

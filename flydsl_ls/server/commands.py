@@ -72,6 +72,7 @@ class Command(str, Enum):
     APPLY_FIX = code_actions.APPLY_FIX_COMMAND
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
+    SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -586,4 +587,5 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.APPLY_FIX: code_actions.apply_fix_command,
     Command.FIX_ALL: fix_all_command,
     Command.ADD_EXAMPLE: code_actions.add_example_command,
+    Command.SHOW_EXAMPLE: code_actions.show_example_command,
 }

@@ -59,3 +59,57 @@ def test_a_kernel_with_relative_imports_compiles(service, tmp_path):
     result = service.compile(path, insertion.example, "gfx942")
 
     assert result.ok, result.error
+
+
+LAUNCHER = '''    @flyc.jit
+    def launch_copy(X: fx.Tensor, Y: fx.Tensor, m_in: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+        atom = fx.make_copy_atom(fx.UniversalCopy128b(), element)
+'''
+# aiter's shapes on our fixture: the launcher launches through a helper of the builder
+# (mixed_moe_gemm_2stage_common.py); the builder returns a wrapper that hands the launcher to
+# another function (flash_attn_func_gfx1201.py); it stores it in a module-level dict (fmha_gfx1250).
+SHAPES = {
+    "through a helper": (
+        lambda s: s.replace(LAUNCHER, '''    def _launch_copy(X, Y, m_in, stream):
+        atom = fx.make_copy_atom(fx.UniversalCopy128b(), element)
+''').replace("    return launch_copy\n", '''    @flyc.jit
+    def launch_copy(X: fx.Tensor, Y: fx.Tensor, m_in: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+        _launch_copy(X, Y, m_in, stream)
+
+    return launch_copy
+'''),
+        "    launch = build_copy_module(1024, \"bf16\")\n",
+    ),
+    "a wrapper": (
+        lambda s: s.replace("    return launch_copy\n", '''    def _launch(*args):
+        return _run(launch_copy, *args)
+
+    return _launch
+'''),
+        '    launch = wrapper.__closure__[wrapper.__code__.co_freevars.index("launch_copy")].cell_contents\n',
+    ),
+    "a registry": (
+        lambda s: s.replace("ELEMENTS = {", "LAUNCHERS = {}\nELEMENTS = {").replace(
+            "    return launch_copy\n", "    LAUNCHERS[(N, dtype_str)] = launch_copy\n"
+        ),
+        '    launch = LAUNCHERS[(1024, "bf16")]\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_example_of_each_launcher_shape_compiles(service, tmp_path, shape):
+    change, taken = SHAPES[shape]
+    source = change(FIXTURE.read_text(encoding="utf-8"))
+    made = {"through a helper": "        _launch_copy(X, Y, m_in, stream)\n", "a wrapper": "    return _launch\n",
+            "a registry": "    LAUNCHERS[(N, dtype_str)] = launch_copy\n"}[shape]
+    assert made in source
+    path = tmp_path / "copy_builder.py"
+    insertion = example_for(source, "build_copy_module", path)
+    assert taken in insertion.text
+    path.write_text(apply(source, insertion), encoding="utf-8")
+
+    result = service.compile(path, insertion.example, "gfx942")
+
+    assert result.ok, result.error
+    assert [k.name for k in result.kernels] == ["copy_kernel_0"]

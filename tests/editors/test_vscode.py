@@ -257,6 +257,8 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     assert added["lensesBefore"] == [{"line": DEF_LINE, "title": "Add compile example"}]
     assert added["text"] == SOURCE + EXPECTED
     example_line = added["text"].splitlines().index("def build_copy_module_example(device):")
+    # revealed: window/showDocument selected the example's name
+    assert added["selection"] == {"line": example_line, "start": 4, "end": 29, "text": "build_copy_module_example"}
     assert sorted(added["lensesAfter"], key=lambda lens: lens["title"]) == [
         {"line": example_line, "title": title} for title in ("Compile (gfx942)", "Launch", "Show ISA")
     ]

@@ -70,6 +70,11 @@ local function add_example()
     return finish(false, 'the "Add compile example" lens did not change the buffer')
   end
   result.add_example.buffer = table.concat(vim.api.nvim_buf_get_lines(bbuf, 0, -1, false), '\n') .. '\n'
+  -- window/showDocument after the edit: the cursor goes to the new example's name
+  local example_row = vim.fn.search('^def build_copy_module_example(', 'nw')
+  vim.wait(10000, function() return vim.api.nvim_win_get_cursor(0)[1] == example_row end, 50)
+  result.add_example.cursor = vim.api.nvim_win_get_cursor(0)
+  result.add_example.cursor_buffer = vim.api.nvim_get_current_buf() == bbuf
   local after = lenses_until(bbuf, function(found) return has_title('Compile (')(found) and not has_title('Add')(found) end)
   result.add_example.lenses_after = after
   note('add-example')

@@ -90,6 +90,14 @@ def inserted(edit: types.WorkspaceEdit, uri: str) -> tuple[types.Position, str]:
     return at, SOURCE[:offset] + text_edit.new_text + SOURCE[offset:]
 
 
+def assert_revealed(client, uri: str, text: str) -> None:
+    """One window/showDocument, after the edit: the new example's name selected, focused."""
+    (shown,) = client.shown_documents
+    line = text.splitlines().index("def build_copy_module_example(device):")
+    assert shown.uri == uri and shown.take_focus
+    assert shown.selection == types.Range(types.Position(line, 4), types.Position(line, 4 + len("build_copy_module_example")))
+
+
 async def test_the_action_on_the_builder_inserts_the_example(spec, repository):
     path = repository / "kernels" / "copy_builder.py"
     async with lsp(spec, repository) as client:
@@ -101,6 +109,12 @@ async def test_the_action_on_the_builder_inserts_the_example(spec, repository):
         at, text = inserted(action.edit, uri)
         assert at == LAST and text == SOURCE + EXPECTED
         assert await actions_at(client, uri, DEF_LINE + 3) == []  # inside the body: not offered
+        # The client applies the edit, then runs the action's command: the example is revealed.
+        assert action.command.command == Command.SHOW_EXAMPLE.value
+        assert list(action.command.arguments) == [uri, "build_copy_module_example"]
+        change_doc(client, uri, 2, text)
+        assert await execute(client, action.command.command, *action.command.arguments) == {"shown": True}
+        assert_revealed(client, uri, text)
 
 
 async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, repository):
@@ -113,10 +127,11 @@ async def test_the_code_lens_adds_the_example_then_gives_way_to_compile(spec, re
         assert lens.command.command == Command.ADD_EXAMPLE.value
         assert list(lens.command.arguments) == [uri, None, "build_copy_module"]
         result = await execute(client, lens.command.command, *lens.command.arguments)
-        assert result == {"applied": True}
+        assert result == {"applied": True, "shown": True}
         (applied,) = client.applied_edits
         at, text = inserted(applied.edit, uri)
         assert at == LAST and text == SOURCE + EXPECTED
+        assert_revealed(client, uri, text)  # after the edit: the cursor goes to the example
         # The client applied it: the builder now has its example, which gets the compile lenses.
         change_doc(client, uri, 2, text)
         titles = [lens.command.title for lens in await lenses(client, uri)]
@@ -142,9 +157,43 @@ async def test_clients_that_do_not_resolve(spec, repository, apply_edit):
             assert action.edit is None
             assert list(action.command.arguments) == [uri, 1, "build_copy_module"]
             result = await execute(client, action.command.command, *action.command.arguments)
-            assert result == {"applied": True}
+            assert result == {"applied": True, "shown": True}
             (applied,) = client.applied_edits
             edit = applied.edit
         else:
             edit = action.edit
         assert inserted(edit, uri)[1] == SOURCE + EXPECTED
+
+
+def without_show_document(caps: types.ClientCapabilities) -> None:
+    caps.window.show_document = None
+
+
+async def test_a_client_without_show_document_gets_the_example_unrevealed(spec, repository):
+    path = repository / "kernels" / "copy_builder.py"
+    async with lsp(spec, repository, adjust=without_show_document) as client:
+        uri = open_doc(client, path)
+        (action,) = await actions_at(client, uri, DEF_LINE)
+        action = await asyncio.wait_for(client.code_action_resolve_async(action), TIMEOUT)
+        assert inserted(action.edit, uri)[1] == SOURCE + EXPECTED and action.command is None
+        (lens,) = await lenses(client, uri)
+        assert await execute(client, lens.command.command, *lens.command.arguments) == {"applied": True, "shown": False}
+        assert client.shown_documents == []
+
+
+async def test_a_file_with_no_launcher_says_why_on_a_lens(spec, tmp_path):
+    """Device-side @flyc.jit helpers: no "Add compile example", a lens that says why and runs nothing."""
+    path = tmp_path / "helpers.py"
+    path.write_text("import flydsl.compiler as flyc\n\n\n@flyc.jit\ndef helper(x):\n    return x\n", encoding="utf-8")
+    async with lsp(spec, tmp_path) as client:
+        uri = open_doc(client, path)
+        (lens,) = await lenses(client, uri)
+        assert lens.range.start.line == 4 and lens.command.command == ""
+        assert lens.command.title == (
+            "No compile example: no launcher found: its @flyc.jit function `helper` (line 5) launches no kernel "
+            "(no `.launch(...)` in it or in a function it calls): device-side helpers are compiled by the example "
+            "of a file that launches them"
+        )
+        plain = tmp_path / "plain.py"
+        plain.write_text("x = 1\n", encoding="utf-8")
+        assert await lenses(client, open_doc(client, plain)) == []  # nothing kernel-like: nothing said

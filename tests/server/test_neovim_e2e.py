@@ -192,6 +192,8 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
     assert added["lenses_before"] == [{"line": def_line, "title": "Add compile example"}]
     assert added["buffer"] == BUILDER.read_text(encoding="utf-8") + EXAMPLE
     example_line = added["buffer"].splitlines().index("def build_copy_module_example(device):")
+    # then window/showDocument put the cursor on the example's name (row 1-based, column 0-based)
+    assert added["cursor"] == [example_line + 1, 4] and added["cursor_buffer"]
     assert added["lenses_after"] == [
         {"line": example_line, "title": title} for title in ("Compile (gfx942)", "Launch", "Show ISA")
     ]

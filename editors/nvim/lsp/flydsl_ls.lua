@@ -115,9 +115,12 @@ return {
   },
   handlers = {
     -- The server shows the files it wrote (the ISA of :FlydslShowIsa, a verifyFix diff):
-    -- read-only in a split, not in place of the kernel as Neovim's default would.
+    -- read-only in a split, not in place of the kernel as Neovim's default would. A file
+    -- being edited (the example "Add compile example" just wrote) is shown in place, by
+    -- Neovim's default: its window, the cursor on the selection.
     ['window/showDocument'] = function(err, params, ctx)
-      if err or params.external then
+      local editing = not err and vim.fn.bufnr(vim.uri_to_fname(params.uri))
+      if err or params.external or (editing ~= -1 and vim.api.nvim_buf_is_loaded(editing) and vim.bo[editing].buftype == '') then
         return vim.lsp.handlers['window/showDocument'](err, params, ctx)
       end
       open_readonly(vim.uri_to_fname(params.uri), params.takeFocus)

@@ -297,7 +297,8 @@ async function lensesOf(uri: vscode.Uri): Promise<Lens[]> {
 
 /** "Add compile example" on a kernel builder without an example: the driver clicks the lens
  * in the UI; the buffer gets the example (flydsl-ls.addExample, through workspace/applyEdit),
- * whose Compile / Show ISA / Launch lenses take the place of the lens. Not a compile: the
+ * its name selected (window/showDocument), and its Compile / Show ISA / Launch lenses take
+ * the place of the lens. Not a compile: the
  * last compile's result (status bar, "Open IR/ISA of the Last Compile") is kept. */
 async function addExample(api: FlydslApi): Promise<void> {
   const builder = vscode.Uri.file(path.join(WORKSPACE, 'kernels', 'copy_builder.py'));
@@ -312,6 +313,13 @@ async function addExample(api: FlydslApi): Promise<void> {
   editor.revealRange(new vscode.Range(Math.max(before[0].line - 4, 0), 0, before[0].line + 4, 0), vscode.TextEditorRevealType.AtTop);
   await checkpoint('add-example'); // the driver clicks the lens
   await until('the example in the buffer', () => (doc.getText() !== original ? true : undefined));
+  // then the server's window/showDocument selects the new example's name (the cursor goes there)
+  const selection = await until('the example revealed', () => {
+    const active = vscode.window.activeTextEditor;
+    if (!active || active.document.uri.toString() !== builder.toString() || active.selection.isEmpty) return undefined;
+    const { start, end } = active.selection;
+    return { line: start.line, start: start.character, end: end.character, text: active.document.getText(active.selection) };
+  });
   const after = await until("the example's lenses", async () => {
     const found = await lensesOf(builder);
     const replaced = found.some((l) => l.title?.startsWith('Compile (')) && !found.some((l) => l.title === 'Add compile example');
@@ -321,6 +329,7 @@ async function addExample(api: FlydslApi): Promise<void> {
     lensesBefore: before,
     text: doc.getText(),
     lensesAfter: after,
+    selection,
     lastCompileKept: JSON.stringify(api.lastResult()) === lastCompile,
   };
   await vscode.commands.executeCommand('workbench.action.files.revert'); // no save prompt later
