@@ -11,10 +11,12 @@ from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
+    BASE_ALIGNMENT,
     ELEMENT_BYTES,
     FUNCTIONS,
     KERNEL_DECORATORS,
     MAX_DEPTH,
+    RAW_EXTRACT_POINTER,
     RAW_MEMREF_LOAD,
     RAW_MEMREF_STORE,
     SMEM_PTR,
@@ -126,6 +128,8 @@ class Planner(OffsetAlgebra, Rewriter):
                     group.deleted.append(holder)
                 elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
                     pass
+                elif isinstance(holder, ast.Call) and call in holder.args:
+                    group.base_uses.append(call)  # its address is taken: followed in plan()
                 else:
                     raise Unproven(self._escaping_base(call, alloc.name))
                 group.kernel_uses.append(call)
@@ -163,13 +167,26 @@ class Planner(OffsetAlgebra, Rewriter):
             elif attr in ("ptr", "_align"):
                 where = "inside control flow" if stmt is not None and self._within(stmt, alloc.scope.node) else "outside the allocator's scope"
                 raise Unproven(f"`{alloc.name}.{attr}` is read {where} (line {use.lineno}): the offsets are computed, not static")
+            elif attr is None and self._dead_alias(use):
+                group.deleted.append(stmt)
             else:
                 what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
                 raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
         group.ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
-        if not group.ptr_calls:
+        if group.base_uses and group.ptr_calls:
+            raise Unproven(self._escaping_base(group.base_uses[0], alloc.name))
+        if not group.ptr_calls and not group.base_uses:
             raise Unproven("no `SmemPtr(...)` views this allocator")
         group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _dead_alias(self, use: ast.Name) -> bool:
+        """`other = allocator` never read: it goes with the allocator."""
+        stmt = self._parents.get(id(use))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is use and self._single_name(stmt)):
+            return False
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        private = binding is not None and (binding.scope.kind == "function" or binding.name.startswith("_"))
+        return private and not self.model.uses_of(binding)
 
     def _pads(self, use: ast.Name) -> bool:
         """`allocator.ptr` written outside the allocator's block (under an `if`)."""
@@ -272,6 +289,11 @@ class Planner(OffsetAlgebra, Rewriter):
             for call in group.ptr_calls:
                 buffer, view_of = self._buffer(call, kernel, buffers, taken)
                 self._rewrite_uses(call, buffer, view_of, rewrites, deleted)
+            if group.base_uses:
+                buffers.append(self._whole_buffer(group, kernel, taken))
+                for call in group.base_uses:
+                    rewrites[id(call)] = (call, f"\0FIELD:{buffers[-1].name}\0.ptr")
+                    self._rewrite_address_use(call, self._text(call), rewrites, deleted)
             for stmt in group.offset_names.values():
                 binding = next(b for b in self._bindings_of_stmt(stmt))
                 for use in self.model.uses_of(binding):
@@ -550,6 +572,56 @@ class Planner(OffsetAlgebra, Rewriter):
             if scope.kind == "function" and binding.position >= (kernel.lineno, 0):
                 raise Unproven(f"line {line}: the size `{node.id}` is bound after the kernel is defined")
 
+    def _whole_buffer(self, group: Group, kernel, taken: set[str]) -> Buffer:
+        """The allocator as one byte array, for a base used only through its address: its
+        size is the one `allocator.ptr = SIZE`."""
+        alloc = group.binding.name
+        sizes = [
+            s for s in group.deleted
+            if isinstance(s, (ast.Assign, ast.AugAssign)) and any(
+                isinstance(t, ast.Attribute) and t.attr == "ptr" for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+            )
+        ]
+        if len(sizes) != 1 or not isinstance(sizes[0], ast.Assign) or any(
+            isinstance(n, ast.Name) and self.model.binding_of(n) is group.binding for n in ast.walk(sizes[0].value)
+        ):
+            raise Unproven(
+                f"`{alloc}.get_base()` is used only through its address (line {group.base_uses[0].lineno}): "
+                f"migrated when one `{alloc}.ptr = SIZE` sizes it"
+            )
+        size = sizes[0].value
+        self._size(size, size.lineno)
+        self._visible_before(size, kernel, size.lineno)
+        name = alloc.lstrip("_")
+        for prefix in ("lds_alloc_", "smem_alloc_", "allocator_", "alloc_", "lds_", "smem_"):
+            rest = name[len(prefix):]
+            if name.startswith(prefix) and rest.isidentifier() and not rest[0].isdigit():
+                name = rest
+                break
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        return Buffer(name, Poly.const(0), "fx.Uint8", [size], BASE_ALIGNMENT, list(group.base_uses))
+
+    def _rewrite_address_use(self, use, text: str, rewrites, deleted) -> None:
+        """An LDS base whose address is taken: `extract_aligned_pointer_as_index(base)`
+        becomes `fx.Index(fx.ptrtoint(ptr))` (the same index, from the fx pointer)."""
+        call = self._parents.get(id(use))
+        if isinstance(call, ast.Call) and not call.keywords and call.args == [use]:
+            if self.model.resolve(call.func) in RAW_EXTRACT_POINTER:
+                rewrites[id(call)] = (call, f"\0FX\0.Index(\0FX\0.ptrtoint({text}))")
+                return
+        helper = self._helper_param(use)
+        if helper is not None:
+            self._follow_into(helper, "address", 0, rewrites, deleted)
+            return
+        what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
+        raise Unproven(
+            f"line {use.lineno}: the LDS base `{self._text(use)}` is used by `{what}`, which needs a builtin "
+            "memref; `fx.SharedAllocator` gives an fx pointer (`fx.ptrtoint`, `.llvm_ptr`, `fx.ptr_load`)"
+        )
+
     def _rewrite_uses(self, call, buffer, view, rewrites, deleted) -> None:
         holder = self._parents.get(id(call))
         rank = len(buffer.shape)
@@ -705,6 +777,8 @@ class Planner(OffsetAlgebra, Rewriter):
         for use in self.model.uses_of(binding):
             if kind == "pointer":
                 self._rewrite_pointer_use(use, binding.name, rank, rewrites, deleted)
+            elif kind == "address":
+                self._rewrite_address_use(use, binding.name, rewrites, deleted)
             else:
                 self._rewrite_memref_use(use, binding.name, rank, rewrites)
 
