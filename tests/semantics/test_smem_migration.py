@@ -214,3 +214,30 @@ def test_helpers_that_take_the_pointer_or_its_memref_receive_the_view(service): 
     assert before.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_allocators_used_only_through_their_address_become_byte_array_fields(service):  # noqa: F811
+    """aiter's gfx1250 FMHA shape: allocators sized by `alloc.ptr = N`, never viewed, whose
+    base goes to `extract_aligned_pointer_as_index` (in a helper) for raw LDS addressing."""
+    path = KERNELS / "smem_base_address.py"
+    after = migrate("FLY203", path)
+    assert "SmemAllocator" not in after and "finalize" not in after and "_first_allocator" not in after
+    assert (
+        "class SharedStorage:\n"
+        "    a: fx.Array[fx.Uint8, SEGMENT, 1024]\n"
+        "    b: fx.Array[fx.Uint8, THREADS * 4, 1024]\n"
+    ) in after
+    assert "    idx = fx.Index(fx.ptrtoint(memref_base))\n" in after
+    assert "    a_base = lds_base_i32(lds.a.ptr)\n" in after
+    assert "_memref_d" not in after  # the helper's local import went with its last use
+    before, result = compile_both(service, path, "rotate", after)
+    comparison = compare_results(before, result)
+    # The two globals become one struct allocation: the first MLIR differs, the final
+    # instruction stream does not (same ds_write/ds_read, same offsets).
+    assert comparison.differences == [
+        "base_address_kernel_0: mlir-first differs",
+        "base_address_kernel_0: mlir-final differs",
+        "base_address_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280

@@ -693,4 +693,94 @@ INVALID = [
         count=1,
         message='does not come from',
     ),
+    Invalid(
+        # An allocator used only through its LDS address (an LDS-DMA or TDM op takes it), in a
+        # helper of this file and in place: a whole-allocator byte array, `.ptr`, fx.ptrtoint.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref\n'
+        'from flydsl.expr import arith\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator\n'
+        'from tiles import SEGMENT\n'
+        '\n'
+        '_alloc_k = SmemAllocator(None, arch="gfx950", global_sym_name="smem_k")\n'
+        '_alloc_k.ptr = SEGMENT\n'
+        '_alloc_v = SmemAllocator(None, arch="gfx950", global_sym_name="smem_v")\n'
+        '_alloc_v.ptr = 4096\n'
+        '_lds_allocator = _alloc_k\n'
+        '\n'
+        '\n'
+        'def lds_base_i32(memref_base):\n'
+        '    return arith.index_cast(T.i32, memref.extract_aligned_pointer_as_index(memref_base))\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    k_base = lds_base_i32(_alloc_k.get_base())\n'
+        '    v_addr = memref.extract_aligned_pointer_as_index(_alloc_v.get_base())\n'
+        '    X[0] = k_base + arith.index_cast(T.i32, v_addr)\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(X: fx.Tensor):\n'
+        '    _alloc_k.finalize()\n'
+        '    _alloc_v.finalize()\n'
+        '    k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr import arith\n'
+        'from flydsl.expr.typing import T\n'
+        'from tiles import SEGMENT\n'
+        '\n'
+        '\n'
+        'def lds_base_i32(memref_base):\n'
+        '    return arith.index_cast(T.i32, fx.Index(fx.ptrtoint(memref_base)))\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    k: fx.Array[fx.Uint8, SEGMENT, 1024]\n'
+        '    v: fx.Array[fx.Uint8, 4096, 1024]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    k_base = lds_base_i32(lds.k.ptr)\n'
+        '    v_addr = fx.Index(fx.ptrtoint(lds.v.ptr))\n'
+        '    X[0] = k_base + arith.index_cast(T.i32, v_addr)\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(X: fx.Tensor):\n'
+        '    k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))\n',
+        line=9,
+        column=12,
+        count=4,
+        message='the whole kernel at once',
+        unsafe=True,
+    ),
+    Invalid(
+        # The base handed to an op that needs the builtin memref: no fix, the line and op named.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx950")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, i):\n'
+        '    scratch = memref.view(T.f32, alloc.get_base(), i, sizes=[])\n'
+        '    memref.store(X[0], scratch, [i])\n',
+        expected=None,
+        line=7,
+        column=9,
+        count=1,
+        message='line 13: the LDS base `alloc.get_base()` is used by `memref.view`',
+    ),
 ]
