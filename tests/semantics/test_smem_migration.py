@@ -241,3 +241,24 @@ def test_allocators_used_only_through_their_address_become_byte_array_fields(ser
     ]
     assert before.kernels[0].resources.lds_bytes == 1280
     assert result.kernels[0].resources.lds_bytes == 1280
+
+
+def test_memrefs_handed_to_raw_ops_become_fx_pointers(service):  # noqa: F811
+    """aiter's MoE shape: `SmemPtr(...).get()` memrefs used by `vector.store`/`vector.load`
+    and `memref.load` (raw ops that take only a builtin memref) become the fields' `.ptr`,
+    and the accesses `fx.ptr_store`/`fx.ptr_load` at `p + i`."""
+    path = KERNELS / "smem_raw_consumers.py"
+    after = migrate("FLY203", path)
+    assert "    lds_x = lds.x.ptr\n" in after and "    lds_tid = lds.tid.ptr\n" in after
+    assert "    fx.ptr_store(g.ir_value(), lds_x + row)\n" in after
+    assert "    loaded = fx.ptr_load(lds_x + other, result_type=vec16)\n" in after
+    assert "memref" not in after and "alignment=" not in after
+    before, result = compile_both(service, path, "exchange", after)
+    # Same instruction stream (ds_write_b128/ds_read_b128 and the b32 pair at offset 1024).
+    assert compare_results(before, result).differences == [
+        "raw_consumers_kernel_0: mlir-first differs",
+        "raw_consumers_kernel_0: mlir-final differs",
+        "raw_consumers_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280

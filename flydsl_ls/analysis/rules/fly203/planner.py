@@ -19,6 +19,8 @@ from flydsl_ls.analysis.rules.fly203.model import (
     RAW_EXTRACT_POINTER,
     RAW_MEMREF_LOAD,
     RAW_MEMREF_STORE,
+    RAW_VECTOR_LOAD,
+    RAW_VECTOR_STORE,
     SMEM_PTR,
     Buffer,
     Group,
@@ -623,6 +625,7 @@ class Planner(OffsetAlgebra, Rewriter):
         )
 
     def _rewrite_uses(self, call, buffer, view, rewrites, deleted) -> None:
+        self._buffer_at = buffer  # whose `.ptr` a `.get()` handed to raw ops becomes
         holder = self._parents.get(id(call))
         rank = len(buffer.shape)
         if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
@@ -683,7 +686,20 @@ class Planner(OffsetAlgebra, Rewriter):
                 binding = self._binding_of_target(stmt.targets[0], stmt)
                 if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
                     raise Unproven(f"`{stmt.targets[0].id}` (line {line}) is bound more than once")
-                for use in self.model.uses_of(binding):
+                uses = self.model.uses_of(binding)
+                if any(self._raw_consumer(use) for use in uses):
+                    # Raw ops take a builtin memref, which a view is not: the memref becomes
+                    # the field's fx pointer, and every use a pointer op.
+                    if rank != 1:
+                        raise Unproven(
+                            f"line {line}: a rank-{rank} LDS memref used by raw ops: its indices would need "
+                            "linearising for `fx.ptr_load`/`fx.ptr_store`"
+                        )
+                    rewrites[id(call)] = (call, f"\0FIELD:{self._buffer_at.name}\0.ptr")
+                    for use in uses:
+                        self._rewrite_lds_pointer_use(use, self._text(use), rewrites, deleted)
+                    return
+                for use in uses:
                     self._rewrite_memref_use(use, self._text(use), rank, rewrites)
                 return
             self._rewrite_memref_use(call, view, rank, rewrites, rewrite_self=False)
@@ -701,6 +717,69 @@ class Planner(OffsetAlgebra, Rewriter):
         if value is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
             raise Unproven(f"line {line}: the result of `.store(...)` is used")
         rewrites[id(call)] = (call, self._store_text(value, view, self._coord(idxs, rank, line), rank))
+
+    def _raw_consumer(self, use) -> bool:
+        """``use`` is an operand of a raw op that takes a builtin memref."""
+        call = self._parents.get(id(use))
+        return isinstance(call, ast.Call) and use in call.args and self.model.resolve(call.func) in (
+            RAW_VECTOR_LOAD | RAW_VECTOR_STORE | RAW_EXTRACT_POINTER
+        )
+
+    def _rewrite_lds_pointer_use(self, use, text: str, rewrites, deleted) -> None:
+        """A use of an LDS memref that is now the field's fx pointer (rank 1): loads and
+        stores at `[i]` become `fx.ptr_load(p + i)`/`fx.ptr_store(v, p + i)` (alignment from
+        the pointer: ABI on FlyDSL 0.3.1, the field's on 0.5.0), the address `fx.ptrtoint`."""
+        call = self._parents.get(id(use))
+        line = use.lineno
+        if isinstance(call, ast.Call) and use in call.args:
+            symbol = self.model.resolve(call.func)
+            keywords = {k.arg for k in call.keywords}
+            args = call.args
+            if symbol in RAW_EXTRACT_POINTER and args == [use] and not keywords:
+                rewrites[id(call)] = (call, f"\0FX\0.Index(\0FX\0.ptrtoint({text}))")
+                return
+            if symbol in RAW_MEMREF_LOAD | RAW_VECTOR_LOAD and not keywords - {"alignment"}:
+                typed = symbol in RAW_VECTOR_LOAD
+                if len(args) == 2 + typed and args[typed] is use:
+                    at = self._pointer_at(text, args[1 + typed], line)
+                    result = f", result_type={self._text(args[0])}" if typed else ""
+                    rewrites[id(call)] = (call, f"\0FX\0.ptr_load({at}{result})")
+                    return
+            if symbol in RAW_MEMREF_STORE | RAW_VECTOR_STORE and not keywords - {"alignment"} and len(args) == 3 and args[1] is use:
+                stmt = self._parents.get(id(call))
+                if isinstance(stmt, ast.Expr) and stmt.value is call:
+                    at = self._pointer_at(text, args[2], line)
+                    rewrites[id(call)] = (call, f"\0FX\0.ptr_store({self._text(args[0])}, {at})")
+                    return
+        helper = self._helper_param(use)
+        if helper is not None:
+            self._follow_into(helper, "lds pointer", 1, rewrites, deleted)
+            return
+        if isinstance(call, ast.keyword):
+            call = self._parents.get(id(call))
+        what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
+        where = self._defined_elsewhere(call)
+        raise Unproven(
+            f"line {line}: the LDS memref `{text}` is used by `{what}`{where}, which needs a builtin memref; "
+            "the migration gives an fx pointer there and can only rewrite this file"
+        )
+
+    def _defined_elsewhere(self, call) -> str:
+        if not isinstance(call, ast.Call):
+            return ""
+        symbol = self.model.resolve(call.func) or ""
+        binding = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+        if binding is not None and binding.kind == "import" and symbol:
+            return f" (`{symbol}`, another module)"
+        return ""
+
+    def _pointer_at(self, pointer: str, idxs, line: int) -> str:
+        index = self._coord(idxs, 1, line)
+        node = idxs.elts[0]
+        atomic = isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript))
+        if isinstance(node, ast.Constant) and node.value == 0:
+            return pointer
+        return f"{pointer} + {index if atomic or isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add)) else f'({index})'}"
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""
@@ -779,6 +858,8 @@ class Planner(OffsetAlgebra, Rewriter):
                 self._rewrite_pointer_use(use, binding.name, rank, rewrites, deleted)
             elif kind == "address":
                 self._rewrite_address_use(use, binding.name, rewrites, deleted)
+            elif kind == "lds pointer":
+                self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
             else:
                 self._rewrite_memref_use(use, binding.name, rank, rewrites)
 

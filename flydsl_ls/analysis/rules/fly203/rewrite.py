@@ -62,6 +62,8 @@ class Rewriter:
         first = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)])
         indent = self._indent(first)
         blank = "\n\n" if not indent else "\n"
+        if self._postponed_annotations():
+            return self._inline_struct_edit(first, indent, blank, name, slots, fx, unions)
         classes = []
         fields = []
         for index, slot in enumerate(slots):
@@ -76,6 +78,35 @@ class Rewriter:
         text = "".join(c + "\n" + blank for c in classes) + "\n".join(lines) + "\n" + blank
         start = Position(first - 1, 0)
         return Edit(Range(start, start), text)
+
+    def _postponed_annotations(self) -> bool:
+        """`from __future__ import annotations`: a class's field annotations stay strings,
+        which `@fx.struct` cannot size (FlyDSL 0.3.1 and 0.5.0)."""
+        return any(
+            isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
+            for s in self.model.tree.body
+        )
+
+    def _inline_struct_edit(self, first, indent, blank, name, slots, fx, unions) -> Edit:
+        """The same struct in the subscript form (`fx.struct["field": type, ...]`), whose
+        types are evaluated where it is written."""
+        def entries(pairs, depth):
+            pad = indent + "    " * depth
+            quoted = (self._field_line(b, a, fx).replace(": ", '": ', 1) for b, a in pairs)
+            return [f'{pad}"{line},' for line in quoted]
+
+        lines = []
+        fields = []
+        for index, slot in enumerate(slots):
+            if len(slot) == 1:
+                fields.extend(entries(slot, 1))
+                continue
+            region = unions[index]
+            lines.extend([f"{indent}{region} = {fx}.union[", *entries(slot, 1), f"{indent}]"])
+            fields.append(f'{indent}    "{self._region_field(slot)}": {region},')
+        lines.extend([f"{indent}{name} = {fx}.struct[", *fields, f"{indent}]"])
+        start = Position(first - 1, 0)
+        return Edit(Range(start, start), "\n".join(lines) + "\n" + blank)
 
     def _field_line(self, buffer: Buffer, align, fx: str) -> str:
         size = " * ".join(self._factor(e) for e in buffer.shape) if len(buffer.shape) > 1 else self._text(buffer.shape[0])
