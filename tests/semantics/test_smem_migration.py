@@ -262,3 +262,25 @@ def test_memrefs_handed_to_raw_ops_become_fx_pointers(service):  # noqa: F811
     ]
     assert before.kernels[0].resources.lds_bytes == 1280
     assert result.kernels[0].resources.lds_bytes == 1280
+
+
+def test_get_base_viewed_at_a_byte_offset_becomes_a_recast_pointer(service):  # noqa: F811
+    """aiter's MoE k-split scratch: `memref.view(memref_type, allocator.get_base(),
+    arith.constant(off, index=True), sizes=[])` becomes `fx.recast_iter(fx.T, base + off)`
+    (a static offset: a run-time one would lose the alignment the typed pointer needs)."""
+    path = KERNELS / "smem_base_view.py"
+    after = migrate("FLY203", path)
+    assert "    allocator: fx.Array[fx.Uint8, SCRATCH_AT + THREADS * 16, 1024]\n" in after
+    assert "    base = lds.allocator.ptr\n" in after
+    assert "    scr = fx.recast_iter(fx.Float32, base + SCRATCH_AT)\n" in after
+    assert "    fx.ptr_store(acc.ir_value(), scr + mine)\n" in after
+    assert "scr_ty" not in after and "memref.view(" not in after and "import memref" not in after
+    before, result = compile_both(service, path, "rotate", after)
+    # Same instructions at the same LDS offset (ds_write_b128/ds_read_b128 offset:256).
+    assert compare_results(before, result).differences == [
+        "scratch_kernel_0: mlir-first differs",
+        "scratch_kernel_0: mlir-final differs",
+        "scratch_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280

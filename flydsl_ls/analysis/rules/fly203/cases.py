@@ -627,7 +627,8 @@ INVALID = [
         message="line 16: the base memref `base` (`alloc.get_base()`) is used by `memref.view`",
     ),
     Invalid(
-        # The memref from .get() feeds a raw vector.store: no fix.
+        # The memref from .get() feeds a raw vector.store: it becomes the field's fx pointer
+        # and the store fx.ptr_store at p + i.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'
         'from flydsl._mlir.dialects import vector\n'
@@ -644,11 +645,25 @@ INVALID = [
         '    s = SmemPtr(base, 64, T.f32, shape=(16,))\n'
         '    view = s.get()\n'
         '    vector.store(v, view, [i])\n',
-        expected=None,
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    s: fx.Array[fx.Float32, 16, 64]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, v, i):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    view = lds.s.ptr\n'
+        '    fx.ptr_store(v, view + i)\n',
         line=7,
         column=9,
         count=2,
-        message='not a builtin memref',
+        unsafe=True,
+        message='the whole kernel at once',
     ),
     Invalid(
         # An index-typed buffer has no fx.Array element class: no fix.
@@ -762,12 +777,13 @@ INVALID = [
         unsafe=True,
     ),
     Invalid(
-        # The base handed to an op that needs the builtin memref: no fix, the line and op named.
+        # The base viewed at a run-time byte offset: a typed fx pointer needs its alignment
+        # known, so no fix, and the message says why.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'
+        'from flydsl._mlir import ir\n'
         'from flydsl._mlir.dialects import memref\n'
-        'from flydsl.expr.typing import T\n'
-        'from flydsl.utils.smem_allocator import SmemAllocator\n'
+                'from flydsl.utils.smem_allocator import SmemAllocator\n'
         '\n'
         'alloc = SmemAllocator(None, arch="gfx950")\n'
         'alloc.ptr = 1024\n'
@@ -775,12 +791,12 @@ INVALID = [
         '\n'
         '@flyc.kernel\n'
         'def k(X: fx.Tensor, i):\n'
-        '    scratch = memref.view(T.f32, alloc.get_base(), i, sizes=[])\n'
+        '    scratch = memref.view(ir.MemRefType.get([16], ir.F32Type.get()), alloc.get_base(), i, sizes=[])\n'
         '    memref.store(X[0], scratch, [i])\n',
         expected=None,
         line=7,
         column=9,
         count=1,
-        message='line 13: the LDS base `alloc.get_base()` is used by `memref.view`',
+        message='line 13: `i` is a parameter of the traced function `k`',
     ),
 ]

@@ -22,6 +22,7 @@ ELEMENT_BYTES = {
 }
 RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
 RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
+RAW_MEMREF_VIEW = {"mlir.memref.view", "mlir.memref.ViewOp"}
 RAW_VECTOR_LOAD = {"mlir.vector.load", "mlir.vector.LoadOp", "mlir.vector.load_op"}
 RAW_VECTOR_STORE = {"mlir.vector.store", "mlir.vector.StoreOp"}
 RAW_EXTRACT_POINTER = {"mlir.memref.extract_aligned_pointer_as_index", "mlir.memref.ExtractAlignedPointerAsIndexOp"}

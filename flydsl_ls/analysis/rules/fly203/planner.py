@@ -19,6 +19,7 @@ from flydsl_ls.analysis.rules.fly203.model import (
     RAW_EXTRACT_POINTER,
     RAW_MEMREF_LOAD,
     RAW_MEMREF_STORE,
+    RAW_MEMREF_VIEW,
     RAW_VECTOR_LOAD,
     RAW_VECTOR_STORE,
     SMEM_PTR,
@@ -124,7 +125,9 @@ class Planner(OffsetAlgebra, Rewriter):
                 if not (isinstance(call, ast.Call) and call.func is parent and not call.args):
                     raise Unproven(f"`{alloc.name}.get_base` is used other than as a call")
                 holder = self._parents.get(id(call))
-                if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+                if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder) and self._raw_base(holder):
+                    group.base_uses.append(call)  # `base` is only used raw: the field's pointer
+                elif isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
                     self._base_name_uses(holder, alloc.name)
                     group.base_stmts.append(holder)
                     group.deleted.append(holder)
@@ -229,6 +232,16 @@ class Planner(OffsetAlgebra, Rewriter):
             "memref; `fx.SharedAllocator` gives fx pointers and views"
         )
 
+    def _raw_base(self, stmt: ast.Assign) -> bool:
+        """`base = allocator.get_base()` read, and never by `SmemPtr(base, ...)`."""
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        uses = self.model.uses_of(binding) if binding is not None else []
+        return bool(uses) and not any(
+            isinstance(self._parents.get(id(u)), ast.Call)
+            and self.model.resolve(self._parents.get(id(u)).func) == SMEM_PTR
+            for u in uses
+        )
+
     def _base_name_uses(self, stmt: ast.Assign, alloc: str) -> None:
         """`base = allocator.get_base()` is deleted: every read of `base` must be a
         `SmemPtr(base, ...)` (the views replace them)."""
@@ -283,6 +296,7 @@ class Planner(OffsetAlgebra, Rewriter):
         slots: list[list[tuple[Buffer, int | None]]] = []
         taken: set[str] = set()
         self._followed: dict[tuple, tuple] = {}  # (helper, parameter) -> what it receives
+        self._pointer_gets: set[int] = set()  # `.get()` calls that became a field's `.ptr`
         self._pure_aligns = [c for g in family for c in g.align_calls]
         for group in family:
             self._enter(group)
@@ -295,7 +309,15 @@ class Planner(OffsetAlgebra, Rewriter):
                 buffers.append(self._whole_buffer(group, kernel, taken))
                 for call in group.base_uses:
                     rewrites[id(call)] = (call, f"\0FIELD:{buffers[-1].name}\0.ptr")
-                    self._rewrite_address_use(call, self._text(call), rewrites, deleted)
+                    holder = self._parents.get(id(call))
+                    if isinstance(holder, ast.Assign):  # `base = allocator.get_base()`
+                        binding = self._binding_of_target(holder.targets[0], holder)
+                        if len(binding.scope.bindings.get(binding.name, ())) != 1:
+                            raise Unproven(f"`{binding.name}` (line {holder.lineno}) is bound more than once")
+                        for use in self.model.uses_of(binding):
+                            self._rewrite_address_use(use, binding.name, rewrites, deleted)
+                    else:
+                        self._rewrite_address_use(call, self._text(call), rewrites, deleted)
             for stmt in group.offset_names.values():
                 binding = next(b for b in self._bindings_of_stmt(stmt))
                 for use in self.model.uses_of(binding):
@@ -614,6 +636,9 @@ class Planner(OffsetAlgebra, Rewriter):
             if self.model.resolve(call.func) in RAW_EXTRACT_POINTER:
                 rewrites[id(call)] = (call, f"\0FX\0.Index(\0FX\0.ptrtoint({text}))")
                 return
+        if isinstance(call, ast.Call) and self.model.resolve(call.func) in RAW_MEMREF_VIEW and len(call.args) == 3 and call.args[1] is use:
+            self._rewrite_view_of_base(call, text, rewrites, deleted)
+            return
         helper = self._helper_param(use)
         if helper is not None:
             self._follow_into(helper, "address", 0, rewrites, deleted)
@@ -641,8 +666,13 @@ class Planner(OffsetAlgebra, Rewriter):
                 view = holder.targets[0].id
             else:
                 deleted.append(holder)
-            for use in self.model.uses_of(binding):
+            uses = self.model.uses_of(binding)
+            for use in uses:
                 self._rewrite_pointer_use(use, view, rank, rewrites, deleted)
+            gets = [self._parents.get(id(self._parents.get(id(u)))) for u in uses]
+            if id(call) in rewrites and gets and all(id(g) in self._pointer_gets for g in gets):
+                del rewrites[id(call)]  # only its fx pointer is used now: no view to take
+                deleted.append(holder)
             return
         self._rewrite_pointer_use(call, view, rank, rewrites, deleted, inline=True)
 
@@ -696,6 +726,7 @@ class Planner(OffsetAlgebra, Rewriter):
                             "linearising for `fx.ptr_load`/`fx.ptr_store`"
                         )
                     rewrites[id(call)] = (call, f"\0FIELD:{self._buffer_at.name}\0.ptr")
+                    self._pointer_gets.add(id(call))
                     for use in uses:
                         self._rewrite_lds_pointer_use(use, self._text(use), rewrites, deleted)
                     return
@@ -717,6 +748,62 @@ class Planner(OffsetAlgebra, Rewriter):
         if value is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
             raise Unproven(f"line {line}: the result of `.store(...)` is used")
         rewrites[id(call)] = (call, self._store_text(value, view, self._coord(idxs, rank, line), rank))
+
+    def _rewrite_view_of_base(self, call: ast.Call, base: str, rewrites, deleted) -> None:
+        """`v = memref.view(memref_type, base, byte_offset, sizes=[])`: the same bytes as a
+        typed fx pointer, `fx.recast_iter(fx.T, base + byte_offset)`; `v`'s uses become
+        pointer loads and stores."""
+        line = call.lineno
+        sizes = next((k.value for k in call.keywords if k.arg == "sizes"), None)
+        if [k.arg for k in call.keywords] != ["sizes"] or not (isinstance(sizes, ast.List) and not sizes.elts):
+            raise Unproven(f"line {line}: `memref.view` with dynamic sizes has no fx pointer form")
+        element = self._memref_element(call.args[0])
+        if element is None:
+            raise Unproven(
+                f"line {line}: the element type of `{ast.unparse(call.args[0])}` (a `memref.view` of LDS) "
+                "cannot be read: its fx class names the `fx.recast_iter`"
+            )
+        stmt = self._parents.get(id(call))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is call and self._single_name(stmt)):
+            raise Unproven(f"line {line}: the `memref.view` of LDS is not bound to a name")
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+            raise Unproven(f"`{stmt.targets[0].id}` (line {line}) is bound more than once")
+        kind = call.args[0]
+        if isinstance(kind, ast.Name):  # `scr_ty = T.memref(...)` only named this view's type
+            typed = self.model.reaching_bindings(kind)
+            if len(typed) == 1 and len(self.model.uses_of(typed[0])) == 1:
+                holder = self._statement(typed[0].node)
+                if isinstance(holder, ast.Assign) and self._single_name(holder):
+                    deleted.append(holder)
+        offset = call.args[2]
+        if isinstance(offset, ast.Call) and len(offset.args) == 1 and [(k.arg, getattr(k.value, "value", None)) for k in offset.keywords] == [("index", True)]:
+            offset = offset.args[0]  # `arith.constant(n, index=True)`: the byte offset n
+        # A typed pointer needs its alignment known: a static offset keeps it, a run-time
+        # index loses it ("alignment must be a positive multiple of element byte size").
+        bytes_at = self._size(offset, line)
+        if bytes_at.alignment() % ELEMENT_BYTES[element]:
+            raise Unproven(f"line {line}: the byte offset `{ast.unparse(offset)}` is not a multiple of the element size")
+        at = base if bytes_at.constant == 0 else f"{base} + {self._factor(offset)}"
+        rewrites[id(call)] = (call, f"\0FX\0.recast_iter({element.replace('fx.', chr(0) + 'FX' + chr(0) + '.', 1)}, {at})")
+        for use in self.model.uses_of(binding):
+            self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
+
+    def _memref_element(self, expr: ast.expr) -> str | None:
+        """fx class of the element of a memref type expression (`T.memref(n, T.f32, ...)`,
+        `MemRefType.get([n], F32Type.get(), ...)`), following single assignments."""
+        for _ in range(MAX_DEPTH):
+            if not isinstance(expr, ast.Name):
+                break
+            bindings = self.model.reaching_bindings(expr)
+            if len(bindings) != 1 or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and len(expr.args) >= 2:
+            if expr.func.attr in ("memref", "get"):
+                found = self._dtype(expr.args[1])
+                return found if found in ELEMENT_BYTES else None
+        return None
 
     def _raw_consumer(self, use) -> bool:
         """``use`` is an operand of a raw op that takes a builtin memref."""

@@ -148,6 +148,13 @@ class Rewriter:
                 top = self._parents.get(id(top))
             firsts.append(top)
         anchor = min(firsts, key=lambda s: (s.lineno, s.col_offset))
+        if isinstance(anchor, (ast.With, ast.AsyncWith)):
+            # `with _if_then(if_op):` fills a region of an op an earlier statement built:
+            # an allocation just before the `with` would not dominate its uses in there
+            # (aiter's gfx1250 FMHA: "operand #0 does not dominate this use").
+            body = kernel.body
+            docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+            anchor = body[1] if docstring and len(body) > 1 else body[0]
         text = f"{lds} = {fx}.SharedAllocator().allocate({struct}){'' if unpeeked else '.peek()'}"
         indent = self._indent(anchor.lineno)
         if anchor in base_stmts and self._line_alone(anchor):
