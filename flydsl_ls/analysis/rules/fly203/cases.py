@@ -799,4 +799,29 @@ INVALID = [
         count=1,
         message='line 13: `i` is a parameter of the traced function `k`',
     ),
+    Invalid(
+        # The memref reaches a function of another module (aiter's c_shuffle_epilog): no fix,
+        # and the message names the call (and, in a project, the op it reaches there).
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'from .epilogues import shuffle_out\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx950")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds_out = SmemPtr(alloc.get_base(), 0, T.f16, shape=(512,)).get()\n'
+        '    body_out = lds_out\n'
+        '    shuffle_out(X, lds_out=body_out)\n',
+        expected=None,
+        line=8,
+        column=9,
+        count=2,
+        message='line 16: the LDS memref `body_out` is passed to `shuffle_out` (from `.epilogues`); a fix edits this file only',
+    ),
 ]

@@ -112,6 +112,7 @@ class Planner(OffsetAlgebra, Rewriter):
         alloc = group.binding
         self._enter(group)
         group.deleted.append(self._alloc_stmt)
+        self._foreign_consumers(group)
         uses = self.model.uses_of(alloc)
         # Padding under control flow is the reason worth naming first: the reads of the
         # pointer around it are only there to compute it.
@@ -183,6 +184,105 @@ class Planner(OffsetAlgebra, Rewriter):
         if not group.ptr_calls and not group.base_uses:
             raise Unproven("no `SmemPtr(...)` views this allocator")
         group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _foreign_consumers(self, group: Group) -> None:
+        """An LDS memref (`SmemPtr(...).get()`) that reaches a function of another module
+        (through names and this file's helpers) blocks the migration before anything else:
+        the fix edits this file only, and that function takes the builtin memref."""
+        names = []
+        for call in group.flagged:
+            get = self._parents.get(id(call))
+            if self.model.resolve(call.func) == SMEM_PTR and isinstance(get, ast.Attribute) and get.attr == "get":
+                names.append(self._parents.get(id(get)))
+        bindings = [b for b in map(self._bound_to, names) if b is not None]
+        seen: set[int] = set()
+        while bindings and len(seen) < 4 * MAX_DEPTH:
+            binding = bindings.pop()
+            if id(binding) in seen:
+                continue
+            seen.add(id(binding))
+            for use in self.model.uses_of(binding):
+                parent = self._parents.get(id(use))
+                call = self._parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+                if not isinstance(call, ast.Call) or call.func is use:
+                    alias = self._bound_to(use)  # `body_lds_x = lds_x`
+                    if alias is not None:
+                        bindings.append(alias)
+                    continue
+                function = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+                if function is not None and function.kind == "import":
+                    there = self._consumer_elsewhere(
+                        function, parent.arg if isinstance(parent, ast.keyword) else call.args.index(use)
+                    )
+                    raise Unproven(
+                        f"line {use.lineno}: the LDS memref `{use.id}` is passed to `{call.func.id}` "
+                        f"(from `{self._module_of(function)}`){there}; a fix edits this file only, so that "
+                        "function and every kernel calling it move to fx pointers (`fx.ptr_load`/"
+                        "`fx.ptr_store`) together, by hand"
+                    )
+                try:
+                    helper = self._helper_param(use)
+                except Unproven:
+                    helper = None
+                if helper is not None:
+                    bindings.append(helper[1])
+
+    def _consumer_elsewhere(self, imported, parameter) -> str:
+        """Where the imported function hands its LDS parameter (a keyword or a position) to
+        an op: ", which hands it to `vector.store` (file:line)", following calls of that
+        module's own functions; "" when the project cannot tell."""
+        project = getattr(self.model, "project", None)
+        statement = self._statement(imported.node) if isinstance(imported.node, ast.AST) else None
+        if project is None or not isinstance(statement, ast.ImportFrom):
+            return ""
+        name = next((a.name for a in statement.names if (a.asname or a.name) == imported.name), imported.name)
+        folder = project.path.parent
+        for _ in range(statement.level - 1):
+            folder = folder.parent
+        parts = (statement.module or "").split(".")
+        candidates = [folder.joinpath(*parts[:-1], parts[-1] + ".py"), folder.joinpath(*parts, "__init__.py")] if statement.level else []
+        for path in [c for c in candidates if c.is_file()][:1] or project.definers(name)[:1]:
+            model = project.index.model_of(path)
+            functions = {f.name: f for f in getattr(model, "tree", ast.Module(body=[])).body if isinstance(f, FUNCTIONS)}
+            for _ in range(MAX_DEPTH):
+                function = functions.get(name)
+                if function is None:
+                    return ""
+                params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+                param = next((a.arg for a in params if a.arg == parameter), None) if isinstance(parameter, str) else (
+                    params[parameter].arg if parameter < len(params) else None
+                )
+                found = []
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Call):
+                        found += [(node, i) for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]
+                        found += [(node, k.arg) for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == param]
+                if not found:
+                    return ""
+                # an op (`vector.load_op`) first, then a function of that module to follow
+                found.sort(key=lambda f: (not isinstance(f[0].func, ast.Attribute), ast.unparse(f[0].func) not in functions))
+                node, parameter = found[0]
+                callee = ast.unparse(node.func)
+                if callee in functions:
+                    name = callee
+                    continue
+                return f", which hands it to `{callee}` ({path.name}:{node.lineno})"
+        return ""
+
+    def _module_of(self, binding) -> str:
+        statement = self._statement(binding.node) if isinstance(binding.node, ast.AST) else None
+        if isinstance(statement, ast.ImportFrom):
+            return "." * statement.level + (statement.module or "")
+        return self.model.resolve(ast.Name(id=binding.name)) or binding.name
+
+    def _bound_to(self, expr):
+        """The binding of `name = expr` (or `name = expr if c else None`), else None."""
+        holder = self._parents.get(id(expr))
+        if isinstance(holder, ast.IfExp):
+            expr, holder = holder, self._parents.get(id(holder))
+        if isinstance(holder, ast.Assign) and holder.value is expr and self._single_name(holder):
+            return self._binding_of_target(holder.targets[0], holder)
+        return None
 
     def _dead_alias(self, use: ast.Name) -> bool:
         """`other = allocator` never read: it goes with the allocator."""
