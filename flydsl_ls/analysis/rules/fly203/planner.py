@@ -885,7 +885,8 @@ class Planner(OffsetAlgebra, Rewriter):
         if bytes_at.alignment() % ELEMENT_BYTES[element]:
             raise Unproven(f"line {line}: the byte offset `{ast.unparse(offset)}` is not a multiple of the element size")
         at = base if bytes_at.constant == 0 else f"{base} + {self._factor(offset)}"
-        rewrites[id(call)] = (call, f"\0FX\0.recast_iter({element.replace('fx.', chr(0) + 'FX' + chr(0) + '.', 1)}, {at})")
+        fx_class = "\0FX\0" + element[len("fx"):]  # the module's alias for fx
+        rewrites[id(call)] = (call, f"\0FX\0.recast_iter({fx_class}, {at})")
         for use in self.model.uses_of(binding):
             self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
 
@@ -961,12 +962,12 @@ class Planner(OffsetAlgebra, Rewriter):
         return ""
 
     def _pointer_at(self, pointer: str, idxs, line: int) -> str:
-        index = self._coord(idxs, 1, line)
+        """`p + i` for the index list `[i]` (`p` for `[0]`)."""
+        self._coord(idxs, 1, line)  # a literal one-element list
         node = idxs.elts[0]
-        atomic = isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript))
         if isinstance(node, ast.Constant) and node.value == 0:
             return pointer
-        return f"{pointer} + {index if atomic or isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add)) else f'({index})'}"
+        return f"{pointer} + {self._factor(node)}"
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""
