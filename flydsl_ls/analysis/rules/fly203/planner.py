@@ -233,8 +233,8 @@ class Planner(OffsetAlgebra, Rewriter):
         module's own functions; "" when the project cannot tell."""
         project = getattr(self.model, "project", None)
         statement = self._statement(imported.node) if isinstance(imported.node, ast.AST) else None
-        if project is None or not isinstance(statement, ast.ImportFrom):
-            return ""
+        if project is None or not isinstance(statement, ast.ImportFrom) or parameter is None:
+            return ""  # `**kwargs` cannot be matched to a parameter
         name = next((a.name for a in statement.names if (a.asname or a.name) == imported.name), imported.name)
         folder = project.path.parent
         for _ in range(statement.level - 1):
