@@ -214,3 +214,73 @@ def test_helpers_that_take_the_pointer_or_its_memref_receive_the_view(service): 
     assert before.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.lds_bytes == 256
     assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_allocators_used_only_through_their_address_become_byte_array_fields(service):  # noqa: F811
+    """aiter's gfx1250 FMHA shape: allocators sized by `alloc.ptr = N`, never viewed, whose
+    base goes to `extract_aligned_pointer_as_index` (in a helper) for raw LDS addressing."""
+    path = KERNELS / "smem_base_address.py"
+    after = migrate("FLY203", path)
+    assert "SmemAllocator" not in after and "finalize" not in after and "_first_allocator" not in after
+    assert (
+        "class SharedStorage:\n"
+        "    a: fx.Array[fx.Uint8, SEGMENT, 1024]\n"
+        "    b: fx.Array[fx.Uint8, THREADS * 4, 1024]\n"
+    ) in after
+    assert "    idx = fx.Index(fx.ptrtoint(memref_base))\n" in after
+    assert "    a_base = lds_base_i32(lds.a.ptr)\n" in after
+    assert "_memref_d" not in after  # the helper's local import went with its last use
+    before, result = compile_both(service, path, "rotate", after)
+    comparison = compare_results(before, result)
+    # The two globals become one struct allocation: the first MLIR differs, the final
+    # instruction stream does not (same ds_write/ds_read, same offsets).
+    assert comparison.differences == [
+        "base_address_kernel_0: mlir-first differs",
+        "base_address_kernel_0: mlir-final differs",
+        "base_address_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280
+
+
+def test_memrefs_handed_to_raw_ops_become_fx_pointers(service):  # noqa: F811
+    """aiter's MoE shape: `SmemPtr(...).get()` memrefs used by `vector.store`/`vector.load`
+    and `memref.load` (raw ops that take only a builtin memref) become the fields' `.ptr`,
+    and the accesses `fx.ptr_store`/`fx.ptr_load` at `p + i`."""
+    path = KERNELS / "smem_raw_consumers.py"
+    after = migrate("FLY203", path)
+    assert "    lds_x = lds.x.ptr\n" in after and "    lds_tid = lds.tid.ptr\n" in after
+    assert "    fx.ptr_store(g.ir_value(), lds_x + row)\n" in after
+    assert "    loaded = fx.ptr_load(lds_x + other, result_type=vec16)\n" in after
+    assert "memref" not in after and "alignment=" not in after
+    before, result = compile_both(service, path, "exchange", after)
+    # Same instruction stream (ds_write_b128/ds_read_b128 and the b32 pair at offset 1024).
+    assert compare_results(before, result).differences == [
+        "raw_consumers_kernel_0: mlir-first differs",
+        "raw_consumers_kernel_0: mlir-final differs",
+        "raw_consumers_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280
+
+
+def test_get_base_viewed_at_a_byte_offset_becomes_a_recast_pointer(service):  # noqa: F811
+    """aiter's MoE k-split scratch: `memref.view(memref_type, allocator.get_base(),
+    arith.constant(off, index=True), sizes=[])` becomes `fx.recast_iter(fx.T, base + off)`
+    (a static offset: a run-time one would lose the alignment the typed pointer needs)."""
+    path = KERNELS / "smem_base_view.py"
+    after = migrate("FLY203", path)
+    assert "    allocator: fx.Array[fx.Uint8, SCRATCH_AT + THREADS * 16, 1024]\n" in after
+    assert "    base = lds.allocator.ptr\n" in after
+    assert "    scr = fx.recast_iter(fx.Float32, base + SCRATCH_AT)\n" in after
+    assert "    fx.ptr_store(acc.ir_value(), scr + mine)\n" in after
+    assert "scr_ty" not in after and "memref.view(" not in after and "import memref" not in after
+    before, result = compile_both(service, path, "rotate", after)
+    # Same instructions at the same LDS offset (ds_write_b128/ds_read_b128 offset:256).
+    assert compare_results(before, result).differences == [
+        "scratch_kernel_0: mlir-first differs",
+        "scratch_kernel_0: mlir-final differs",
+        "scratch_kernel_0: llvm differs",
+    ]
+    assert before.kernels[0].resources.lds_bytes == 1280
+    assert result.kernels[0].resources.lds_bytes == 1280

@@ -627,7 +627,8 @@ INVALID = [
         message="line 16: the base memref `base` (`alloc.get_base()`) is used by `memref.view`",
     ),
     Invalid(
-        # The memref from .get() feeds a raw vector.store: no fix.
+        # The memref from .get() feeds a raw vector.store: it becomes the field's fx pointer
+        # and the store fx.ptr_store at p + i.
         'import flydsl.compiler as flyc\n'
         'import flydsl.expr as fx\n'
         'from flydsl._mlir.dialects import vector\n'
@@ -644,11 +645,25 @@ INVALID = [
         '    s = SmemPtr(base, 64, T.f32, shape=(16,))\n'
         '    view = s.get()\n'
         '    vector.store(v, view, [i])\n',
-        expected=None,
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    s: fx.Array[fx.Float32, 16, 64]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, v, i):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    view = lds.s.ptr\n'
+        '    fx.ptr_store(v, view + i)\n',
         line=7,
         column=9,
         count=2,
-        message='not a builtin memref',
+        unsafe=True,
+        message='the whole kernel at once',
     ),
     Invalid(
         # An index-typed buffer has no fx.Array element class: no fix.
@@ -692,5 +707,121 @@ INVALID = [
         column=12,
         count=1,
         message='does not come from',
+    ),
+    Invalid(
+        # An allocator used only through its LDS address (an LDS-DMA or TDM op takes it), in a
+        # helper of this file and in place: a whole-allocator byte array, `.ptr`, fx.ptrtoint.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref\n'
+        'from flydsl.expr import arith\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator\n'
+        'from tiles import SEGMENT\n'
+        '\n'
+        '_alloc_k = SmemAllocator(None, arch="gfx950", global_sym_name="smem_k")\n'
+        '_alloc_k.ptr = SEGMENT\n'
+        '_alloc_v = SmemAllocator(None, arch="gfx950", global_sym_name="smem_v")\n'
+        '_alloc_v.ptr = 4096\n'
+        '_lds_allocator = _alloc_k\n'
+        '\n'
+        '\n'
+        'def lds_base_i32(memref_base):\n'
+        '    return arith.index_cast(T.i32, memref.extract_aligned_pointer_as_index(memref_base))\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    k_base = lds_base_i32(_alloc_k.get_base())\n'
+        '    v_addr = memref.extract_aligned_pointer_as_index(_alloc_v.get_base())\n'
+        '    X[0] = k_base + arith.index_cast(T.i32, v_addr)\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(X: fx.Tensor):\n'
+        '    _alloc_k.finalize()\n'
+        '    _alloc_v.finalize()\n'
+        '    k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr import arith\n'
+        'from flydsl.expr.typing import T\n'
+        'from tiles import SEGMENT\n'
+        '\n'
+        '\n'
+        'def lds_base_i32(memref_base):\n'
+        '    return arith.index_cast(T.i32, fx.Index(fx.ptrtoint(memref_base)))\n'
+        '\n'
+        '\n'
+        '@fx.struct\n'
+        'class SharedStorage:\n'
+        '    k: fx.Array[fx.Uint8, SEGMENT, 1024]\n'
+        '    v: fx.Array[fx.Uint8, 4096, 1024]\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '    k_base = lds_base_i32(lds.k.ptr)\n'
+        '    v_addr = fx.Index(fx.ptrtoint(lds.v.ptr))\n'
+        '    X[0] = k_base + arith.index_cast(T.i32, v_addr)\n'
+        '\n'
+        '\n'
+        '@flyc.jit\n'
+        'def launch(X: fx.Tensor):\n'
+        '    k(X).launch(grid=(1, 1, 1), block=(64, 1, 1))\n',
+        line=9,
+        column=12,
+        count=4,
+        message='the whole kernel at once',
+        unsafe=True,
+    ),
+    Invalid(
+        # The base viewed at a run-time byte offset: a typed fx pointer needs its alignment
+        # known, so no fix, and the message says why.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir import ir\n'
+        'from flydsl._mlir.dialects import memref\n'
+                'from flydsl.utils.smem_allocator import SmemAllocator\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx950")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor, i):\n'
+        '    scratch = memref.view(ir.MemRefType.get([16], ir.F32Type.get()), alloc.get_base(), i, sizes=[])\n'
+        '    memref.store(X[0], scratch, [i])\n',
+        expected=None,
+        line=7,
+        column=9,
+        count=1,
+        message='line 13: `i` is a parameter of the traced function `k`',
+    ),
+    Invalid(
+        # The memref reaches a function of another module (aiter's c_shuffle_epilog): no fix,
+        # and the message names the call (and, in a project, the op it reaches there).
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'from .epilogues import shuffle_out\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx950")\n'
+        'alloc.ptr = 1024\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(X: fx.Tensor):\n'
+        '    lds_out = SmemPtr(alloc.get_base(), 0, T.f16, shape=(512,)).get()\n'
+        '    body_out = lds_out\n'
+        '    shuffle_out(X, lds_out=body_out)\n',
+        expected=None,
+        line=8,
+        column=9,
+        count=2,
+        message='line 16: the LDS memref `body_out` is passed to `shuffle_out` (from `.epilogues`); a fix edits this file only',
     ),
 ]

@@ -22,6 +22,10 @@ ELEMENT_BYTES = {
 }
 RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
 RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
+RAW_MEMREF_VIEW = {"mlir.memref.view", "mlir.memref.ViewOp"}
+RAW_VECTOR_LOAD = {"mlir.vector.load", "mlir.vector.LoadOp", "mlir.vector.load_op"}
+RAW_VECTOR_STORE = {"mlir.vector.store", "mlir.vector.StoreOp"}
+RAW_EXTRACT_POINTER = {"mlir.memref.extract_aligned_pointer_as_index", "mlir.memref.ExtractAlignedPointerAsIndexOp"}
 BASE_ALIGNMENT = 1024  # SmemAllocator.finalize() aligns its global to 1024 bytes
 MAX_DEPTH = 12
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -61,6 +65,7 @@ class Group:
     offset_names: dict[int, ast.stmt] = field(default_factory=dict)  # id(binding) -> its statement
     base_stmts: list[ast.stmt] = field(default_factory=list)  # `base = allocator.get_base()`
     kernel_uses: list[ast.AST] = field(default_factory=list)  # get_base() calls
+    base_uses: list[ast.Call] = field(default_factory=list)  # get_base() handed to an address consumer
     ptr_calls: list[ast.Call] = field(default_factory=list)  # SmemPtr(...) on this allocator
     align_calls: list[ast.Call] = field(default_factory=list)  # `_align(x, a)` not on the bump pointer
     kernel: object = None

@@ -132,6 +132,9 @@ class OffsetAlgebra:
                         f"`{function.name}`, a run-time value: the offset is computed at run time"
                     )
                 return Poly.symbol(f"{expr.id}@{bindings[0].position}")
+            if len(bindings) == 1 and bindings[0].kind == "import" and bindings[0].scope.kind == "module":
+                # a constant of another module (e.g. a tile size): fixed when the builder runs
+                return Poly.symbol(f"{expr.id}@{bindings[0].position}")
             if not bindings and self.model.binding_of(expr) is None:
                 raise Unproven(f"line {line}: `{expr.id}` is not defined in this file")
             raise Unproven(f"line {line}: `{expr.id}` changes or is computed; the offset is not static")

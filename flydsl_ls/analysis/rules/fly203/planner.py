@@ -11,12 +11,17 @@ from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
+    BASE_ALIGNMENT,
     ELEMENT_BYTES,
     FUNCTIONS,
     KERNEL_DECORATORS,
     MAX_DEPTH,
+    RAW_EXTRACT_POINTER,
     RAW_MEMREF_LOAD,
     RAW_MEMREF_STORE,
+    RAW_MEMREF_VIEW,
+    RAW_VECTOR_LOAD,
+    RAW_VECTOR_STORE,
     SMEM_PTR,
     Buffer,
     Group,
@@ -107,6 +112,7 @@ class Planner(OffsetAlgebra, Rewriter):
         alloc = group.binding
         self._enter(group)
         group.deleted.append(self._alloc_stmt)
+        self._foreign_consumers(group)
         uses = self.model.uses_of(alloc)
         # Padding under control flow is the reason worth naming first: the reads of the
         # pointer around it are only there to compute it.
@@ -120,12 +126,16 @@ class Planner(OffsetAlgebra, Rewriter):
                 if not (isinstance(call, ast.Call) and call.func is parent and not call.args):
                     raise Unproven(f"`{alloc.name}.get_base` is used other than as a call")
                 holder = self._parents.get(id(call))
-                if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+                if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder) and self._raw_base(holder):
+                    group.base_uses.append(call)  # `base` is only used raw: the field's pointer
+                elif isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
                     self._base_name_uses(holder, alloc.name)
                     group.base_stmts.append(holder)
                     group.deleted.append(holder)
                 elif isinstance(holder, ast.Call) and self.model.resolve(holder.func) == SMEM_PTR and call_argument(holder, 0, "base_memref") is call:
                     pass
+                elif isinstance(holder, ast.Call) and call in holder.args:
+                    group.base_uses.append(call)  # its address is taken: followed in plan()
                 else:
                     raise Unproven(self._escaping_base(call, alloc.name))
                 group.kernel_uses.append(call)
@@ -163,13 +173,125 @@ class Planner(OffsetAlgebra, Rewriter):
             elif attr in ("ptr", "_align"):
                 where = "inside control flow" if stmt is not None and self._within(stmt, alloc.scope.node) else "outside the allocator's scope"
                 raise Unproven(f"`{alloc.name}.{attr}` is read {where} (line {use.lineno}): the offsets are computed, not static")
+            elif attr is None and self._dead_alias(use):
+                group.deleted.append(stmt)
             else:
                 what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
                 raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
         group.ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
-        if not group.ptr_calls:
+        if group.base_uses and group.ptr_calls:
+            raise Unproven(self._escaping_base(group.base_uses[0], alloc.name))
+        if not group.ptr_calls and not group.base_uses:
             raise Unproven("no `SmemPtr(...)` views this allocator")
         group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _foreign_consumers(self, group: Group) -> None:
+        """An LDS memref (`SmemPtr(...).get()`) that reaches a function of another module
+        (through names and this file's helpers) blocks the migration before anything else:
+        the fix edits this file only, and that function takes the builtin memref."""
+        names = []
+        for call in group.flagged:
+            get = self._parents.get(id(call))
+            if self.model.resolve(call.func) == SMEM_PTR and isinstance(get, ast.Attribute) and get.attr == "get":
+                names.append(self._parents.get(id(get)))
+        bindings = [b for b in map(self._bound_to, names) if b is not None]
+        seen: set[int] = set()
+        while bindings and len(seen) < 4 * MAX_DEPTH:
+            binding = bindings.pop()
+            if id(binding) in seen:
+                continue
+            seen.add(id(binding))
+            for use in self.model.uses_of(binding):
+                parent = self._parents.get(id(use))
+                call = self._parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+                if not isinstance(call, ast.Call) or call.func is use:
+                    alias = self._bound_to(use)  # `body_lds_x = lds_x`
+                    if alias is not None:
+                        bindings.append(alias)
+                    continue
+                function = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+                if function is not None and function.kind == "import":
+                    there = self._consumer_elsewhere(
+                        function, parent.arg if isinstance(parent, ast.keyword) else call.args.index(use)
+                    )
+                    raise Unproven(
+                        f"line {use.lineno}: the LDS memref `{use.id}` is passed to `{call.func.id}` "
+                        f"(from `{self._module_of(function)}`){there}; a fix edits this file only, so that "
+                        "function and every kernel calling it move to fx pointers (`fx.ptr_load`/"
+                        "`fx.ptr_store`) together, by hand"
+                    )
+                try:
+                    helper = self._helper_param(use)
+                except Unproven:
+                    helper = None
+                if helper is not None:
+                    bindings.append(helper[1])
+
+    def _consumer_elsewhere(self, imported, parameter) -> str:
+        """Where the imported function hands its LDS parameter (a keyword or a position) to
+        an op: ", which hands it to `vector.store` (file:line)", following calls of that
+        module's own functions; "" when the project cannot tell."""
+        project = getattr(self.model, "project", None)
+        statement = self._statement(imported.node) if isinstance(imported.node, ast.AST) else None
+        if project is None or not isinstance(statement, ast.ImportFrom) or parameter is None:
+            return ""  # `**kwargs` cannot be matched to a parameter
+        name = next((a.name for a in statement.names if (a.asname or a.name) == imported.name), imported.name)
+        folder = project.path.parent
+        for _ in range(statement.level - 1):
+            folder = folder.parent
+        parts = (statement.module or "").split(".")
+        candidates = [folder.joinpath(*parts[:-1], parts[-1] + ".py"), folder.joinpath(*parts, "__init__.py")] if statement.level else []
+        for path in [c for c in candidates if c.is_file()][:1] or project.definers(name)[:1]:
+            model = project.index.model_of(path)
+            functions = {f.name: f for f in getattr(model, "tree", ast.Module(body=[])).body if isinstance(f, FUNCTIONS)}
+            for _ in range(MAX_DEPTH):
+                function = functions.get(name)
+                if function is None:
+                    return ""
+                params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+                param = next((a.arg for a in params if a.arg == parameter), None) if isinstance(parameter, str) else (
+                    params[parameter].arg if parameter < len(params) else None
+                )
+                found = []
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Call):
+                        found += [(node, i) for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]
+                        found += [(node, k.arg) for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == param]
+                if not found:
+                    return ""
+                # an op (`vector.load_op`) first, then a function of that module to follow
+                found.sort(key=lambda f: (not isinstance(f[0].func, ast.Attribute), ast.unparse(f[0].func) not in functions))
+                node, parameter = found[0]
+                callee = ast.unparse(node.func)
+                if callee in functions:
+                    name = callee
+                    continue
+                return f", which hands it to `{callee}` ({path.name}:{node.lineno})"
+        return ""
+
+    def _module_of(self, binding) -> str:
+        statement = self._statement(binding.node) if isinstance(binding.node, ast.AST) else None
+        if isinstance(statement, ast.ImportFrom):
+            return "." * statement.level + (statement.module or "")
+        return self.model.resolve(ast.Name(id=binding.name)) or binding.name
+
+    def _bound_to(self, expr):
+        """The binding of `name = expr` (or `name = expr if c else None`), else None."""
+        holder = self._parents.get(id(expr))
+        if isinstance(holder, ast.IfExp):
+            expr, holder = holder, self._parents.get(id(holder))
+        if isinstance(holder, ast.Assign) and holder.value is expr and self._single_name(holder):
+            return self._binding_of_target(holder.targets[0], holder)
+        return None
+
+    def _dead_alias(self, use: ast.Name) -> bool:
+        """`other = allocator` never read: it goes with the allocator."""
+        stmt = self._parents.get(id(use))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is use and self._single_name(stmt)):
+            return False
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        private = binding is not None and (binding.scope.kind == "function" or binding.name.startswith("_"))
+        return private and not self.model.uses_of(binding)
 
     def _pads(self, use: ast.Name) -> bool:
         """`allocator.ptr` written outside the allocator's block (under an `if`)."""
@@ -208,6 +330,16 @@ class Planner(OffsetAlgebra, Rewriter):
         return (
             f"line {call.lineno}: the base memref {spelled} is used by {what}, which needs a builtin "
             "memref; `fx.SharedAllocator` gives fx pointers and views"
+        )
+
+    def _raw_base(self, stmt: ast.Assign) -> bool:
+        """`base = allocator.get_base()` read, and never by `SmemPtr(base, ...)`."""
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        uses = self.model.uses_of(binding) if binding is not None else []
+        return bool(uses) and not any(
+            isinstance(self._parents.get(id(u)), ast.Call)
+            and self.model.resolve(self._parents.get(id(u)).func) == SMEM_PTR
+            for u in uses
         )
 
     def _base_name_uses(self, stmt: ast.Assign, alloc: str) -> None:
@@ -264,6 +396,7 @@ class Planner(OffsetAlgebra, Rewriter):
         slots: list[list[tuple[Buffer, int | None]]] = []
         taken: set[str] = set()
         self._followed: dict[tuple, tuple] = {}  # (helper, parameter) -> what it receives
+        self._pointer_gets: set[int] = set()  # `.get()` calls that became a field's `.ptr`
         self._pure_aligns = [c for g in family for c in g.align_calls]
         for group in family:
             self._enter(group)
@@ -272,6 +405,19 @@ class Planner(OffsetAlgebra, Rewriter):
             for call in group.ptr_calls:
                 buffer, view_of = self._buffer(call, kernel, buffers, taken)
                 self._rewrite_uses(call, buffer, view_of, rewrites, deleted)
+            if group.base_uses:
+                buffers.append(self._whole_buffer(group, kernel, taken))
+                for call in group.base_uses:
+                    rewrites[id(call)] = (call, f"\0FIELD:{buffers[-1].name}\0.ptr")
+                    holder = self._parents.get(id(call))
+                    if isinstance(holder, ast.Assign):  # `base = allocator.get_base()`
+                        binding = self._binding_of_target(holder.targets[0], holder)
+                        if len(binding.scope.bindings.get(binding.name, ())) != 1:
+                            raise Unproven(f"`{binding.name}` (line {holder.lineno}) is bound more than once")
+                        for use in self.model.uses_of(binding):
+                            self._rewrite_address_use(use, binding.name, rewrites, deleted)
+                    else:
+                        self._rewrite_address_use(call, self._text(call), rewrites, deleted)
             for stmt in group.offset_names.values():
                 binding = next(b for b in self._bindings_of_stmt(stmt))
                 for use in self.model.uses_of(binding):
@@ -550,7 +696,61 @@ class Planner(OffsetAlgebra, Rewriter):
             if scope.kind == "function" and binding.position >= (kernel.lineno, 0):
                 raise Unproven(f"line {line}: the size `{node.id}` is bound after the kernel is defined")
 
+    def _whole_buffer(self, group: Group, kernel, taken: set[str]) -> Buffer:
+        """The allocator as one byte array, for a base used only through its address: its
+        size is the one `allocator.ptr = SIZE`."""
+        alloc = group.binding.name
+        sizes = [
+            s for s in group.deleted
+            if isinstance(s, (ast.Assign, ast.AugAssign)) and any(
+                isinstance(t, ast.Attribute) and t.attr == "ptr" for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+            )
+        ]
+        if len(sizes) != 1 or not isinstance(sizes[0], ast.Assign) or any(
+            isinstance(n, ast.Name) and self.model.binding_of(n) is group.binding for n in ast.walk(sizes[0].value)
+        ):
+            raise Unproven(
+                f"`{alloc}.get_base()` is used only through its address (line {group.base_uses[0].lineno}): "
+                f"migrated when one `{alloc}.ptr = SIZE` sizes it"
+            )
+        size = sizes[0].value
+        self._size(size, size.lineno)
+        self._visible_before(size, kernel, size.lineno)
+        name = alloc.lstrip("_")
+        for prefix in ("lds_alloc_", "smem_alloc_", "allocator_", "alloc_", "lds_", "smem_"):
+            rest = name[len(prefix):]
+            if name.startswith(prefix) and rest.isidentifier() and not rest[0].isdigit():
+                name = rest
+                break
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        return Buffer(name, Poly.const(0), "fx.Uint8", [size], BASE_ALIGNMENT, list(group.base_uses))
+
+    def _rewrite_address_use(self, use, text: str, rewrites, deleted) -> None:
+        """An LDS base whose address is taken: `extract_aligned_pointer_as_index(base)`
+        becomes `fx.Index(fx.ptrtoint(ptr))` (the same index, from the fx pointer)."""
+        call = self._parents.get(id(use))
+        if isinstance(call, ast.Call) and not call.keywords and call.args == [use]:
+            if self.model.resolve(call.func) in RAW_EXTRACT_POINTER:
+                rewrites[id(call)] = (call, f"\0FX\0.Index(\0FX\0.ptrtoint({text}))")
+                return
+        if isinstance(call, ast.Call) and self.model.resolve(call.func) in RAW_MEMREF_VIEW and len(call.args) == 3 and call.args[1] is use:
+            self._rewrite_view_of_base(call, text, rewrites, deleted)
+            return
+        helper = self._helper_param(use)
+        if helper is not None:
+            self._follow_into(helper, "address", 0, rewrites, deleted)
+            return
+        what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
+        raise Unproven(
+            f"line {use.lineno}: the LDS base `{self._text(use)}` is used by `{what}`, which needs a builtin "
+            "memref; `fx.SharedAllocator` gives an fx pointer (`fx.ptrtoint`, `.llvm_ptr`, `fx.ptr_load`)"
+        )
+
     def _rewrite_uses(self, call, buffer, view, rewrites, deleted) -> None:
+        self._buffer_at = buffer  # whose `.ptr` a `.get()` handed to raw ops becomes
         holder = self._parents.get(id(call))
         rank = len(buffer.shape)
         if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
@@ -566,8 +766,13 @@ class Planner(OffsetAlgebra, Rewriter):
                 view = holder.targets[0].id
             else:
                 deleted.append(holder)
-            for use in self.model.uses_of(binding):
+            uses = self.model.uses_of(binding)
+            for use in uses:
                 self._rewrite_pointer_use(use, view, rank, rewrites, deleted)
+            gets = [self._parents.get(id(self._parents.get(id(u)))) for u in uses]
+            if id(call) in rewrites and gets and all(id(g) in self._pointer_gets for g in gets):
+                del rewrites[id(call)]  # only its fx pointer is used now: no view to take
+                deleted.append(holder)
             return
         self._rewrite_pointer_use(call, view, rank, rewrites, deleted, inline=True)
 
@@ -611,7 +816,21 @@ class Planner(OffsetAlgebra, Rewriter):
                 binding = self._binding_of_target(stmt.targets[0], stmt)
                 if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
                     raise Unproven(f"`{stmt.targets[0].id}` (line {line}) is bound more than once")
-                for use in self.model.uses_of(binding):
+                uses = self.model.uses_of(binding)
+                if any(self._raw_consumer(use) for use in uses):
+                    # Raw ops take a builtin memref, which a view is not: the memref becomes
+                    # the field's fx pointer, and every use a pointer op.
+                    if rank != 1:
+                        raise Unproven(
+                            f"line {line}: a rank-{rank} LDS memref used by raw ops: its indices would need "
+                            "linearising for `fx.ptr_load`/`fx.ptr_store`"
+                        )
+                    rewrites[id(call)] = (call, f"\0FIELD:{self._buffer_at.name}\0.ptr")
+                    self._pointer_gets.add(id(call))
+                    for use in uses:
+                        self._rewrite_lds_pointer_use(use, self._text(use), rewrites, deleted)
+                    return
+                for use in uses:
                     self._rewrite_memref_use(use, self._text(use), rank, rewrites)
                 return
             self._rewrite_memref_use(call, view, rank, rewrites, rewrite_self=False)
@@ -629,6 +848,126 @@ class Planner(OffsetAlgebra, Rewriter):
         if value is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
             raise Unproven(f"line {line}: the result of `.store(...)` is used")
         rewrites[id(call)] = (call, self._store_text(value, view, self._coord(idxs, rank, line), rank))
+
+    def _rewrite_view_of_base(self, call: ast.Call, base: str, rewrites, deleted) -> None:
+        """`v = memref.view(memref_type, base, byte_offset, sizes=[])`: the same bytes as a
+        typed fx pointer, `fx.recast_iter(fx.T, base + byte_offset)`; `v`'s uses become
+        pointer loads and stores."""
+        line = call.lineno
+        sizes = next((k.value for k in call.keywords if k.arg == "sizes"), None)
+        if [k.arg for k in call.keywords] != ["sizes"] or not (isinstance(sizes, ast.List) and not sizes.elts):
+            raise Unproven(f"line {line}: `memref.view` with dynamic sizes has no fx pointer form")
+        element = self._memref_element(call.args[0])
+        if element is None:
+            raise Unproven(
+                f"line {line}: the element type of `{ast.unparse(call.args[0])}` (a `memref.view` of LDS) "
+                "cannot be read: its fx class names the `fx.recast_iter`"
+            )
+        stmt = self._parents.get(id(call))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is call and self._single_name(stmt)):
+            raise Unproven(f"line {line}: the `memref.view` of LDS is not bound to a name")
+        binding = self._binding_of_target(stmt.targets[0], stmt)
+        if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+            raise Unproven(f"`{stmt.targets[0].id}` (line {line}) is bound more than once")
+        kind = call.args[0]
+        if isinstance(kind, ast.Name):  # `scr_ty = T.memref(...)` only named this view's type
+            typed = self.model.reaching_bindings(kind)
+            if len(typed) == 1 and len(self.model.uses_of(typed[0])) == 1:
+                holder = self._statement(typed[0].node)
+                if isinstance(holder, ast.Assign) and self._single_name(holder):
+                    deleted.append(holder)
+        offset = call.args[2]
+        if isinstance(offset, ast.Call) and len(offset.args) == 1 and [(k.arg, getattr(k.value, "value", None)) for k in offset.keywords] == [("index", True)]:
+            offset = offset.args[0]  # `arith.constant(n, index=True)`: the byte offset n
+        # A typed pointer needs its alignment known: a static offset keeps it, a run-time
+        # index loses it ("alignment must be a positive multiple of element byte size").
+        bytes_at = self._size(offset, line)
+        if bytes_at.alignment() % ELEMENT_BYTES[element]:
+            raise Unproven(f"line {line}: the byte offset `{ast.unparse(offset)}` is not a multiple of the element size")
+        at = base if bytes_at.constant == 0 else f"{base} + {self._factor(offset)}"
+        fx_class = "\0FX\0" + element[len("fx"):]  # the module's alias for fx
+        rewrites[id(call)] = (call, f"\0FX\0.recast_iter({fx_class}, {at})")
+        for use in self.model.uses_of(binding):
+            self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
+
+    def _memref_element(self, expr: ast.expr) -> str | None:
+        """fx class of the element of a memref type expression (`T.memref(n, T.f32, ...)`,
+        `MemRefType.get([n], F32Type.get(), ...)`), following single assignments."""
+        for _ in range(MAX_DEPTH):
+            if not isinstance(expr, ast.Name):
+                break
+            bindings = self.model.reaching_bindings(expr)
+            if len(bindings) != 1 or bindings[0].value is None:
+                return None
+            expr = bindings[0].value
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and len(expr.args) >= 2:
+            if expr.func.attr in ("memref", "get"):
+                found = self._dtype(expr.args[1])
+                return found if found in ELEMENT_BYTES else None
+        return None
+
+    def _raw_consumer(self, use) -> bool:
+        """``use`` is an operand of a raw op that takes a builtin memref."""
+        call = self._parents.get(id(use))
+        return isinstance(call, ast.Call) and use in call.args and self.model.resolve(call.func) in (
+            RAW_VECTOR_LOAD | RAW_VECTOR_STORE | RAW_EXTRACT_POINTER
+        )
+
+    def _rewrite_lds_pointer_use(self, use, text: str, rewrites, deleted) -> None:
+        """A use of an LDS memref that is now the field's fx pointer (rank 1): loads and
+        stores at `[i]` become `fx.ptr_load(p + i)`/`fx.ptr_store(v, p + i)` (alignment from
+        the pointer: ABI on FlyDSL 0.3.1, the field's on 0.5.0), the address `fx.ptrtoint`."""
+        call = self._parents.get(id(use))
+        line = use.lineno
+        if isinstance(call, ast.Call) and use in call.args:
+            symbol = self.model.resolve(call.func)
+            keywords = {k.arg for k in call.keywords}
+            args = call.args
+            if symbol in RAW_EXTRACT_POINTER and args == [use] and not keywords:
+                rewrites[id(call)] = (call, f"\0FX\0.Index(\0FX\0.ptrtoint({text}))")
+                return
+            if symbol in RAW_MEMREF_LOAD | RAW_VECTOR_LOAD and not keywords - {"alignment"}:
+                typed = symbol in RAW_VECTOR_LOAD
+                if len(args) == 2 + typed and args[typed] is use:
+                    at = self._pointer_at(text, args[1 + typed], line)
+                    result = f", result_type={self._text(args[0])}" if typed else ""
+                    rewrites[id(call)] = (call, f"\0FX\0.ptr_load({at}{result})")
+                    return
+            if symbol in RAW_MEMREF_STORE | RAW_VECTOR_STORE and not keywords - {"alignment"} and len(args) == 3 and args[1] is use:
+                stmt = self._parents.get(id(call))
+                if isinstance(stmt, ast.Expr) and stmt.value is call:
+                    at = self._pointer_at(text, args[2], line)
+                    rewrites[id(call)] = (call, f"\0FX\0.ptr_store({self._text(args[0])}, {at})")
+                    return
+        helper = self._helper_param(use)
+        if helper is not None:
+            self._follow_into(helper, "lds pointer", 1, rewrites, deleted)
+            return
+        if isinstance(call, ast.keyword):
+            call = self._parents.get(id(call))
+        what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
+        where = self._defined_elsewhere(call)
+        raise Unproven(
+            f"line {line}: the LDS memref `{text}` is used by `{what}`{where}, which needs a builtin memref; "
+            "the migration gives an fx pointer there and can only rewrite this file"
+        )
+
+    def _defined_elsewhere(self, call) -> str:
+        if not isinstance(call, ast.Call):
+            return ""
+        symbol = self.model.resolve(call.func) or ""
+        binding = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+        if binding is not None and binding.kind == "import" and symbol:
+            return f" (`{symbol}`, another module)"
+        return ""
+
+    def _pointer_at(self, pointer: str, idxs, line: int) -> str:
+        """`p + i` for the index list `[i]` (`p` for `[0]`)."""
+        self._coord(idxs, 1, line)  # a literal one-element list
+        node = idxs.elts[0]
+        if isinstance(node, ast.Constant) and node.value == 0:
+            return pointer
+        return f"{pointer} + {self._factor(node)}"
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""
@@ -705,6 +1044,10 @@ class Planner(OffsetAlgebra, Rewriter):
         for use in self.model.uses_of(binding):
             if kind == "pointer":
                 self._rewrite_pointer_use(use, binding.name, rank, rewrites, deleted)
+            elif kind == "address":
+                self._rewrite_address_use(use, binding.name, rewrites, deleted)
+            elif kind == "lds pointer":
+                self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
             else:
                 self._rewrite_memref_use(use, binding.name, rank, rewrites)
 

@@ -62,6 +62,8 @@ class Rewriter:
         first = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)])
         indent = self._indent(first)
         blank = "\n\n" if not indent else "\n"
+        if self._postponed_annotations():
+            return self._inline_struct_edit(first, indent, blank, name, slots, fx, unions)
         classes = []
         fields = []
         for index, slot in enumerate(slots):
@@ -76,6 +78,35 @@ class Rewriter:
         text = "".join(c + "\n" + blank for c in classes) + "\n".join(lines) + "\n" + blank
         start = Position(first - 1, 0)
         return Edit(Range(start, start), text)
+
+    def _postponed_annotations(self) -> bool:
+        """`from __future__ import annotations`: a class's field annotations stay strings,
+        which `@fx.struct` cannot size (FlyDSL 0.3.1 and 0.5.0)."""
+        return any(
+            isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
+            for s in self.model.tree.body
+        )
+
+    def _inline_struct_edit(self, first, indent, blank, name, slots, fx, unions) -> Edit:
+        """The same struct in the subscript form (`fx.struct["field": type, ...]`), whose
+        types are evaluated where it is written."""
+        def entries(pairs, depth):
+            pad = indent + "    " * depth
+            quoted = (self._field_line(b, a, fx).replace(": ", '": ', 1) for b, a in pairs)
+            return [f'{pad}"{line},' for line in quoted]
+
+        lines = []
+        fields = []
+        for index, slot in enumerate(slots):
+            if len(slot) == 1:
+                fields.extend(entries(slot, 1))
+                continue
+            region = unions[index]
+            lines.extend([f"{indent}{region} = {fx}.union[", *entries(slot, 1), f"{indent}]"])
+            fields.append(f'{indent}    "{self._region_field(slot)}": {region},')
+        lines.extend([f"{indent}{name} = {fx}.struct[", *fields, f"{indent}]"])
+        start = Position(first - 1, 0)
+        return Edit(Range(start, start), "\n".join(lines) + "\n" + blank)
 
     def _field_line(self, buffer: Buffer, align, fx: str) -> str:
         size = " * ".join(self._factor(e) for e in buffer.shape) if len(buffer.shape) > 1 else self._text(buffer.shape[0])
@@ -117,6 +148,13 @@ class Rewriter:
                 top = self._parents.get(id(top))
             firsts.append(top)
         anchor = min(firsts, key=lambda s: (s.lineno, s.col_offset))
+        if isinstance(anchor, (ast.With, ast.AsyncWith)):
+            # `with _if_then(if_op):` fills a region of an op an earlier statement built:
+            # an allocation just before the `with` would not dominate its uses in there
+            # (aiter's gfx1250 FMHA: "operand #0 does not dominate this use").
+            body = kernel.body
+            docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+            anchor = body[1] if docstring and len(body) > 1 else body[0]
         text = f"{lds} = {fx}.SharedAllocator().allocate({struct}){'' if unpeeked else '.peek()'}"
         indent = self._indent(anchor.lineno)
         if anchor in base_stmts and self._line_alone(anchor):

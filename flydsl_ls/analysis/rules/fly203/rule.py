@@ -53,16 +53,33 @@ class SmemAllocator(Rule):
     that each kernel calls once (not in a loop) gets the allocation there. An allocator
     built in a builder function and used by the kernel nested in it is the usual case.
 
+    LDS handed to raw ops (aiter's kernels on FlyDSL 0.3.1). Those ops take a builtin memref,
+    which a layout view is not, so the buffer is reached through its fx pointer instead (the
+    same instructions; FlyDSL's maintainers migrated such kernels this way):
+    a `.get()` memref used by `vector.store/load`, `memref.load/store` or
+    `memref.extract_aligned_pointer_as_index` becomes `lds.<field>.ptr`, and its accesses at
+    `[i]` `fx.ptr_store(v, p + i)`/`fx.ptr_load(p + i, result_type=ty)` (rank 1; the
+    `alignment=` goes: the pointer's own alignment is used, ABI on 0.3.1);
+    an allocator used only through its base (sized by one `allocator.ptr = SIZE`, no
+    `SmemPtr`) becomes one byte array, `fx.Array[fx.Uint8, SIZE, 1024]`, whose `.ptr`
+    replaces `get_base()`: `extract_aligned_pointer_as_index(base)` becomes
+    `fx.Index(fx.ptrtoint(p))` and `memref.view(T.memref(n, T.f32), base, off, sizes=[])`
+    becomes `fx.recast_iter(fx.Float32, p + off)` (a static byte offset: a typed pointer needs
+    its alignment known). A never-read private alias of the allocator goes with it. Under
+    `from __future__ import annotations` the struct is written `S = fx.struct["field": type,
+    ...]` (string annotations cannot be sized). The allocation goes at the kernel's top when
+    its first LDS statement is a `with` (`with _if_then(op):` fills a region built earlier).
+
     No fix, and the message names the line and what blocks it: offsets computed at run
     time, the bump pointer moved under control flow (LDS padded by a computed amount, e.g.
-    to cap occupancy), buffers that overlap without starting together, the base memref or
-    a `.get()` memref used by raw ops (`vector.load/store`, `memref.view`,
-    `memref.extract_aligned_pointer_as_index`, helpers of other modules): a layout view is
-    an `!fly.memref`, and those ops take builtin memrefs only (aiter's MoE and fmha kernels
-    on FlyDSL 0.3.1), a pointer stored or passed where it cannot be followed, index lists
-    that are not literal, or a dtype with no fx class. The APIs it uses exist in every
+    to cap occupancy), buffers that overlap without starting together, the base used both
+    raw and by `SmemPtr` views (the raw offsets assume the old layout), a memref that reaches a function of another module (the fix edits one file: aiter's
+    `c_shuffle_epilog` and `lds_store_16b_xor16`; the message names the op it reaches
+    there), a raw op with no pointer form here (a rank-2 memref, a run-time `memref.view`
+    offset), a pointer stored or passed where it cannot be followed, index lists that are
+    not literal, or a dtype with no fx class. The APIs it uses exist in every
     tabulated FlyDSL release (0.2.0 on), aiter's 0.3.1 included; the fix is withheld where
-    the project's release lacks one.
+    the project's release lacks one. The pointer forms were compiled on 0.3.1 and 0.5.0.
     """
 
     code = "FLY203"
@@ -139,7 +156,7 @@ class SmemAllocator(Rule):
                 findings[id(call)] = (
                     call,
                     self._describe(call)
-                    + "; no automatic migration: its base memref does not come from a "
+                    + "; no fix: its base memref does not come from a "
                     "`SmemAllocator(...)` of this file",
                     None,
                 )
@@ -203,7 +220,7 @@ class SmemAllocator(Rule):
         text = self._describe(call)
         if group.reason is None:
             return text + " (fix: Migrate to SharedAllocator, the whole kernel at once)"
-        return text + f"; no automatic migration: {group.reason}"
+        return text + f"; no fix: {group.reason}"
 
     VALID = VALID
     INVALID = INVALID
