@@ -6,6 +6,7 @@
     flydsl-ls rules              list the rules
     flydsl-ls serve              run the language server on stdio
     flydsl-ls compile FILE       compile a file's `# flydsl: example` (flydsl_ls/compile/cli.py)
+    flydsl-ls migrate FILE[::fn] apply every fix in a kernel and its own helpers (flydsl_ls/migrate_cli.py)
 """
 
 from __future__ import annotations
@@ -145,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     from flydsl_ls.compile.cli import add_parser as add_compile_parser
 
     add_compile_parser(commands)
+    from flydsl_ls.migrate_cli import add_parser as add_migrate_parser
+
+    add_migrate_parser(commands)
     return parser
 
 
@@ -160,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_rules()
         if args.command == "compile":
             return args.run_compile(args)
+        if args.command == "migrate":
+            return args.run_migrate(args)
         if args.command == "serve":
             from flydsl_ls.server.app import serve
 
