@@ -18,10 +18,11 @@ Nothing here compiles: actions/migrate_verify.py compares the compiles before an
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flydsl_ls.actions.fixes import FixOutcome, fix_all
+from flydsl_ls.actions.fixes import FixOutcome, fix_all, wanted
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model.text import LineIndex, Position
 
@@ -100,11 +101,16 @@ def _functions(tree: ast.Module) -> list[ast.FunctionDef]:
 
 def kernels(source: str) -> list[Kernel]:
     """The module-level kernels, launchers and builders of ``source``, in file order."""
+    return list(_kernels(source))
+
+
+@functools.lru_cache(maxsize=8)  # the editor asks again for the same text (lenses, actions)
+def _kernels(source: str) -> tuple[Kernel, ...]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return []
-    return [k for k in (_classify(node) for node in _functions(tree)) if k is not None]
+        return ()
+    return tuple(k for k in (_classify(node) for node in _functions(tree)) if k is not None)
 
 
 def _classify(node: ast.FunctionDef) -> Kernel | None:
@@ -166,6 +172,21 @@ def scope_of(source: str, name: str | None = None) -> Scope:
     index = LineIndex(source)
     spans = [(index.offset(Position(a - 1, 0)), _line_end(index, b - 1)) for a, b in lines]
     return Scope(roots, helpers, lines, spans)
+
+
+def has_fix(source: str, name: str, diagnostics: list[Diagnostic]) -> bool:
+    """Whether a finding in the scope of ``name`` has a fix (safe or unsafe)."""
+    try:
+        scope = _cached_scope(source, name)
+    except (UnknownFunction, SyntaxError, ValueError):
+        return False
+    index = LineIndex(source)
+    return any(wanted(d.fix, unsafe=True) and scope.contains(index.offset(d.range.start)) for d in diagnostics)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_scope(source: str, name: str) -> Scope:
+    return scope_of(source, name)
 
 
 def _line_end(index: LineIndex, line: int) -> int:

@@ -27,6 +27,12 @@ compile example" (kind ``refactor.addCompileExample.flydsl-ls``) inserts a ``# f
 example`` written from its signature and the repository's tests (``scaffold.example_for``),
 computed only when picked: on resolve, or by ``flydsl-ls.addExample [uri, version, name]``
 (also the command of the CodeLens of the same name).
+
+Inside a module-level kernel, launcher or builder (``migrate.kernels``) whose scope (it and
+the helpers only it uses) has a fixable finding, "Migrate {name}" (kind
+``refactor.rewrite.migrateKernel.flydsl-ls``, for a client that can apply server edits) runs
+``flydsl-ls.migrateKernel [uri, version, name]`` (server/migrate.py): every fix, unsafe
+included, verified by compiling when the file has examples.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
+from flydsl_ls.actions import migrate as migration
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
@@ -65,6 +72,8 @@ APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
+MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
+MIGRATE_TITLE = "Migrate {name}: apply every fix in it and the helpers only it uses"
 
 
 class ActionKind(str, Enum):
@@ -75,6 +84,7 @@ class ActionKind(str, Enum):
     # Not under source.fixAll: a client asking for source.fixAll on save never gets it.
     VERIFIED_FIX_ALL = f"{types.CodeActionKind.Source.value}.verifiedFixAll.flydsl-ls"
     ADD_EXAMPLE = f"{types.CodeActionKind.Refactor.value}.addCompileExample.flydsl-ls"
+    MIGRATE_KERNEL = f"{types.CodeActionKind.RefactorRewrite.value}.migrateKernel.flydsl-ls"
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -146,7 +156,24 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
         )
     if _wanted(ActionKind.ADD_EXAMPLE, only):
         actions += await _add_example_actions(server, doc, params.range.start.line)
+    if _wanted(ActionKind.MIGRATE_KERNEL, only) and features.apply_edit and analysis is not None:
+        actions += _migrate_actions(doc, analysis, params.range.start.line)
     return actions
+
+
+# --- "Migrate this kernel" ----------------------------------------------------------------------
+def _migrate_actions(doc: Document, analysis: Analysis, line: int) -> list[types.CodeAction]:
+    """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix."""
+    if "kernel" not in analysis.text and "jit" not in analysis.text:
+        return []  # a cheap test before parsing
+    for kernel in migration.kernels(analysis.text):
+        if kernel.first_line - 1 <= line <= kernel.last_line - 1:
+            if not migration.has_fix(analysis.text, kernel.name, analysis.result.diagnostics):
+                return []
+            title = MIGRATE_TITLE.format(name=kernel.name)
+            command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[doc.uri, analysis.version, kernel.name])
+            return [types.CodeAction(title=title, kind=ActionKind.MIGRATE_KERNEL.value, command=command)]
+    return []
 
 
 # --- "Add a compile example" ------------------------------------------------------------------

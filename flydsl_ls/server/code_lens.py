@@ -1,7 +1,9 @@
 """textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
 ``# flydsl: example`` function, each carrying its command (server/commands.py); "Add compile
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
-(``flydsl-ls.addExample``, the code action of server/code_actions.py).
+(``flydsl-ls.addExample``, the code action of server/code_actions.py); "Migrate this kernel"
+above each module-level kernel, launcher or builder whose scope has a fixable finding in the
+document's current lint (``flydsl-ls.migrateKernel``, server/migrate.py).
 
 The examples are found from the buffer's tokens and syntax tree (``find_examples``), the
 builders from its syntax tree on a worker thread (``scaffold.targets``): asking for lenses
@@ -17,10 +19,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flydsl_ls.actions.migrate import Kernel, has_fix, kernels
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
 from flydsl_ls.server.commands import Command, target_arch
+from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import lsp_range
 from flydsl_ls.server.session import Snapshot
 
@@ -31,6 +35,7 @@ MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizin
 # (title, command); the compile title names the arch.
 LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
 ADD_EXAMPLE_TITLE = "Add compile example"
+MIGRATE_TITLE = "Migrate this kernel"
 
 
 async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
@@ -44,6 +49,35 @@ async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[typ
         found = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)
         if doc.version == snap.version:  # else the client asks again for the new text
             lenses += _add_example_lenses(server, doc, found)
+    if "kernel" in doc.text or "jit" in doc.text:
+        lenses += await _migrate_lenses_of(server, doc)
+    return lenses
+
+
+async def _migrate_lenses_of(server: FlyServer, doc) -> list[types.CodeLens]:
+    """"Migrate this kernel" on the kernels with a fixable finding in the current lint (linted
+    now if there is none yet: the lint the client gets anyway)."""
+    analysis = doc.current(server.session.generation) or await diagnostics.analyse(server, doc)
+    if analysis is None or analysis.version != doc.version:
+        return []
+    snap = server.session.snapshot(doc, analysis.text, analysis.version)
+    loop = asyncio.get_running_loop()
+    found = await loop.run_in_executor(server.worker, migrate_targets, snap, analysis.result.diagnostics)
+    return _migrate_lenses(server, doc, found) if doc.version == snap.version else []
+
+
+def migrate_targets(snap: Snapshot, diagnostics) -> list[Kernel]:
+    """The kernels of the snapshot's text with a fixable finding in their scope (worker thread)."""
+    return [k for k in kernels(snap.text) if has_fix(snap.text, k.name, diagnostics)]
+
+
+def _migrate_lenses(server: FlyServer, doc, found: list[Kernel]) -> list[types.CodeLens]:
+    lenses = []
+    for kernel in found:
+        line = kernel.first_line - 1
+        whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+        command = types.Command(title=MIGRATE_TITLE, command=Command.MIGRATE_KERNEL.value, arguments=[doc.uri, doc.version, kernel.name])
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=command))
     return lenses
 
 

@@ -45,7 +45,7 @@ from flydsl_ls.compile import (
     compare_results,
     find_examples,
 )
-from flydsl_ls.server import code_actions, diagnostics
+from flydsl_ls.server import code_actions, diagnostics, migrate
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.session import Document
 from flydsl_ls.server.work import WorkProgress, close, service, target_arch
@@ -71,6 +71,7 @@ class Command(str, Enum):
     APPLY_FIX = code_actions.APPLY_FIX_COMMAND
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
+    MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -497,4 +498,5 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.APPLY_FIX: code_actions.apply_fix_command,
     Command.FIX_ALL: fix_all_command,
     Command.ADD_EXAMPLE: code_actions.add_example_command,
+    Command.MIGRATE_KERNEL: migrate.migrate_command,
 }
