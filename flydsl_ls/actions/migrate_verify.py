@@ -83,7 +83,7 @@ class MigrationCheck:
             out.append(f"{k.example} ({k.arch}) {k.kernel}: {k.verdict}; {k.resources()}")
             if k.isa_lines is not None:
                 before, after = k.isa_lines
-                out.append(f"    first differing ISA line: `{after.strip()}` (was `{before.strip()}`)")
+                out.append(f"    first differing ISA line: `{after}` (was `{before}`)")
         out += [f"not written: {p}" for p in self.problems]
         out += [f"note: {n}" for n in self.notes]
         return out
@@ -150,7 +150,9 @@ def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult,
             verdict = ISA_DIFFERS
         else:
             verdict = ISA_IDENTICAL
-        item = KernelCheck(example, arch, kernel.name, verdict, comparison.first_lines.get(isa), kernel.resources, other.resources)
+        lines = comparison.first_lines.get(isa)
+        isa_lines = (lines[0].strip(), lines[1].strip()) if lines is not None else None
+        item = KernelCheck(example, arch, kernel.name, verdict, isa_lines, kernel.resources, other.resources)
         check.kernels.append(item)
         if item.before is not None and item.after is not None:
             for label, value in (("LDS", lambda r: r.lds_bytes), ("scratch", lambda r: r.scratch_bytes)):
