@@ -157,21 +157,24 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
     if _wanted(ActionKind.ADD_EXAMPLE, only):
         actions += await _add_example_actions(server, doc, params.range.start.line)
     if _wanted(ActionKind.MIGRATE_KERNEL, only) and features.apply_edit and analysis is not None:
-        actions += _migrate_actions(doc, analysis, params.range.start.line)
+        if "kernel" in analysis.text or "jit" in analysis.text:  # a cheap test before parsing, done off the loop
+            loop = asyncio.get_running_loop()
+            line = params.range.start.line
+            found = analysis.text, analysis.version, analysis.result.diagnostics
+            actions += await loop.run_in_executor(server.worker, _migrate_actions, doc.uri, *found, line)
     return actions
 
 
 # --- "Migrate this kernel" ----------------------------------------------------------------------
-def _migrate_actions(doc: Document, analysis: Analysis, line: int) -> list[types.CodeAction]:
-    """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix."""
-    if "kernel" not in analysis.text and "jit" not in analysis.text:
-        return []  # a cheap test before parsing
-    for kernel in migration.kernels(analysis.text):
+def _migrate_actions(uri: str, text: str, version: int, diagnostics: list[Diagnostic], line: int) -> list[types.CodeAction]:
+    """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix
+    (worker thread: parses the text once per version)."""
+    for kernel in migration.kernels(text):
         if kernel.first_line - 1 <= line <= kernel.last_line - 1:
-            if not migration.has_fix(analysis.text, kernel.name, analysis.result.diagnostics):
+            if not migration.has_fix(text, kernel.name, diagnostics):
                 return []
             title = MIGRATE_TITLE.format(name=kernel.name)
-            command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[doc.uri, analysis.version, kernel.name])
+            command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[uri, version, kernel.name])
             return [types.CodeAction(title=title, kind=ActionKind.MIGRATE_KERNEL.value, command=command)]
     return []
 
