@@ -127,7 +127,7 @@ def _verify(path: Path, shown: str, migration, arch: str | None) -> bool | None:
     """Compile before and after and print the verdicts: True to write, False refused, None
     when it could not run (said why)."""
     from flydsl_ls.actions.fix_verify import VerifyAborted
-    from flydsl_ls.actions.migrate_verify import CHECKED, NO_EXAMPLES, verify_migration
+    from flydsl_ls.actions.migrate_verify import CHECKED, NO_EXAMPLES, not_compiled, verify_migration
     from flydsl_ls.compile.service import CompileService
     from flydsl_ls.compile.examples import find_examples
     from flydsl_ls.compile.toolchain import find_toolchain
@@ -152,13 +152,20 @@ def _verify(path: Path, shown: str, migration, arch: str | None) -> bool | None:
         return None
     if check.status == NO_EXAMPLES:  # cannot happen: checked above
         return None
-    for line in check.lines():
-        print(f"{shown}: {line}" if not line.startswith("    ") else line)
+    for line in check.lines() + [unreached_note(not_compiled(migration))]:
+        if line:
+            print(f"{shown}: {line}" if not line.startswith("    ") else line)
     if check.status != CHECKED:
         if not check.problems:
             print(f"{shown}: not written: no example compiles before the migration", file=sys.stderr)
         return False
     return True
+
+
+def unreached_note(names: list[str]) -> str:
+    if not names:
+        return ""
+    return f"note: no example reaches {', '.join(names)}: the fixes there were not compiled (add an example for it)"
 
 
 def no_example_hint(source: str, path: Path | None) -> str:

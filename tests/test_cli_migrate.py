@@ -134,6 +134,12 @@ def test_unknown_function_and_missing_file(legacy):
     assert "no function `nope` in the file (its kernels: softmax_kernel, softmax)" in result.stderr
     assert legacy.read_bytes() == LEGACY.read_bytes()
     assert run("migrate", "absent.py", cwd=legacy.parent).returncode == 2
+    (legacy.parent / "bad.py").write_text("def f(:\n")
+    result = run("migrate", "bad.py", cwd=legacy.parent)
+    assert result.returncode == 2 and "bad.py:1: does not parse" in result.stderr
+    (legacy.parent / "plain.py").write_text("x = 1\n")
+    result = run("migrate", "plain.py", cwd=legacy.parent)
+    assert result.returncode == 2 and "no @flyc.kernel, @flyc.jit function or kernel builder" in result.stderr
 
 
 def test_verify_without_an_example_says_how_to_add_one(legacy):

@@ -116,3 +116,17 @@ def test_migrate_verify_with_the_compiler(tmp_path):
     assert "unsafe_fixes.py: written" in result.stderr
     assert result.returncode == 0
     assert "    half = n / 2\n" in path.read_text()
+
+
+def test_functions_no_example_reaches():
+    from flydsl_ls.actions.migrate import migrate
+    from flydsl_ls.actions.migrate_verify import not_compiled
+    from flydsl_ls.checker import linter
+    from flydsl_ls.config import Settings
+    from tests.test_cli_migrate import TWO_KERNELS
+
+    source = TWO_KERNELS + "\n\n# flydsl: example\ndef ex(device):\n    return kernel_a, ()\n"
+    migration = migrate(source, linter(None, Settings()), None)
+    assert migration.count == 6
+    # ex reaches kernel_a, and through it _only_a and _shared: kernel_b's fix was not compiled
+    assert not_compiled(migration) == ["kernel_b"]

@@ -17,9 +17,13 @@ Nothing here imports torch or flydsl: ``compile`` is a callable, as in actions/f
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from flydsl_ls.actions.fix_verify import CompileFn, VerifyAborted, compile_targets
+from flydsl_ls.actions.migrate import Migration
+from flydsl_ls.analysis.model.text import LineIndex, Position
+from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.isa import KernelResources
 from flydsl_ls.compile.result import CompileResult, Status
 from flydsl_ls.compile.verify import compare_results
@@ -162,3 +166,32 @@ def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult,
     for name in after:
         if name not in {k.name for k in old.kernels}:
             check.problems.append(f"{example} ({arch}): kernel {name} appears after the migration")
+
+
+def not_compiled(migration: Migration) -> list[str]:
+    """The functions of the scope with an applied fix that no example reaches: not named by
+    an example, nor by a module-level function an example reaches (transitively). Their
+    fixes were not compiled by ``--verify``."""
+    tree = ast.parse(migration.source)
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo = [e.name for e in find_examples(migration.source) if e.name in functions]
+    reached: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += [n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name) and n.id in functions]
+    index = LineIndex(migration.source)
+    starts = [key.start for key in migration.outcome.keys]
+    names = [root.name.split(".")[0] for root in migration.scope.roots] + migration.scope.helpers
+    found = []
+    for name in dict.fromkeys(names):
+        node = functions.get(name)
+        if node is None or name in reached:
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        start = index.offset(Position(first - 1, 0))
+        end = index.offset(Position((node.end_lineno or node.lineno) - 1, len(index.line_text((node.end_lineno or node.lineno) - 1))))
+        if any(start <= offset < end for offset in starts):
+            found.append(name)
+    return found

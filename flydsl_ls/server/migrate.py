@@ -27,7 +27,7 @@ from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
 from flydsl_ls.actions.fix_verify import VerifyAborted
 from flydsl_ls.actions.migrate import Migration, UnknownFunction, migrate
-from flydsl_ls.actions.migrate_verify import CHECKED, MigrationCheck, verify_migration
+from flydsl_ls.actions.migrate_verify import CHECKED, MigrationCheck, not_compiled, verify_migration
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile import CompileResult, find_examples
 from flydsl_ls.server import code_actions
@@ -82,6 +82,9 @@ async def migrate_command(server: FlyServer, arguments: list) -> dict:
     lines = [summary + ("" if result.get("applied") else ": the editor did not apply it")]
     if check is not None:
         lines += check.lines()
+        unreached = not_compiled(migration)
+        if unreached:
+            lines.append(f"no example reaches {', '.join(unreached)}: the fixes there were not compiled")
     else:
         lines.append("not verified: the file has no `# flydsl: example` (the \"Add compile example\" CodeLens adds one)")
     message = "\n".join(lines)
