@@ -36,9 +36,24 @@ def add_parser(subcommands) -> None:
         "if a kernel no longer compiles or its LDS or scratch grows (needs the compile extra)",
     )
     p.add_argument("--diff", action="store_true", help="print the migration as a unified diff; change no file")
-    p.add_argument("--target-arch", help="arch to compile examples without one on their marker for (default gfx942)")
+    p.add_argument(
+        "--target-arch", type=_arch, metavar="ARCH",
+        help="arch for arch-dependent rules and for the examples without one on their marker (default: the "
+        "`target-arch` setting, else gfx942 for the compiles)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print only the findings left and the verdicts")
     p.set_defaults(run_migrate=run)
+
+
+def _arch(text: str) -> str:
+    import argparse
+
+    from flydsl_ls.setting_values import arch_problem
+
+    why = arch_problem(text)
+    if why:
+        raise argparse.ArgumentTypeError(why)
+    return text
 
 
 def _error(message: str) -> None:
@@ -60,7 +75,7 @@ def run(args) -> int:
         return EXIT_ERROR
     try:
         source = read_source(path)
-        settings = config.settings_for(path)
+        settings = config.settings_for(path).with_overrides(target_arch=args.target_arch)
     except (UnreadableFile, config.ConfigError) as error:
         _error(f"{file}: {error}")
         return EXIT_ERROR
@@ -79,7 +94,7 @@ def run(args) -> int:
 
     refused = False
     if args.verify and migration.changed:
-        status = _verify(path, shown, migration, args.target_arch or settings.target_arch)
+        status = _verify(path, shown, migration, settings.target_arch)
         if status is None:
             return EXIT_ERROR
         refused = not status
