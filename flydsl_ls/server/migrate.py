@@ -128,6 +128,8 @@ async def _verify(
     server: FlyServer, doc: Document, migration: Migration, cancel: threading.Event
 ) -> tuple[MigrationCheck | None, str]:
     """(the compiles' verdicts, "") or (None, why they could not run)."""
+    if doc.path is None:
+        return None, "the document is not a file: its examples cannot be compiled"
     compiler = service(server)
     toolchain = await asyncio.to_thread(compiler.toolchain)
     if not toolchain.ok:
@@ -139,7 +141,7 @@ async def _verify(
     def stopped() -> bool:
         return cancel.is_set() or time.monotonic() > deadline
 
-    title = f"Verifying the migration of {doc.path.name if doc.path else doc.uri}"
+    title = f"Verifying the migration of {doc.path.name}"
     async with WorkProgress(server, title, cancel) as progress:
         count = 0
 
