@@ -8,7 +8,8 @@ As ``scaffold_audit.py`` does, the kernel tree is copied into a scratch folder u
 package path (``kernels/``), with the repository's ``tests/`` beside it. For each file named
 by ``--only``: the warning/error findings are counted, the example "Add a compile example"
 writes for the file's first public builder or launcher (``scaffold.example_for``) is
-inserted, and ``flydsl-ls migrate FILE --verify`` runs on it (a subprocess: its own compile
+inserted (``--every-target``: one for each public builder and launcher), and
+``flydsl-ls migrate FILE --verify`` runs on it (a subprocess: its own compile
 worker, COMPILE_ONLY, the marker's arch else ``--arch``); then the findings are counted
 again. Printed per file: findings before -> after, the migration's summary line, each
 kernel's verdict and resources, and whether it was written; ``--json`` keeps it all.
@@ -47,6 +48,10 @@ def main() -> int:
     parser.add_argument("--tests", default=None, help="the repository's tests folder (default: TREE/../tests)")
     parser.add_argument("--only", action="append", required=True, help="a file below the tree (repeatable)")
     parser.add_argument("--arch", default="gfx942")
+    parser.add_argument(
+        "--every-target", action="store_true",
+        help="an example for every public builder and launcher the scaffold can write one for (default: the first)",
+    )
     parser.add_argument("--python", default=sys.executable, help="interpreter with flydsl (default: this one)")
     parser.add_argument("--keep", default=None, help="scratch folder to use and keep")
     parser.add_argument("--json", default=None, help="write per-file results here")
@@ -75,15 +80,22 @@ def main() -> int:
             row["error"] = "no builder or launcher to write an example for"
             print(f"{rel}: {row['error']}", flush=True)
             continue
-        insertion = example_for(source, public[0].name, path)
-        path.write_text(apply(source, insertion), encoding="utf-8")
-        row["example"] = insertion.example
+        with_examples, row["examples"] = source, []
+        for target in public if options.every_target else public[:1]:
+            try:
+                insertion = example_for(with_examples, target.name, path)
+            except (LookupError, SyntaxError, ValueError) as error:
+                print(f"   no example for {target.name}: {error}", flush=True)
+                continue
+            with_examples = apply(with_examples, insertion)
+            row["examples"].append(insertion.example)
+        path.write_text(with_examples, encoding="utf-8")
         proc = subprocess.run(
             [options.python, "-m", "flydsl_ls", "migrate", str(path), "--verify", "--target-arch", options.arch],
             cwd=root, env=env, capture_output=True, text=True, timeout=1800,
         )
         row.update(rc=proc.returncode, stdout=proc.stdout, stderr=proc.stderr, after=findings(path))
-        row["written"] = path.read_text(encoding="utf-8") != apply(source, insertion)
+        row["written"] = path.read_text(encoding="utf-8") != with_examples
         print(f"== {rel}: findings {row['before']} -> {row['after']}, exit {proc.returncode}, "
               f"{'written' if row['written'] else 'not written'}", flush=True)
         for line in (proc.stderr + proc.stdout).splitlines():
