@@ -137,56 +137,69 @@ def _find(tree: ast.Module, name: str) -> Kernel | None:
     return None
 
 
-def scope_of(source: str, name: str | None = None) -> Scope:
+class _Module:
+    """One parse of a source: its module-level functions and where each is read."""
+
+    def __init__(self, source: str):
+        self.tree = ast.parse(source)
+        self.functions = _functions(self.tree)
+        self.references = _references(self.tree, {node.name for node in self.functions})
+        self.index = LineIndex(source)
+
+
+def scope_of(source: str, name: str | None = None, module: _Module | None = None) -> Scope:
     """The scope of the function ``name`` (None: of every kernel of the file).
     Raises :class:`UnknownFunction` when there is no such function, or no kernel at all."""
-    tree = ast.parse(source)
+    module = module or _Module(source)
     if name is None:
         roots = kernels(source)
         if not roots:
             raise UnknownFunction("no @flyc.kernel, @flyc.jit function or kernel builder in the file")
     else:
-        found = _find(tree, name)
+        found = _find(module.tree, name)
         if found is None:
             known = ", ".join(k.name for k in kernels(source)) or "none"
             raise UnknownFunction(f"no function `{name}` in the file (its kernels: {known})")
         roots = [found]
     lines = [(k.first_line, k.last_line) for k in roots]
     helpers: list[str] = []
-    candidates = {
-        node.name: node for node in _functions(tree) if node.name not in {k.name for k in roots}
-    }
-    references = _references(tree, set(candidates))
+    candidates = {node.name: node for node in module.functions if node.name not in {k.name for k in roots}}
     changed = True
     while changed:
         changed = False
         for helper, node in list(candidates.items()):
             own = (_first_line(node), node.end_lineno or node.lineno)
-            used = [line for line in references.get(helper, []) if not own[0] <= line <= own[1]]
+            used = [line for line in module.references.get(helper, []) if not own[0] <= line <= own[1]]
             if used and all(any(a <= line <= b for a, b in lines) for line in used):
                 helpers.append(helper)
                 lines.append(own)
                 del candidates[helper]
                 changed = True
     lines.sort()
-    index = LineIndex(source)
+    index = module.index
     spans = [(index.offset(Position(a - 1, 0)), _line_end(index, b - 1)) for a, b in lines]
     return Scope(roots, helpers, lines, spans)
 
 
-def has_fix(source: str, name: str, diagnostics: list[Diagnostic]) -> bool:
-    """Whether a finding in the scope of ``name`` has a fix (safe or unsafe)."""
+def with_fix(source: str, diagnostics: list[Diagnostic], line: int | None = None) -> list[Kernel]:
+    """The module-level kernels (the one around 1-based ``line``, when given) whose scope has
+    a finding with a fix, safe or unsafe; one parse of ``source``."""
+    fixable = [d for d in diagnostics if wanted(d.fix, unsafe=True)]
+    if not fixable:
+        return []
     try:
-        scope = _cached_scope(source, name)
-    except (UnknownFunction, SyntaxError, ValueError):
-        return False
-    index = LineIndex(source)
-    return any(wanted(d.fix, unsafe=True) and scope.contains(index.offset(d.range.start)) for d in diagnostics)
-
-
-@functools.lru_cache(maxsize=32)
-def _cached_scope(source: str, name: str) -> Scope:
-    return scope_of(source, name)
+        module = _Module(source)
+    except (SyntaxError, ValueError):
+        return []
+    every = (_classify(node) for node in module.functions)
+    chosen = [k for k in every if k is not None and (line is None or k.first_line <= line <= k.last_line)]
+    offsets = [module.index.offset(d.range.start) for d in fixable]
+    found = []
+    for kernel in chosen:
+        scope = scope_of(source, kernel.name, module)
+        if any(scope.contains(offset) for offset in offsets):
+            found.append(kernel)
+    return found
 
 
 def _line_end(index: LineIndex, line: int) -> int:

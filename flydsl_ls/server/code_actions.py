@@ -169,14 +169,12 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
 def _migrate_actions(uri: str, text: str, version: int, diagnostics: list[Diagnostic], line: int) -> list[types.CodeAction]:
     """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix
     (worker thread: parses the text once per version)."""
-    for kernel in migration.kernels(text):
-        if kernel.first_line - 1 <= line <= kernel.last_line - 1:
-            if not migration.has_fix(text, kernel.name, diagnostics):
-                return []
-            title = MIGRATE_TITLE.format(name=kernel.name)
-            command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[uri, version, kernel.name])
-            return [types.CodeAction(title=title, kind=ActionKind.MIGRATE_KERNEL.value, command=command)]
-    return []
+    actions = []
+    for kernel in migration.with_fix(text, diagnostics, line + 1):
+        title = MIGRATE_TITLE.format(name=kernel.name)
+        command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[uri, version, kernel.name])
+        actions.append(types.CodeAction(title=title, kind=ActionKind.MIGRATE_KERNEL.value, command=command))
+    return actions
 
 
 # --- "Add a compile example" ------------------------------------------------------------------

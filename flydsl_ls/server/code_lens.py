@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.actions.migrate import Kernel, has_fix, kernels
+from flydsl_ls.actions.migrate import Kernel, with_fix
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
@@ -68,7 +68,7 @@ async def _migrate_lenses_of(server: FlyServer, doc) -> list[types.CodeLens]:
 
 def migrate_targets(snap: Snapshot, diagnostics) -> list[Kernel]:
     """The kernels of the snapshot's text with a fixable finding in their scope (worker thread)."""
-    return [k for k in kernels(snap.text) if has_fix(snap.text, k.name, diagnostics)]
+    return with_fix(snap.text, diagnostics)
 
 
 def _migrate_lenses(server: FlyServer, doc, found: list[Kernel]) -> list[types.CodeLens]:
