@@ -7,6 +7,7 @@
     flydsl-ls serve              run the language server on stdio
     flydsl-ls compile FILE       compile a file's `# flydsl: example` (flydsl_ls/compile/cli.py)
     flydsl-ls example add FILE   write one for its kernel builder (flydsl_ls/compile/example_cli.py)
+    flydsl-ls migrate FILE[::fn] apply every fix in a kernel and its own helpers (flydsl_ls/migrate_cli.py)
 """
 
 from __future__ import annotations
@@ -149,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     from flydsl_ls.compile.example_cli import add_parser as add_example_parser
 
     add_example_parser(commands)
+    from flydsl_ls.migrate_cli import add_parser as add_migrate_parser
+
+    add_migrate_parser(commands)
     return parser
 
 
@@ -166,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             return args.run_compile(args)
         if args.command == "example":
             return args.run_example(args)
+        if args.command == "migrate":
+            return args.run_migrate(args)
         if args.command == "serve":
             from flydsl_ls.server.app import serve
 

@@ -30,6 +30,12 @@ computed only when picked: on resolve, or by ``flydsl-ls.addExample [uri, versio
 (``window/showDocument`` with its name selected, when the client supports it): by the
 command after its ``workspace/applyEdit``; after a resolved edit, by the action's command
 ``flydsl-ls.showExample [uri, name]``.
+
+Inside a module-level kernel, launcher or builder (``migrate.kernels``) whose scope (it and
+the helpers only it uses) has a fixable finding, "Migrate {name}" (kind
+``refactor.rewrite.migrateKernel.flydsl-ls``, for a client that can apply server edits) runs
+``flydsl-ls.migrateKernel [uri, version, name]`` (server/migrate.py): every fix, unsafe
+included, verified by compiling when the file has examples.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
+from flydsl_ls.actions import migrate as migration
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
@@ -71,6 +78,8 @@ ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
 REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
+MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
+MIGRATE_TITLE = "Migrate {name}: apply every fix in it and the helpers only it uses"
 
 
 class ActionKind(str, Enum):
@@ -81,6 +90,7 @@ class ActionKind(str, Enum):
     # Not under source.fixAll: a client asking for source.fixAll on save never gets it.
     VERIFIED_FIX_ALL = f"{types.CodeActionKind.Source.value}.verifiedFixAll.flydsl-ls"
     ADD_EXAMPLE = f"{types.CodeActionKind.Refactor.value}.addCompileExample.flydsl-ls"
+    MIGRATE_KERNEL = f"{types.CodeActionKind.RefactorRewrite.value}.migrateKernel.flydsl-ls"
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -152,6 +162,24 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
         )
     if _wanted(ActionKind.ADD_EXAMPLE, only):
         actions += await _add_example_actions(server, doc, params.range.start.line)
+    if _wanted(ActionKind.MIGRATE_KERNEL, only) and features.apply_edit and analysis is not None:
+        if "kernel" in analysis.text or "jit" in analysis.text:  # a cheap test before parsing, done off the loop
+            loop = asyncio.get_running_loop()
+            line = params.range.start.line
+            found = analysis.text, analysis.version, analysis.result.diagnostics
+            actions += await loop.run_in_executor(server.worker, _migrate_actions, doc.uri, *found, line)
+    return actions
+
+
+# --- "Migrate this kernel" ----------------------------------------------------------------------
+def _migrate_actions(uri: str, text: str, version: int, diagnostics: list[Diagnostic], line: int) -> list[types.CodeAction]:
+    """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix
+    (worker thread: parses the text once per version)."""
+    actions = []
+    for kernel in migration.with_fix(text, diagnostics, line + 1):
+        title = MIGRATE_TITLE.format(name=kernel.name)
+        command = types.Command(title=title, command=MIGRATE_COMMAND, arguments=[uri, version, kernel.name])
+        actions.append(types.CodeAction(title=title, kind=ActionKind.MIGRATE_KERNEL.value, command=command))
     return actions
 
 

@@ -1,9 +1,11 @@
 """textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
 ``# flydsl: example`` function, each carrying its command (server/commands.py); "Add compile
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
-(``flydsl-ls.addExample``, the code action of server/code_actions.py). A file with neither
+(``flydsl-ls.addExample``, the code action of server/code_actions.py); "Migrate this kernel"
+above each module-level kernel, launcher or builder whose scope has a fixable finding in the
+document's current lint (``flydsl-ls.migrateKernel``, server/migrate.py). A file with neither
 an example nor a builder or launcher, but with ``@flyc.jit`` functions or a ``.launch(...)``,
-gets one lens without a command saying why ("No compile example: no launcher found: ...",
+gets one lens saying why ("No compile example: no launcher found: ...",
 ``scaffold_reasons.no_target``): no diagnostic, the file is not wrong.
 
 The examples are found from the buffer's tokens and syntax tree (``find_examples``), the
@@ -20,11 +22,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flydsl_ls.actions.migrate import Kernel, with_fix
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
 from flydsl_ls.compile.scaffold_reasons import NoTarget, no_target
 from flydsl_ls.server.commands import Command, target_arch
+from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import lsp_range
 from flydsl_ls.server.session import Snapshot
 
@@ -36,6 +40,7 @@ MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizin
 LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA), ("Launch", Command.LAUNCH))
 ADD_EXAMPLE_TITLE = "Add compile example"
 NO_TARGET_TITLE = "No compile example: {reason}"
+MIGRATE_TITLE = "Migrate this kernel"
 
 
 async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
@@ -51,6 +56,35 @@ async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[typ
             lenses += _add_example_lenses(server, doc, found)
             if reason is not None and not examples:
                 lenses.append(_no_target_lens(server, doc, reason))
+    if "kernel" in doc.text or "jit" in doc.text:
+        lenses += await _migrate_lenses_of(server, doc)
+    return lenses
+
+
+async def _migrate_lenses_of(server: FlyServer, doc) -> list[types.CodeLens]:
+    """"Migrate this kernel" on the kernels with a fixable finding in the current lint (linted
+    now if there is none yet: the lint the client gets anyway)."""
+    analysis = doc.current(server.session.generation) or await diagnostics.analyse(server, doc)
+    if analysis is None or analysis.version != doc.version:
+        return []
+    snap = server.session.snapshot(doc, analysis.text, analysis.version)
+    loop = asyncio.get_running_loop()
+    found = await loop.run_in_executor(server.worker, migrate_targets, snap, analysis.result.diagnostics)
+    return _migrate_lenses(server, doc, found) if doc.version == snap.version else []
+
+
+def migrate_targets(snap: Snapshot, diagnostics) -> list[Kernel]:
+    """The kernels of the snapshot's text with a fixable finding in their scope (worker thread)."""
+    return with_fix(snap.text, diagnostics)
+
+
+def _migrate_lenses(server: FlyServer, doc, found: list[Kernel]) -> list[types.CodeLens]:
+    lenses = []
+    for kernel in found:
+        line = kernel.first_line - 1
+        whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+        command = types.Command(title=MIGRATE_TITLE, command=Command.MIGRATE_KERNEL.value, arguments=[doc.uri, doc.version, kernel.name])
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=command))
     return lenses
 
 

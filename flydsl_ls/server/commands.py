@@ -24,7 +24,6 @@ import asyncio
 import logging
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -40,24 +39,24 @@ from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
 from flydsl_ls.analysis.model.text import LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile import (
-    DEFAULT_ARCH,
     CompileResult,
-    CompileService,
     Status,
     choose_example,
     compare_results,
     find_examples,
 )
-from flydsl_ls.server import code_actions, diagnostics
+from flydsl_ls.server import code_actions, diagnostics, migrate
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.session import Document
+from flydsl_ls.server.work import WorkProgress, close, service, target_arch
+from flydsl_ls.server.work import cancel_with_request as _cancel_with_request
+from flydsl_ls.server.work import show as _show
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
 
 log = logging.getLogger(__name__)
 
-PROGRESS_CREATE_TIMEOUT = 10.0  # seconds the client has to accept a progress token
 SHOW_DOCUMENT_TIMEOUT = 10.0
 
 
@@ -73,6 +72,7 @@ class Command(str, Enum):
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
     SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
+    MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -142,11 +142,6 @@ def _source(server: FlyServer, uri: str) -> Source:
         raise JsonRpcInvalidParams(f"cannot read {path}: {error}") from error
 
 
-def target_arch(server: FlyServer, doc: Document) -> str:
-    """The ``target-arch`` setting (pyproject.toml, editor settings), else gfx942."""
-    return server.session.settings_for(doc).target_arch or DEFAULT_ARCH
-
-
 def _arch(server: FlyServer, source: Source, target: Target) -> str | None:
     """The arch asked for, else the example's marker, else the setting, else gfx942.
     None when there is no such example (the service reports that)."""
@@ -161,80 +156,6 @@ def _arch(server: FlyServer, source: Source, target: Target) -> str | None:
 
 
 # --- the service, progress and cancellation -----------------------------------------------
-def service(server: FlyServer) -> CompileService:
-    if server.session.compiler is None:
-        server.session.compiler = CompileService(default_timeout=server.session.editor.timeout)
-    return server.session.compiler
-
-
-def close(server: FlyServer) -> None:
-    """At shutdown: stop the worker process."""
-    compiler, server.session.compiler = server.session.compiler, None
-    if compiler is not None:
-        compiler.close()
-
-
-def _cancel_with_request(server: FlyServer, cancel: threading.Event) -> None:
-    """Set ``cancel`` when the client cancels this executeCommand request.
-
-    pygls runs a command as a step of its own executeCommand handler: ``$/cancelRequest``
-    cancels that outer request's future (registered under the client's id, which the
-    context still holds here), not our task; so we watch that future."""
-    protocol = server.protocol
-    msg_id = protocol.msg_id
-    future = getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
-    if future is not None:
-        future.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
-
-
-class WorkProgress:
-    """``window/workDoneProgress`` around one command, when the client supports it; its
-    cancel button sets ``cancel``. ``report`` may be called from any thread."""
-
-    def __init__(self, server: FlyServer, title: str, cancel: threading.Event):
-        self.server = server
-        self.title = title
-        self.cancel = cancel
-        self.token: str | None = None
-        self.loop = asyncio.get_running_loop()
-
-    async def __aenter__(self) -> WorkProgress:
-        if not self.server.session.features.work_done_progress:
-            return self
-        token = f"flydsl-ls/{uuid.uuid4()}"
-        progress = self.server.work_done_progress
-        try:
-            await asyncio.wait_for(progress.create_async(token), PROGRESS_CREATE_TIMEOUT)
-        except Exception as error:  # refused or unanswered: go on without a progress bar
-            log.debug("no work-done progress: %s", error)
-            return self
-        self.token = token
-        progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True))
-        future = progress.tokens.get(token)
-        if future is not None:
-            future.add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
-        return self
-
-    def report(self, message: str) -> None:
-        log.debug("%s: %s", self.title, message)
-        if self.token is not None:
-            self.loop.call_soon_threadsafe(self._report, message)
-
-    def _report(self, message: str) -> None:
-        if self.token is not None:
-            self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
-
-    def end(self, message: str) -> None:
-        if self.token is not None:
-            progress = self.server.work_done_progress
-            progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            progress.tokens.pop(self.token, None)
-            self.token = None
-
-    async def __aexit__(self, *exc) -> None:
-        self.end("cancelled" if self.cancel.is_set() else "done")
-
-
 async def _compile(
     server: FlyServer,
     source: Source,
@@ -262,15 +183,6 @@ async def _compile(
     except asyncio.CancelledError:
         cancel.set()  # the thread's compile stops at its next poll; its worker restarts
         raise
-
-
-# a shown message is also logged, at the same severity
-_LOG_LEVELS = {types.MessageType.Error: logging.ERROR, types.MessageType.Warning: logging.WARNING}
-
-
-def _show(server: FlyServer, kind: types.MessageType, text: str) -> None:
-    log.log(_LOG_LEVELS.get(kind, logging.INFO), "%s", text)
-    server.window_show_message(types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))
 
 
 async def _show_document(server: FlyServer, path: Path | None) -> str | None:
@@ -588,4 +500,5 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.FIX_ALL: fix_all_command,
     Command.ADD_EXAMPLE: code_actions.add_example_command,
     Command.SHOW_EXAMPLE: code_actions.show_example_command,
+    Command.MIGRATE_KERNEL: migrate.migrate_command,
 }

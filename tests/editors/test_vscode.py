@@ -229,7 +229,7 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
 
     steps = ["server running", "diagnostics", "quick fix", "hover", "inlay hints", "fix-all on save"]
     steps += ["compile", "show ISA"] if compiles else ["compile (unavailable)"]
-    assert suite["steps"] == steps + ["add example", "compile unavailable", "verify fix", "palette", "bad path"]
+    assert suite["steps"] == steps + ["add example", "compile unavailable", "verify fix", "migrate", "palette", "bad path"]
     codes = {d["code"] for d in suite["diagnostics"]}
     assert {"FLY101", "FLY102", "FLY103", "FLY104", "FLY901"} <= codes
     assert suite["quickFix"]["after"].startswith("    off = fx.Index(base)")
@@ -248,6 +248,16 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
         cwd=cli, capture_output=True, timeout=120,
     )
     assert suite["fixedFile"] == (cli / "legacy_kernel.py").read_text()
+    # "Migrate this kernel" from the palette, the cursor in softmax_kernel == `flydsl-ls
+    # migrate FILE::softmax_kernel`; a lens on the kernel and on its launcher
+    shutil.copy(REPO / "examples" / "legacy_kernel.py", cli / "migrate_kernel.py")
+    subprocess.run(
+        [sys.executable, "-m", "flydsl_ls", "migrate", "migrate_kernel.py::softmax_kernel"],
+        cwd=cli, capture_output=True, timeout=120,
+    )
+    legacy_lines = (REPO / "examples" / "legacy_kernel.py").read_text().splitlines()
+    assert suite["migrate"]["lenses"] == [legacy_lines.index("@flyc.kernel"), legacy_lines.index("@flyc.jit")]
+    assert suite["migrate"]["text"] == (cli / "migrate_kernel.py").read_text()
 
     driver = json.loads(driver_file.read_text())
     # "Add compile example": the lens on the builder's def line, clicked, wrote the example the

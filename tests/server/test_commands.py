@@ -87,6 +87,7 @@ async def test_code_lens_titles_and_commands(session):
     titles = [(lens.range.start.line, lens.command.title) for lens in lenses]
     small_line = text.splitlines().index("def small(device):")
     wide_line = text.splitlines().index("def wide(device):")
+    kernel_line, run_line = (i for i, line in enumerate(text.splitlines()) if line.startswith("@flyc."))
     assert titles == [
         (small_line, "Compile (gfx942)"),
         (small_line, "Show ISA"),
@@ -94,6 +95,9 @@ async def test_code_lens_titles_and_commands(session):
         (wide_line, "Compile (gfx950)"),
         (wide_line, "Show ISA"),
         (wide_line, "Launch"),
+        # the kernel's scope has fixes, and so has its launcher's (which alone launches it)
+        (kernel_line, "Migrate this kernel"),
+        (run_line, "Migrate this kernel"),
     ]
     commands = [(lens.command.command, list(lens.command.arguments)) for lens in lenses[:3]]
     assert commands == [

@@ -2,7 +2,7 @@
 //
 // Diagnostics, quick fixes, fix-all (`source.fixAll.flydsl-ls`), hover and the CodeLens are
 // the server's; vscode-languageclient wires them up. The server's commands
-// (flydsl-ls.compile, .launch, .showIsa, .verifyFix) are registered by vscode-languageclient
+// (flydsl-ls.compile, .launch, .showIsa, .verifyFix, .migrateKernel) are registered by vscode-languageclient
 // when the server advertises them; our middleware fills in the arguments when they come
 // from the command palette and opens the ISA/IR the server wrote beside the kernel, as
 // read-only virtual documents (`flydsl-isa:`, a TextDocumentContentProvider).
@@ -44,7 +44,15 @@ import {
   statusText,
 } from './settings';
 
-export const SERVER_COMMANDS = ['flydsl-ls.compile', 'flydsl-ls.launch', 'flydsl-ls.showIsa', 'flydsl-ls.verifyFix'];
+export const SERVER_COMMANDS = [
+  'flydsl-ls.compile',
+  'flydsl-ls.launch',
+  'flydsl-ls.showIsa',
+  'flydsl-ls.verifyFix',
+  'flydsl-ls.migrateKernel',
+];
+/** The code action "Migrate this kernel" runs where the palette's command has no kernel name. */
+const MIGRATE_KIND = 'refactor.rewrite.migrateKernel.flydsl-ls';
 const SECTION = 'flydsl-ls';
 
 /** What the extension exports (used by its end-to-end tests, and by anyone scripting it). */
@@ -199,6 +207,11 @@ async function runServerCommand(
   args: unknown[],
   next: (command: string, args: unknown[]) => vscode.ProviderResult<unknown>,
 ): Promise<unknown> {
+  if (command === 'flydsl-ls.migrateKernel' && args.length === 0) {
+    // From the palette: the server's code action at the cursor names the kernel there, and
+    // runs this command again with [uri, version, name].
+    return vscode.commands.executeCommand('editor.action.codeAction', { kind: MIGRATE_KIND, apply: 'first' });
+  }
   const given = commandArguments(command, args);
   if (!given) return undefined;
   let result: unknown;

@@ -8,6 +8,9 @@
 --   :FlydslShowIsa [example] [arch]   compile and open the ISA of its first kernel
 --   :FlydslLaunch [example] [arch]    compile and launch it (needs a ROCm GPU)
 --   :FlydslVerifyFix                  compile before and after the fix under the cursor
+--   :FlydslMigrate [function]         every fix (unsafe included) in the kernel under the cursor
+--                                     (or FUNCTION) and the helpers only it uses; compiled
+--                                     before and after first when the file has examples
 --   :FlydslRule                       open the rule page of the finding under the cursor
 -- The last result (a table, see docs/compile.md) is kept in b:flydsl_result. Files the
 -- server shows (the ISA, a verifyFix diff) and rule pages open read-only in a split.
@@ -56,6 +59,27 @@ local function diagnostic_at_cursor(bufnr)
       return lsp
     end
   end
+end
+
+--- :FlydslMigrate [function]: the function named, else the kernel under the cursor (the
+--- server's refactor.rewrite.migrateKernel code action there).
+local function migrate(client, bufnr, opts)
+  if not given(opts.fargs[1]) then
+    vim.lsp.buf.code_action({
+      context = { only = { 'refactor.rewrite.migrateKernel.flydsl-ls' }, diagnostics = {} },
+      apply = true,
+    })
+    return
+  end
+  local arguments = { vim.uri_from_bufnr(bufnr), vim.NIL, opts.fargs[1] }
+  client:exec_cmd({ title = 'FlydslMigrate', command = 'flydsl-ls.migrateKernel', arguments = arguments }, { bufnr = bufnr },
+    function(err, result)
+      if err then
+        vim.notify('flydsl-ls: flydsl-ls.migrateKernel failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      elseif vim.api.nvim_buf_is_valid(bufnr) then
+        vim.b[bufnr].flydsl_result = result
+      end
+    end)
 end
 
 --- :FlydslRule: the page the finding's codeDescription links to, a file installed with
@@ -135,5 +159,7 @@ return {
     end
     vim.api.nvim_buf_create_user_command(bufnr, 'FlydslRule', function() open_rule(bufnr) end,
       { nargs = 0, desc = 'flydsl-ls: open the rule page of the finding under the cursor' })
+    vim.api.nvim_buf_create_user_command(bufnr, 'FlydslMigrate', function(opts) migrate(client, bufnr, opts) end,
+      { nargs = '?', desc = 'flydsl-ls: apply every fix in a kernel and the helpers only it uses' })
   end,
 }

@@ -83,6 +83,7 @@ function writeJson(file: string, value: unknown): void {
 function prepareWorkspace(): void {
   fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
   fs.copyFileSync(path.join(REPO, 'examples', 'legacy_kernel.py'), path.join(workspace, 'legacy_kernel.py'));
+  fs.copyFileSync(path.join(REPO, 'examples', 'legacy_kernel.py'), path.join(workspace, 'migrate_kernel.py'));
   fs.copyFileSync(path.join(REPO, 'examples', 'compile', 'vector_add.py'), path.join(workspace, 'vector_add.py'));
   fs.writeFileSync(path.join(workspace, 'pyproject.toml'), '[project]\nname = "kernels"\nversion = "0"\n');
   // No example; a FLY102 inside a FLY301 that spans four lines (Verify Fix at the cursor).

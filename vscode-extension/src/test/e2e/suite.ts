@@ -243,6 +243,7 @@ async function scenario(): Promise<void> {
   await addExample(api);
   await compileUnavailable(api, example);
   await verifyFix();
+  await migrateKernel();
   await paletteTitles(example);
   await badPath(api);
 }
@@ -400,6 +401,30 @@ async function verifyFix(): Promise<void> {
   assert.match(String(result.message), /nested_findings\.py: no example in this file: mark a module-level function `# flydsl: example`/);
   await vscode.commands.executeCommand('notifications.clearAll');
   step('verify fix');
+}
+
+/** "Migrate this kernel" on a copy of the legacy example (no `# flydsl: example`: applied
+ * unverified): its lenses, then the palette's FlyDSL: Migrate This Kernel with the cursor in
+ * softmax_kernel (the server's refactor.rewrite code action there, applied). */
+async function migrateKernel(): Promise<void> {
+  const uri = vscode.Uri.file(path.join(WORKSPACE, 'migrate_kernel.py'));
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  const lenses = await until('the "Migrate this kernel" lenses', async () => {
+    const found = (await lensesOf(uri)).filter((l) => l.title === 'Migrate this kernel');
+    return found.length > 0 ? found : undefined;
+  });
+  const original = doc.getText();
+  const inside = original.split('\n').indexOf('    lane, warp = _lane_and_warp()');
+  await place(editor, new vscode.Position(inside, 4));
+  await vscode.commands.executeCommand('flydsl-ls.migrateKernel');
+  await until('the migration in the buffer', () => (doc.getText() !== original ? true : undefined), 60_000);
+  await vscode.commands.executeCommand('workbench.action.files.save');
+  await until('the save', () => (!doc.isDirty ? true : undefined), 60_000);
+  report.migrate = { lenses: lenses.map((l) => l.line), text: fs.readFileSync(uri.fsPath, 'utf8') };
+  await vscode.commands.executeCommand('notifications.clearAll');
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  step('migrate');
 }
 
 /** The two ISA commands are told apart in the palette. */

@@ -1,0 +1,116 @@
+"""What every long-running command shares: the session's compile worker, work-done progress
+with its cancel button, cancellation by ``$/cancelRequest``, window/showMessage, the arch.
+Used by the compile commands (server/commands.py) and "Migrate this kernel" (server/migrate.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from flydsl_ls.compile import DEFAULT_ARCH, CompileService
+from flydsl_ls.server.session import Document
+
+if TYPE_CHECKING:
+    from flydsl_ls.server.app import FlyServer
+
+log = logging.getLogger(__name__)
+
+PROGRESS_CREATE_TIMEOUT = 10.0  # seconds the client has to accept a progress token
+
+
+def target_arch(server: FlyServer, doc: Document) -> str:
+    """The ``target-arch`` setting (pyproject.toml, editor settings), else gfx942."""
+    return server.session.settings_for(doc).target_arch or DEFAULT_ARCH
+
+
+
+def service(server: FlyServer) -> CompileService:
+    if server.session.compiler is None:
+        server.session.compiler = CompileService(default_timeout=server.session.editor.timeout)
+    return server.session.compiler
+
+
+def close(server: FlyServer) -> None:
+    """At shutdown: stop the worker process."""
+    compiler, server.session.compiler = server.session.compiler, None
+    if compiler is not None:
+        compiler.close()
+
+
+
+def cancel_with_request(server: FlyServer, cancel: threading.Event) -> None:
+    """Set ``cancel`` when the client cancels this executeCommand request.
+
+    pygls runs a command as a step of its own executeCommand handler: ``$/cancelRequest``
+    cancels that outer request's future (registered under the client's id, which the
+    context still holds here), not our task; so we watch that future."""
+    protocol = server.protocol
+    msg_id = protocol.msg_id
+    future = getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
+    if future is not None:
+        future.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
+
+
+
+class WorkProgress:
+    """``window/workDoneProgress`` around one command, when the client supports it; its
+    cancel button sets ``cancel``. ``report`` may be called from any thread."""
+
+    def __init__(self, server: FlyServer, title: str, cancel: threading.Event):
+        self.server = server
+        self.title = title
+        self.cancel = cancel
+        self.token: str | None = None
+        self.loop = asyncio.get_running_loop()
+
+    async def __aenter__(self) -> WorkProgress:
+        if not self.server.session.features.work_done_progress:
+            return self
+        token = f"flydsl-ls/{uuid.uuid4()}"
+        progress = self.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), PROGRESS_CREATE_TIMEOUT)
+        except Exception as error:  # refused or unanswered: go on without a progress bar
+            log.debug("no work-done progress: %s", error)
+            return self
+        self.token = token
+        progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True))
+        future = progress.tokens.get(token)
+        if future is not None:
+            future.add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
+        return self
+
+    def report(self, message: str) -> None:
+        log.debug("%s: %s", self.title, message)
+        if self.token is not None:
+            self.loop.call_soon_threadsafe(self._report, message)
+
+    def _report(self, message: str) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            progress = self.server.work_done_progress
+            progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            progress.tokens.pop(self.token, None)
+            self.token = None
+
+    async def __aexit__(self, *exc) -> None:
+        self.end("cancelled" if self.cancel.is_set() else "done")
+
+
+
+# a shown message is also logged, at the same severity
+LOG_LEVELS = {types.MessageType.Error: logging.ERROR, types.MessageType.Warning: logging.WARNING}
+
+
+def show(server: FlyServer, kind: types.MessageType, text: str) -> None:
+    log.log(LOG_LEVELS.get(kind, logging.INFO), "%s", text)
+    server.window_show_message(types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))
