@@ -63,6 +63,7 @@ from flydsl_ls.compile.scaffold import Insertion, apply, example_for, targets
 from flydsl_ls.server import diagnostics
 from flydsl_ls.server.diagnostics import SOURCE, lsp_range
 from flydsl_ls.server.session import Analysis, Document, Snapshot
+from flydsl_ls.server.work import show
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -76,6 +77,7 @@ APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
+NO_EXAMPLE_COMMAND = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
 REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
@@ -281,6 +283,21 @@ async def add_example_command(server: FlyServer, arguments: list) -> dict:
     if result["applied"]:
         result["shown"] = await _reveal(server, doc.uri, added.line, added.example)
     return result
+
+
+async def no_example_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.noExample [reason]``: the "No compile example" lens, clicked: say why there
+    is none and what to do, in a message (a lens whose command is empty sends "" to the server
+    from Neovim)."""
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        raise JsonRpcInvalidParams("expected [reason]")
+    show(
+        server,
+        types.MessageType.Info,
+        f"no compile example can be added: {arguments[0]}. Write a `# flydsl: example` function that "
+        "returns (launcher, args) by hand where a kernel is launched (docs/compile.md)",
+    )
+    return {"shown": True}
 
 
 async def show_example_command(server: FlyServer, arguments: list) -> dict:

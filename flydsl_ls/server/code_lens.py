@@ -97,11 +97,11 @@ def lens_targets(snap: Snapshot) -> tuple[list[Target], NoTarget | None]:
 
 
 def _no_target_lens(server: FlyServer, doc, reason: NoTarget) -> types.CodeLens:
-    """A lens that only says why (its command runs nothing: VS Code shows it as plain text)."""
+    """A lens that says why; clicked, it says what to do."""
     line = reason.line - 1
     whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
     title = NO_TARGET_TITLE.format(reason=reason.message)
-    return types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=types.Command(title=title, command=""))
+    return types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=types.Command(title=title, command=Command.NO_EXAMPLE.value, arguments=[reason.message]))
 
 
 def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[types.CodeLens]:

@@ -72,6 +72,7 @@ class Command(str, Enum):
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
     SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
+    NO_EXAMPLE = code_actions.NO_EXAMPLE_COMMAND  # the "No compile example" lens
     MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
@@ -500,5 +501,6 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.FIX_ALL: fix_all_command,
     Command.ADD_EXAMPLE: code_actions.add_example_command,
     Command.SHOW_EXAMPLE: code_actions.show_example_command,
+    Command.NO_EXAMPLE: code_actions.no_example_command,
     Command.MIGRATE_KERNEL: migrate.migrate_command,
 }

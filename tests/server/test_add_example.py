@@ -182,18 +182,22 @@ async def test_a_client_without_show_document_gets_the_example_unrevealed(spec, 
 
 
 async def test_a_file_with_no_launcher_says_why_on_a_lens(spec, tmp_path):
-    """Device-side @flyc.jit helpers: no "Add compile example", a lens that says why and runs nothing."""
+    """Device-side @flyc.jit helpers: no "Add compile example", a lens that says why (and, clicked, what to do)."""
     path = tmp_path / "helpers.py"
     path.write_text("import flydsl.compiler as flyc\n\n\n@flyc.jit\ndef helper(x):\n    return x\n", encoding="utf-8")
     async with lsp(spec, tmp_path) as client:
         uri = open_doc(client, path)
         (lens,) = await lenses(client, uri)
-        assert lens.range.start.line == 4 and lens.command.command == ""
+        assert lens.range.start.line == 4 and lens.command.command == Command.NO_EXAMPLE.value
         assert lens.command.title == (
             "No compile example: no launcher found: its @flyc.jit function `helper` (line 5) launches no kernel "
             "(no `.launch(...)` in it or in a function it calls): device-side helpers are compiled by the example "
             "of a file that launches them"
         )
+        # Clicked, it says why and what to do (Neovim runs the command of any lens it shows).
+        assert await execute(client, lens.command.command, *lens.command.arguments) == {"shown": True}
+        (message,) = [m for m in client.messages if "no compile example can be added" in m.message]
+        assert message.type == types.MessageType.Info and "launches no kernel" in message.message
         plain = tmp_path / "plain.py"
         plain.write_text("x = 1\n", encoding="utf-8")
         assert await lenses(client, open_doc(client, plain)) == []  # nothing kernel-like: nothing said

@@ -28,6 +28,7 @@ def test_one_enum_drives_advertising_and_routing():
         "flydsl-ls.fixAll",
         "flydsl-ls.addExample",
         "flydsl-ls.showExample",
+        "flydsl-ls.noExample",
         "flydsl-ls.migrateKernel",
     ]
     server = create_server()
