@@ -138,6 +138,9 @@ def _accepts(prec: int, replaced: ast.AST, parent: ast.AST | None) -> bool:
     return False
 
 
+COMMENTS_WHY = " (no fix: the call holds comments, which the typed form would drop)"
+
+
 def comments_dropped(rule: Rule, node: ast.AST, kept: list[ast.AST]) -> bool:
     """Would replacing ``node`` by text built from ``kept`` lose a comment?"""
     text = rule.text(node)

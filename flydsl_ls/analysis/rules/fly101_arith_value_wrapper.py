@@ -311,6 +311,17 @@ class ArithValueWrapper(Rule):
             expected=None,
             message="cannot be read off the op",
         ),
+        # The unsigned integer ops keep their operand's type, read here off FlyDSL's
+        # constant(n, type=i32) under a local alias (aiter's fused_compress_attn.py).
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(s, n):\n    i32 = T.i32\n    ring = arith.remui(s, arith.constant(n, type=i32))\n"
+            "    return arith.ArithValue(ring) * 4\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+            "def f(s, n):\n    i32 = T.i32\n    ring = fx.Int32(arith.remui(s, arith.constant(n, type=i32)))\n"
+            "    return ring * 4\n",
+            unsafe=True,
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "from flydsl._mlir.dialects import arith as std_arith\n"
