@@ -31,6 +31,7 @@ _IR_TYPES = {
     "mlir.ir.F64Type.get": "fx.Float64",
     "mlir.ir.IndexType.get": "fx.Index",
 }
+_SIGNLESS = "mlir.ir.IntegerType.get_signless"
 # Ops whose result has the type of their (first) value operand.
 _SAME_AS_OPERAND = {
     "addf", "subf", "mulf", "divf", "remf", "negf", "maximumf", "minimumf", "maxnumf",
@@ -51,6 +52,11 @@ def fx_type_of_mlir_type(model: SemanticModel, expr: ast.expr, depth: int = 0) -
         bindings = model.reaching_bindings(expr)
         if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
             return fx_type_of_mlir_type(model, bindings[0].value, depth + 1)
+        return None
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and model.resolve(expr.func) == _SIGNLESS:
+        width = expr.args[0]
+        if isinstance(width, ast.Constant) and width.value in (1, 8, 16, 32, 64) and type(width.value) is int:
+            return "fx.Boolean" if width.value == 1 else f"fx.Int{width.value}"
         return None
     target = expr.func if isinstance(expr, ast.Call) and not expr.args else expr
     symbol = model.resolve(target)

@@ -447,6 +447,19 @@ class RawArith(Rule):
             unsafe=True,
             count=2,
         ),
+        # ...a raw scalar whose MLIR type is read off its op is a number.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
+            "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
+            "    fx.printf(arith.select(c, zero, v))\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
+            "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
+            "    fx.printf(c.select(zero, v))\n",
+            unsafe=True,
+            count=2,
+        ),
         # Boolean.select wraps its operands as fx values: a buffer resource is none.
         Invalid(
             "from flydsl.expr import arith\n"
@@ -615,6 +628,14 @@ class RawArith(Rule):
             "    fx.printf(x.bitcast(fx.Int32), fx.Int32(x))\n",
             unsafe=True,
             count=5,
+        ),
+        # The target type under a local alias of `ir.IntegerType.get_signless(64)` (aiter's fmha).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
+            "def f(a: fx.Int32):\n    i64 = ir.IntegerType.get_signless(64)\n    fx.printf(arith.extsi(i64, a))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32):\n    fx.printf(fx.Int64(a))\n",
+            unsafe=True,
         ),
         # A raw operand whose MLIR type is read off its op is wrapped in that type (no op).
         Invalid(
@@ -885,10 +906,11 @@ class Handler:
         state = self._carried(cond)
         if state is not None and state.closure:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
-        unknown = next((v for v in (true, false) if value_kind(self.model.type_of(v)) == "unknown"), None)
+        unknown = next((v for v in (true, false) if not self._known_number(v)), None)
         if unknown is not None:
-            # Boolean.select wraps its operands as fx values: a pointer or a buffer resource
-            # is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ... !llvm.ptr<8>").
+            # Boolean.select wraps its operands as fx values: a pointer, a buffer resource or
+            # a vector is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ...
+            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one.
             return self.report(
                 f"use `cond.select(t, f)` (no fix: `{self.rule.text(unknown)}` is not known to be a "
                 "number, and `cond.select` wraps its operands as fx values)"
@@ -901,6 +923,9 @@ class Handler:
             text,
             title="Replace with cond.select(t, f)",
         )
+
+    def _known_number(self, value: ast.expr) -> bool:
+        return value_kind(self.model.type_of(value)) != "unknown" or element_type(self.model, value) is not None
 
     def constant(self) -> None:
         value, dtype, why = self._constant_parts()
@@ -979,14 +1004,22 @@ class Handler:
 
     def float_cast(self) -> None:
         if not self.clean or len(self.args) != 2:
-            return self.report("use `v.to(fx.T)`")
+            return self.report(f"use `v.to(fx.T)`{self.unclean(2)}")
         type_expr, value = self.args
         dtype = S.scalar_dtype(self.model, type_expr)
         kind = self.model.type_of(value)
         if dtype is None or not S.is_float_type(dtype):
             vector = S.vector_dtype(self.model, type_expr)
-            if vector is None or vector[0] is None or kind.name != "fx.Vector":
-                return self.report("use `v.to(fx.T)`")
+            if vector is None or vector[0] is None:
+                return self.report(
+                    f"use `v.to(fx.T)` (no fix: `{self.rule.text(type_expr)}` is not a float or float vector "
+                    "type that can be read here)"
+                )
+            if kind.name != "fx.Vector":
+                return self.report(
+                    f"use `v.to(fx.T)` (no fix: a vector cast, and `{self.rule.text(value)}` is not known to be "
+                    "an fx.Vector)"
+                )
             dtype = vector[0]
         fx, imports = self.fx()
         name = dtype.removeprefix("fx.")
