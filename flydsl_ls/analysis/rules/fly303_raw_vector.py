@@ -1,7 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.valueflow import fx_result_blocker
+from flydsl_ls.analysis.model.valueflow import fx_result_blocker, value_kind
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -127,8 +127,9 @@ class RawVector(Rule):
             why = " (no fix: a dynamic position; `fx.Vector` indexing takes a static one here)"
         elif len(static) != 1:
             why = f" (no fix: {len(static)} static positions; `fx.Vector(v)[i]` takes one)"
-        elif not (S.non_negative_literal(static[0]) or self.model.type_of(static[0]).name == "int"):
-            why = f" (no fix: the position `{self.text(static[0])}` is not known to be a Python int)"
+        elif value_kind(self.model.type_of(static[0])) not in ("python", "unknown"):
+            # a static position is a Python int when traced: anything not an IR value is one
+            why = f" (no fix: the position `{self.text(static[0])}` is an IR value, not a static index)"
         if why is not None:
             return self._offer(node, replaced, spelled, f"{hint}{why}", None)
         position = static[0]
@@ -338,6 +339,13 @@ class RawVector(Rule):
             "def f(v):\n    return vector.extract(v, static_position=[0, 1], dynamic_position=[])\n",
             expected=None,
             message="no fix: 2 static positions",
+        ),
+        # A static position is a Python int when traced, whatever its name.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "def f(v, i):\n    fx.printf(vector.extract(v, static_position=[i], dynamic_position=[]))\n",
+            expected="import flydsl.expr as fx\ndef f(v, i):\n    fx.printf(fx.Vector(v)[i])\n",
+            unsafe=True,
         ),
         # bitcast of an fx.Vector feeding a raw builder: safe (an fx.Vector is an ir.Value).
         Invalid(
