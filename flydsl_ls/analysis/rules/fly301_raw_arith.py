@@ -167,7 +167,7 @@ class RawArith(Rule):
     summary = (
         "raw `arith` ops (`constant`, `mulf/addf/subf`, `trunc_f/extf`, `index_cast` to "
         "i32/i64, `select`, `cmpi/cmpf`, `maximumf/minimumf`, `max*/min*`, `maxnumf`, "
-        "`ceildiv*`) and `*Op(...)` classes"
+        "`ceildiv*`, `extsi/trunci/sitofp/fptosi/bitcast`) and `*Op(...)` classes"
     )
     replacement = "operators, `.to(fx.T)`, `cond.select(t, f)`, `fx.max/min/maxnumf/ceildiv`, `fx.Int32(v)`"
     fix_safety = (

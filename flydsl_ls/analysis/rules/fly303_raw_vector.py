@@ -50,8 +50,9 @@ class RawVector(Rule):
     `arith.select`, an `fx.Float32(...)` cast or an `as_ir_value`/`_to_raw` call; `bitcast`
     gives an `fx.Vector`, which raw builders still accept). On a raw value, `fx.Vector(v)`
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
-    `filled`/`from_elements` coerce their operands: unsafe. Dynamic positions and
-    loads/stores get no fix. Calls inside the legacy helper layers themselves (aiter's
+    `filled`/`from_elements` coerce their operands: unsafe. A static position that is not
+    an IR value is a Python int when traced (`static_position=[i]`): unsafe `[i]`. Dynamic
+    positions and loads/stores get no fix (a memref's replacement depends on what it is). Calls inside the legacy helper layers themselves (aiter's
     `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
     """
 
