@@ -961,7 +961,7 @@ class Handler:
                 return None, None, f" (no fix: `index={self.rule.text(index)}` is decided when traced)"
             value, type_expr = node.args[0], keywords.get("type")
         kind = value_kind(self.model.type_of(value))
-        if kind in ("raw", "fx") or (kind == "unknown" and self.raw and not self._literal(value)):
+        if kind in ("raw", "fx") or (kind == "unknown" and self.raw):
             what = "an MLIR attribute" if self.raw else "an IR value"
             return None, None, f" (no fix: `{self.rule.text(value)}` may be {what}, not a Python number)"
         if type_expr is not None:
@@ -978,13 +978,6 @@ class Handler:
                 "or bool), which is not known here)"
             )
         return value, dtype, ""
-
-    def _literal(self, value: ast.expr) -> bool:
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
-            value = value.operand
-        if isinstance(value, ast.Constant):
-            return isinstance(value.value, (int, float)) and not isinstance(value.value, complex)
-        return self.model.type_of(value).is_python
 
     def index_cast(self) -> None:
         if not self.clean or len(self.args) != 2:
