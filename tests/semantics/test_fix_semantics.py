@@ -217,6 +217,23 @@ def test_fly403_hand_made_sched_barrier_becomes_the_rocdl_op_with_the_same_llvm_
     assert _texts(before, "llvm") == _texts(after, "llvm")
 
 
+def test_fly301_casts_and_typed_constants_emit_the_same_ops(compile_pair):
+    """`arith.extsi(T.i64, v)` -> `fx.Int64(v)`, `trunci` -> `fx.Int8(v)`, `fptosi` ->
+    `fx.Int32(v)`, `bitcast` -> `fx.Float32(v).bitcast(fx.Int32)`, `sitofp` ->
+    `fx.Int32(v).to(fx.Float32)` on raw values whose type is read off their op, and
+    `arith.constant(SCALE, type=i32)` -> `fx.Int32(SCALE)` (unsafe: fx results): the
+    constructors emit the same signed ops, so only the constant moves to its use."""
+    outcome, before, after = _unsafe_pair(compile_pair, "raw_casts.py", "FLY301")
+    for fixed in ("wide = fx.Int64(n.ir_value())", "narrow = fx.Int8(n.ir_value())",
+                  "back = fx.Int32(x.ir_value())", "bits = fx.Float32(x.ir_value()).bitcast(fx.Int32)",
+                  "as_f = fx.Int32(n.ir_value()).to(fx.Float32)", "k = fx.Int32(SCALE)"):
+        assert fixed in outcome.text, fixed
+    removed, added = _changed_lines(before, after)
+    assert _ops(removed) == _ops(added), (removed, added)
+    for emit in ("mlir-final", "llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
+
+
 # --- value kinds: what the fixes refuse, and why ------------------------------------------
 def test_unsafe_fixes_on_value_kinds_still_compile_and_refuse_what_cannot_trace(compile_pair):
     """All fixes, unsafe included, on value_kinds.py: the kernel compiles. The `_raw(zero)` in

@@ -31,11 +31,13 @@ _IR_TYPES = {
     "mlir.ir.F64Type.get": "fx.Float64",
     "mlir.ir.IndexType.get": "fx.Index",
 }
+_SIGNLESS = "mlir.ir.IntegerType.get_signless"
 # Ops whose result has the type of their (first) value operand.
 _SAME_AS_OPERAND = {
     "addf", "subf", "mulf", "divf", "remf", "negf", "maximumf", "minimumf", "maxnumf",
     "minnumf", "addi", "subi", "muli", "divsi", "remsi", "andi", "ori", "xori", "shli",
-    "shrsi", "maxsi", "minsi",
+    "shrsi", "maxsi", "minsi", "divui", "remui", "shrui", "maxui", "minui", "ceildivsi",
+    "ceildivui", "floordivsi",
 }
 # Ops taking the result type first: (target_type, value).
 _RESULT_TYPE_FIRST = {
@@ -45,7 +47,17 @@ _RESULT_TYPE_FIRST = {
 _ARITH_MODULES = ("fx.arith.", "mlir.arith.")
 
 
-def fx_type_of_mlir_type(model: SemanticModel, expr: ast.expr) -> str | None:
+def fx_type_of_mlir_type(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | None:
+    if isinstance(expr, ast.Name) and depth < 3:  # `i32 = T.i32`, defined once
+        bindings = model.reaching_bindings(expr)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return fx_type_of_mlir_type(model, bindings[0].value, depth + 1)
+        return None
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and model.resolve(expr.func) == _SIGNLESS:
+        width = expr.args[0]
+        if isinstance(width, ast.Constant) and width.value in (1, 8, 16, 32, 64) and type(width.value) is int:
+            return "fx.Boolean" if width.value == 1 else f"fx.Int{width.value}"
+        return None
     target = expr.func if isinstance(expr, ast.Call) and not expr.args else expr
     symbol = model.resolve(target)
     if symbol is None:
@@ -71,6 +83,12 @@ def raw_result_type(model: SemanticModel, call: ast.Call, depth: int = 0) -> str
         return fx_type_of_mlir_type(model, call.args[0])
     if op == "constant" and symbol.startswith("mlir.") and len(call.args) == 2:
         return fx_type_of_mlir_type(model, call.args[0])
+    if op == "constant" and len(call.args) == 1:  # FlyDSL's constant(value, *, type=, index=)
+        return _constant_type(model, call)
+    if op == "select" and len(call.args) == 3:
+        return operand_type(model, call.args[1], depth) or operand_type(model, call.args[2], depth)
+    if op in _COMPARISONS and len(call.args) == 3:  # i1 where the operands are scalars
+        return "fx.Boolean" if any(operand_type(model, a, depth) for a in call.args[1:]) else None
     return None
 
 

@@ -138,6 +138,9 @@ def _accepts(prec: int, replaced: ast.AST, parent: ast.AST | None) -> bool:
     return False
 
 
+COMMENTS_WHY = " (no fix: the call holds comments, which the typed form would drop)"
+
+
 def comments_dropped(rule: Rule, node: ast.AST, kept: list[ast.AST]) -> bool:
     """Would replacing ``node`` by text built from ``kept`` lose a comment?"""
     text = rule.text(node)
@@ -179,7 +182,8 @@ def scalar_dtype(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | 
     symbol = model.resolve(target) or ""
     if symbol.startswith("fx.T."):
         return _EXTRA_SCALARS.get(symbol[len("fx.T."):])
-    if isinstance(expr, ast.Call) and symbol == "mlir.ir.IntegerType.get_signless" and len(expr.args) == 1:
+    if (isinstance(expr, ast.Call) and len(expr.args) == 1
+            and model.resolve(expr.func) == "mlir.ir.IntegerType.get_signless"):
         width = _int_literal(model, expr.args[0])
         if width in (1, 8, 16, 32, 64, 128):
             return "fx.Boolean" if width == 1 else f"fx.Int{width}"

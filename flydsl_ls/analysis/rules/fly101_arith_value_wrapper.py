@@ -189,14 +189,16 @@ class ArithValueWrapper(Rule):
         differ from ArithValue's (signed integer division, for one).
         """
         if not isinstance(inner, ast.Name):
-            return None, ""
+            return None, " (no fix: the raw value is built inside the wrapper, with no definition to type)"
         bindings = self.model.reaching_bindings(inner)
         if len(bindings) != 1 or bindings[0].kind != "assign":
             return None, " (no fix: the value has more than one definition)"
         binding = bindings[0]
         source = binding.value
-        if not isinstance(source, ast.Call) or binding.scope.node is not self.ctx.enclosing_function():
-            return None, ""
+        if binding.scope.node is not self.ctx.enclosing_function():
+            return None, " (no fix: the value is defined outside this function, whose other uses are not followed)"
+        if not isinstance(source, ast.Call):
+            return None, " (no fix: the value is not defined by an op call)"
         fx_type = raw_result_type(self.model, source)
         if fx_type is None:
             return None, " (no fix: its MLIR type cannot be read off the op)"
@@ -310,6 +312,23 @@ class ArithValueWrapper(Rule):
             "def f(a, b):\n    s = std_arith.addf(a, b)\n    return arith.ArithValue(s) * 2\n",
             expected=None,
             message="cannot be read off the op",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    return arith.ArithValue(std_arith.remui(a, b)) * 2\n",
+            expected=None,
+            message="no fix: the raw value is built inside the wrapper",
+        ),
+        # The unsigned integer ops keep their operand's type, read here off FlyDSL's
+        # constant(n, type=i32) under a local alias (aiter's fused_compress_attn.py).
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(s, n):\n    i32 = T.i32\n    ring = arith.remui(s, arith.constant(n, type=i32))\n"
+            "    return arith.ArithValue(ring) * 4\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+            "def f(s, n):\n    i32 = T.i32\n    ring = fx.Int32(arith.remui(s, arith.constant(n, type=i32)))\n"
+            "    return ring * 4\n",
+            unsafe=True,
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"

@@ -1,6 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Severity
+from flydsl_ls.analysis.model.rawtypes import element_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.valueflow import (
     Sink,
@@ -142,12 +143,20 @@ class RawArith(Rule):
     ambient fastmath of an `arith.fastmath(...)` block or of the `fastmath`/`fast_fp_math`
     compile hints, which a launcher in another file may set; the raw op does not.
     `fx.max`/`fx.Int32(v)`/`c.select(...)` may fold or coerce static values: unsafe.
+    `arith.constant(n, type=T.i32)` -> `fx.Int32(n)` for any `n` not known to be an IR
+    value (FlyDSL's `constant` takes only Python numbers), its type read off `type=` (also
+    through a local alias, `i32 = T.i32`) or, without it, off `n`'s Python type. Casts
+    become the fx constructor that emits the same op: `extsi` -> `fx.Int64(v)` where `v`'s
+    type is a signed integer wider than i1 (an fx.Uint* or an i1 is zero-extended),
+    `trunci`/`fptosi` -> `fx.Int32(v)`, `sitofp` -> `v.to(fx.Float32)` for a signed
+    integer `v`, `bitcast` -> `v.bitcast(fx.Float32)`; a raw `v` whose MLIR type is read
+    off its op is first wrapped in that type (`fx.Int32(v)`, no op).
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
 
     Kept (reported as information, no fix): ops with a non-default `fastmath=`; `cmpf`
     predicates without an operator (`ONE`, `ORD`, `UEQ`, ...); unsigned ops (`divui`,
-    `remui`, raw `shrui`, `cmpi` `ult/ule/ugt/uge`), since `//`, `%`, `>>`, `<` on
+    `remui`, raw `shrui`, `cmpi` `ult/ule/ugt/uge`, `extui`/`uitofp`/`fptoui`), since `//`, `%`, `>>`, `<` on
     `fx.Int32` are signed (`maxui`/`minui`/`ceildivui` get an unsafe `fx.max`/`fx.min`/
     `fx.ceildiv`, right only with `fx.Uint*` operands); `divsi` (truncating; `//`
     floors). A separate `a * b + c` is never turned into `fx.fma`.
@@ -158,7 +167,7 @@ class RawArith(Rule):
     summary = (
         "raw `arith` ops (`constant`, `mulf/addf/subf`, `trunc_f/extf`, `index_cast` to "
         "i32/i64, `select`, `cmpi/cmpf`, `maximumf/minimumf`, `max*/min*`, `maxnumf`, "
-        "`ceildiv*`) and `*Op(...)` classes"
+        "`ceildiv*`, `extsi/trunci/sitofp/fptosi/bitcast`) and `*Op(...)` classes"
     )
     replacement = "operators, `.to(fx.T)`, `cond.select(t, f)`, `fx.max/min/maxnumf/ceildiv`, `fx.Int32(v)`"
     fix_safety = (
@@ -186,7 +195,11 @@ class RawArith(Rule):
         if op in OP_CLASSES:
             parent = self.ctx.parent
             if not (isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node):
-                self.report(node, f"`{spelled}(...)` builds a raw arith op: {self._hint(OP_CLASSES[op])}")
+                self.report(
+                    node,
+                    f"`{spelled}(...)` builds a raw arith op: {self._hint(OP_CLASSES[op])} (no fix: the op "
+                    "object itself is used, not its `.result`)",
+                )
                 return
             replaced, op, raw, spelled = parent, OP_CLASSES[op], True, f"{spelled}(...).result"
         elif op not in FLAGGED or (not raw and op in MODERN):
@@ -259,7 +272,8 @@ class RawArith(Rule):
         self.report(
             func,
             f"`.{func.attr}(...)` is ArithValue's raw float cast: on an fx scalar or vector "
-            "write `v.to(fx.BFloat16)` (the target fx type)",
+            "write `v.to(fx.BFloat16)` (the target fx type) (no fix: the receiver is a raw value, which "
+            "has no `.to`, and its consumers may need the raw result)",
         )
 
     VALID = [
@@ -433,6 +447,19 @@ class RawArith(Rule):
             unsafe=True,
             count=2,
         ),
+        # ...a raw scalar whose MLIR type is read off its op is a number.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
+            "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
+            "    fx.printf(arith.select(c, zero, v))\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
+            "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
+            "    fx.printf(c.select(zero, v))\n",
+            unsafe=True,
+            count=2,
+        ),
         # Boolean.select wraps its operands as fx values: a buffer resource is none.
         Invalid(
             "from flydsl.expr import arith\n"
@@ -542,7 +569,7 @@ class RawArith(Rule):
         Invalid(
             "from flydsl.expr.typing import T\ndef f(acc):\n    return acc.truncf(T.vec(4, T.bf16))\n",
             expected=None,
-            message="`.truncf(...)` is ArithValue's raw float cast",
+            message="no fix: the receiver is a raw value",
             line=3,
             column=12,
         ),
@@ -559,6 +586,89 @@ class RawArith(Rule):
             expected="import flydsl.expr as fx\ndef f(a, b):\n    return fx.max(a, b).ir_value()\n",
             unsafe=True,
         ),
+        # FlyDSL's constant() takes a Python number (anything else raises when traced): a
+        # closure constant under a local type alias is one (aiter's fused_compress_attn.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(tid: fx.Int32, ratio):\n    i32 = T.i32\n    fx.printf(tid * arith.constant(ratio, type=i32))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(tid: fx.Int32, ratio):\n    fx.printf(tid * fx.Int32(ratio))\n",
+            unsafe=True,
+        ),
+        # ...but without `type=` its type follows the value's Python type; the raw builder's
+        # value may be an attribute; an unreadable type.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(n):\n    fx.printf(arith.constant(n))\n",
+            expected=None,
+            message="no fix: the constant's type follows `n`'s Python type",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\nfrom flydsl.expr.typing import T\n"
+            "def f(attr):\n    fx.printf(std_arith.constant(T.i32, attr))\n",
+            expected=None,
+            message="no fix: `attr` may be an MLIR attribute",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(ty):\n    fx.printf(arith.constant(0.0, type=ty))\n",
+            expected=None,
+            message="no fix: `ty` is not a scalar type that can be read here",
+        ),
+        # Casts: the fx constructors emit the same signed op (`int_to_int`, `int_to_fp`,
+        # `fp_to_int`), a bitcast the same `arith.bitcast`.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(a: fx.Int32, v, x: fx.Float32):\n"
+            "    fx.printf(arith.extsi(T.i64, a), arith.trunci(T.i8, v), arith.sitofp(T.f32, a))\n"
+            "    fx.printf(arith.bitcast(T.i32, x), arith.fptosi(T.i32, x))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32, v, x: fx.Float32):\n"
+            "    fx.printf(fx.Int64(a), fx.Int8(v), a.to(fx.Float32))\n"
+            "    fx.printf(x.bitcast(fx.Int32), fx.Int32(x))\n",
+            unsafe=True,
+            count=5,
+        ),
+        # The target type under a local alias of `ir.IntegerType.get_signless(64)` (aiter's fmha).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir import ir\n"
+            "def f(a: fx.Int32):\n    i64 = ir.IntegerType.get_signless(64)\n    fx.printf(arith.extsi(i64, a))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32):\n    fx.printf(fx.Int64(a))\n",
+            unsafe=True,
+        ),
+        # A raw operand whose MLIR type is read off its op is wrapped in that type (no op).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\nfrom flydsl.expr.typing import T\n"
+            "def f(bits):\n    word = std_arith.ori(std_arith.constant(T.i32, 1), bits)\n"
+            "    fx.printf(std_arith.bitcast(T.f32, word))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(bits):\n    word = fx.Int32(1) | bits\n"
+            "    fx.printf(fx.Int32(word).bitcast(fx.Float32))\n",
+            unsafe=True,
+            count=3,
+        ),
+        # fx.Int64(v) zero-extends unsigned values and i1, and its op follows v's type.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(u: fx.Uint32, v):\n    fx.printf(arith.extsi(T.i64, u), arith.extsi(T.i64, v))\n",
+            expected=None,
+            count=2,
+            message="no fix: ",
+        ),
+        # Unsigned casts are kept; a call holding comments is not rewritten.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(v):\n    fx.printf(arith.extui(T.i64, v))\n",
+            expected=None,
+            message="no fix: the fx integer types' casts are signed",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    fx.printf(arith.maxsi(a,  # row\n        b))\n",
+            expected=None,
+            message="no fix: the call holds comments",
+        ),
         # Through fx.arith and its raw `arith` attribute; an op object without .result.
         Invalid(
             "import flydsl.expr as fx\ndef f(a, b):\n    return fx.arith.arith.addi(a, b) + fx.arith.muli(a, b)\n",
@@ -569,6 +679,7 @@ class RawArith(Rule):
         Invalid(
             "from flydsl.expr import arith\nop = arith.AddIOp(a, b)\n",
             expected=None,
+            message="no fix: the op object itself is used",
         ),
         # A module passed in as a parameter, resolved from the call sites.
         Invalid(
@@ -611,7 +722,9 @@ class Handler:
             else:
                 message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
             text = None
-        if text is not None and not S.comments_dropped(self.rule, self.replaced, kept):
+        if text is not None and S.comments_dropped(self.rule, self.replaced, kept):
+            message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
+        elif text is not None:
             text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
             fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=imports)
         self.rule.report(
@@ -641,6 +754,12 @@ class Handler:
     def fx(self) -> tuple[str, tuple]:
         return fx_alias(self.model)
 
+    def unclean(self, arity: int) -> str:
+        """Why a call that is not the plain positional form gets no fix."""
+        if not self.clean:
+            return " (no fix: the call has keyword or starred arguments, which the typed form does not take)"
+        return f" (no fix: the typed form takes {arity} operands, the call has {len(self.args)})"
+
     # --- dispatch -------------------------------------------------------------------
     def run(self) -> None:
         op = self.op
@@ -653,14 +772,19 @@ class Handler:
                 f"unsigned op: `{UNSIGNED[op]}` on fx.Int32 is signed (it emits the signed op); "
                 "keep it, or use fx.Uint32 operands", info=True,
             )
+        if op in UNSIGNED_CASTS:
+            return self.report(
+                f"use {CASTS[op]} (no fix: the fx integer types' casts are signed; keep it, or use "
+                "fx.Uint* values)", info=True,
+            )
         if op in CASTS:
-            return self.report(f"use {CASTS[op]}", info=op in UNSIGNED_CASTS)
+            return self.cast()
         getattr(self, op if op in ("cmpi", "cmpf", "select", "constant", "index_cast", "negf", "divsi") else "float_cast")()
 
     def binary(self) -> None:
         symbol, kind = BINARY[self.op]
         if not self.clean or len(self.args) != 2:
-            return self.report(f"use the `{symbol}` operator on fx values")
+            return self.report(f"use the `{symbol}` operator on fx values{self.unclean(2)}")
         left, right = self.args
         text = S.binary(self.rule, symbol, left, right)
         safe, why = self._operator_safety(kind, left, right, self.op)
@@ -695,9 +819,12 @@ class Handler:
         if function == "maxnumf":
             note = " (NaN-ignoring, unlike fx.max)"
         if function == "minnumf" and not at_least(self.rule.ctx.options.flydsl_version, MINNUMF_SINCE):
-            return self.report(f"use `fx.minnumf(a, b)` (FlyDSL {MINNUMF_SINCE}+){note}")
+            return self.report(
+                f"use `fx.minnumf(a, b)`{note} (no fix: `fx.minnumf` is new in FlyDSL {MINNUMF_SINCE}, "
+                "and this project's release is older or not known)"
+            )
         if not self.clean or len(self.args) != 2:
-            return self.report(f"use `fx.{function}(a, b)`{note}", info=unsigned)
+            return self.report(f"use `fx.{function}(a, b)`{note}{self.unclean(2)}", info=unsigned)
         fx, imports = self.fx()
         a, b = (self.rule.text(x) for x in self.args)
         self.report(
@@ -720,7 +847,7 @@ class Handler:
 
     def cmpi(self) -> None:
         if not self.clean or len(self.args) != 3:
-            return self.report("use a comparison operator on fx values")
+            return self.report(f"use a comparison operator on fx values{self.unclean(3)}")
         predicate = self._predicate(self.args[0], CMPI_CODES)
         if predicate in CMPI_UNSIGNED:
             return self.report(
@@ -728,7 +855,10 @@ class Handler:
                 "compare fx.Uint32 values", info=True,
             )
         if predicate not in CMPI:
-            return self.report("use a comparison operator on fx values")
+            return self.report(
+                f"use a comparison operator on fx values (no fix: the predicate `{self.rule.text(self.args[0])}` "
+                "cannot be read)"
+            )
         symbol = CMPI[predicate]
         left, right = self.args[1], self.args[2]
         lt, rt = self.model.type_of(left), self.model.type_of(right)
@@ -752,7 +882,7 @@ class Handler:
 
     def cmpf(self) -> None:
         if not self.clean or len(self.args) != 3:
-            return self.report("use a comparison operator on fx values where one exists")
+            return self.report(f"use a comparison operator on fx values where one exists{self.unclean(3)}")
         predicate = self._predicate(self.args[0], CMPF_CODES)
         if predicate is not None:
             predicate = predicate.upper() if predicate.upper() in CMPF else predicate
@@ -771,15 +901,16 @@ class Handler:
 
     def select(self) -> None:
         if not self.clean or len(self.args) != 3:
-            return self.report("use `cond.select(t, f)`")
+            return self.report(f"use `cond.select(t, f)`{self.unclean(3)}")
         cond, true, false = self.args
         state = self._carried(cond)
         if state is not None and state.closure:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
-        unknown = next((v for v in (true, false) if value_kind(self.model.type_of(v)) == "unknown"), None)
+        unknown = next((v for v in (true, false) if not self._known_number(v)), None)
         if unknown is not None:
-            # Boolean.select wraps its operands as fx values: a pointer or a buffer resource
-            # is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ... !llvm.ptr<8>").
+            # Boolean.select wraps its operands as fx values: a pointer, a buffer resource or
+            # a vector is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ...
+            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one.
             return self.report(
                 f"use `cond.select(t, f)` (no fix: `{self.rule.text(unknown)}` is not known to be a "
                 "number, and `cond.select` wraps its operands as fx values)"
@@ -793,10 +924,13 @@ class Handler:
             title="Replace with cond.select(t, f)",
         )
 
+    def _known_number(self, value: ast.expr) -> bool:
+        return value_kind(self.model.type_of(value)) != "unknown" or element_type(self.model, value) is not None
+
     def constant(self) -> None:
-        value, dtype = self._constant_parts()
+        value, dtype, why = self._constant_parts()
         if value is None or dtype is None:
-            return self.report("use a typed constant (`fx.Int32(n)`, `fx.Float32(x)`)")
+            return self.report(f"use a typed constant (`fx.Int32(n)`, `fx.Float32(x)`){why}")
         fx, imports = self.fx()
         name = dtype.removeprefix("fx.")
         self.report(
@@ -807,35 +941,43 @@ class Handler:
             fx_result=True,
         )
 
-    def _constant_parts(self) -> tuple[ast.expr | None, str | None]:
+    def _constant_parts(self) -> tuple[ast.expr | None, str | None, str]:
+        """(value, fx type, why there is no fix). FlyDSL's `constant(value, *, type=None,
+        index=False)` takes a Python number (anything else raises when traced), so any value
+        not known to be an IR value is one; the raw builder's value may be an attribute."""
         node = self.node
         if any(isinstance(a, ast.Starred) for a in node.args):
-            return None, None
+            return None, None, self.unclean(1)
         if self.raw:
             if len(node.args) != 2 or node.keywords:
-                return None, None
+                return None, None, " (no fix: the raw builder is called with other than `(type, value)`)"
             type_expr, value = node.args
         else:
             keywords = {k.arg: k.value for k in node.keywords}
             if len(node.args) != 1 or set(keywords) - {"type", "index"}:
-                return None, None
+                return None, None, self.unclean(1)
             index = keywords.get("index")
             if index is not None and not (isinstance(index, ast.Constant) and index.value is False):
-                return None, None
+                return None, None, f" (no fix: `index={self.rule.text(index)}` is decided when traced)"
             value, type_expr = node.args[0], keywords.get("type")
-        if not self._literal(value):
-            return None, None
+        kind = value_kind(self.model.type_of(value))
+        if kind in ("raw", "fx") or (kind == "unknown" and self.raw):
+            what = "an MLIR attribute" if self.raw else "an IR value"
+            return None, None, f" (no fix: `{self.rule.text(value)}` may be {what}, not a Python number)"
         if type_expr is not None:
-            return value, S.scalar_dtype(self.model, type_expr)
-        kind = self.model.type_of(value).name
-        return value, {"int": "fx.Int32", "float": "fx.Float32", "bool": "fx.Boolean"}.get(kind)
-
-    def _literal(self, value: ast.expr) -> bool:
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
-            value = value.operand
-        if isinstance(value, ast.Constant):
-            return isinstance(value.value, (int, float)) and not isinstance(value.value, complex)
-        return self.model.type_of(value).is_python
+            dtype = S.scalar_dtype(self.model, type_expr)
+            if dtype is None:
+                return None, None, (
+                    f" (no fix: `{self.rule.text(type_expr)}` is not a scalar type that can be read here)"
+                )
+            return value, dtype, ""
+        dtype = {"int": "fx.Int32", "float": "fx.Float32", "bool": "fx.Boolean"}.get(self.model.type_of(value).name)
+        if dtype is None:
+            return None, None, (
+                f" (no fix: the constant's type follows `{self.rule.text(value)}`'s Python type (int, float "
+                "or bool), which is not known here)"
+            )
+        return value, dtype, ""
 
     def index_cast(self) -> None:
         if not self.clean or len(self.args) != 2:
@@ -855,14 +997,22 @@ class Handler:
 
     def float_cast(self) -> None:
         if not self.clean or len(self.args) != 2:
-            return self.report("use `v.to(fx.T)`")
+            return self.report(f"use `v.to(fx.T)`{self.unclean(2)}")
         type_expr, value = self.args
         dtype = S.scalar_dtype(self.model, type_expr)
         kind = self.model.type_of(value)
         if dtype is None or not S.is_float_type(dtype):
             vector = S.vector_dtype(self.model, type_expr)
-            if vector is None or vector[0] is None or kind.name != "fx.Vector":
-                return self.report("use `v.to(fx.T)`")
+            if vector is None or vector[0] is None:
+                return self.report(
+                    f"use `v.to(fx.T)` (no fix: `{self.rule.text(type_expr)}` is not a float or float vector "
+                    "type that can be read here)"
+                )
+            if kind.name != "fx.Vector":
+                return self.report(
+                    f"use `v.to(fx.T)` (no fix: a vector cast, and `{self.rule.text(value)}` is not known to be "
+                    "an fx.Vector)"
+                )
             dtype = vector[0]
         fx, imports = self.fx()
         name = dtype.removeprefix("fx.")
@@ -881,9 +1031,65 @@ class Handler:
             fx_result=True,
         )
 
+    def cast(self) -> None:
+        """extsi/trunci/fptosi -> `fx.IntN(v)`, sitofp -> `.to(fx.F)`, bitcast -> `.bitcast(fx.T)`:
+        the fx constructors emit the same op (signed: `int_to_int`/`int_to_fp`/`fp_to_int`)
+        where the source's type says they would."""
+        op, hint = self.op, f"use {CASTS[self.op]}"
+        if not self.clean or len(self.args) != 2:
+            return self.report(f"{hint}{self.unclean(2)}")
+        type_expr, value = self.args
+        target = S.scalar_dtype(self.model, type_expr)
+        if target is None:
+            return self.report(f"{hint} (no fix: `{self.rule.text(type_expr)}` is not a scalar type that can be read here)")
+        fx, imports = self.fx()
+        name, source = target.removeprefix("fx."), self._source_type(value)
+        text, why = None, ""
+        if op in ("trunci", "fptosi", "extsi") and not S.is_signed_int_type(target):
+            why = f" (no fix: `fx.{name}(v)` is not an integer truncation or extension)"
+        elif op in ("trunci", "fptosi"):  # the source is a wider integer / a float, or it would not trace
+            text = f"{fx}.{name}({self.rule.text(value)})"
+        elif source is None:
+            why = f" (no fix: `{self.rule.text(value)}`'s type is not known, and the fx form's op depends on it)"
+        elif op == "extsi":
+            if not S.is_signed_int_type(source):
+                why = f" (no fix: `fx.{name}(v)` does not sign-extend a {source} value)"
+            else:
+                text = f"{fx}.{name}({self.rule.text(value)})"
+        elif op == "sitofp":
+            if not S.is_float_type(target) or not S.is_signed_int_type(source):
+                why = f" (no fix: `.to(fx.{name})` converts a {source} value with another op)"
+            else:
+                text = f"{self._typed(value, source, fx)}.to({fx}.{name})"
+        else:  # bitcast
+            text = f"{self._typed(value, source, fx)}.bitcast({fx}.{name})"
+        if text is None:
+            return self.report(f"{hint}{why}")
+        form = {"sitofp": f"v.to(fx.{name})", "bitcast": f"v.bitcast(fx.{name})"}.get(op, f"fx.{name}(v)")
+        self.report(
+            f"use `{form}` (unsafe: the result is an fx value, and a static operand folds)",
+            text,
+            imports=imports,
+            title=f"Replace with a typed cast to {fx}.{name}",
+            fx_result=True,
+        )
+
+    def _source_type(self, value: ast.expr) -> str | None:
+        """The fx class of a cast's operand: its fx type, or its raw value's MLIR type."""
+        kind = self.model.type_of(value)
+        if kind.is_fx_scalar:
+            return kind.name
+        return element_type(self.model, value) if value_kind(kind) in ("raw", "unknown") else None
+
+    def _typed(self, value: ast.expr, source: str, fx: str) -> str:
+        """`value` as an fx scalar: itself, or wrapped in its own type (no op)."""
+        if self.model.type_of(value).is_fx_scalar:
+            return S.receiver(self.rule, value)
+        return f"{fx}.{source.removeprefix('fx.')}({self.rule.text(value)})"
+
     def negf(self) -> None:
         if not self.clean or len(self.args) != 1:
-            return self.report("use `-v`")
+            return self.report(f"use `-v`{self.unclean(1)}")
         text = f"-{S.operand(self.rule, self.args[0], S.UNARY, True)}"
         self.report(f"use `-v` (unsafe: {FASTMATH_NOTE})", text, S.UNARY, title="Replace with -v")
 

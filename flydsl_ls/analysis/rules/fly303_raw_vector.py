@@ -1,7 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.valueflow import fx_result_blocker
+from flydsl_ls.analysis.model.valueflow import fx_result_blocker, value_kind
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -17,6 +17,11 @@ OP_CLASSES = {
     "StoreOp": "store",
 }
 MEMORY = {"load", "store", "load_op"}
+MEMORY_WHY = (
+    " (no fix: the replacement depends on the memref, a register one or memory that wants a "
+    "layout view, which cannot be told from the call)"
+)
+UNCLEAN = " (no fix: the call is not the plain `(type, value)` form)"
 
 
 class RawVector(Rule):
@@ -45,8 +50,9 @@ class RawVector(Rule):
     `arith.select`, an `fx.Float32(...)` cast or an `as_ir_value`/`_to_raw` call; `bitcast`
     gives an `fx.Vector`, which raw builders still accept). On a raw value, `fx.Vector(v)`
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
-    `filled`/`from_elements` coerce their operands: unsafe. Dynamic positions and
-    loads/stores get no fix. Calls inside the legacy helper layers themselves (aiter's
+    `filled`/`from_elements` coerce their operands: unsafe. A static position that is not
+    an IR value is a Python int when traced (`static_position=[i]`): unsafe `[i]`. Dynamic
+    positions and loads/stores get no fix (a memref's replacement depends on what it is). Calls inside the legacy helper layers themselves (aiter's
     `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
     """
 
@@ -80,13 +86,14 @@ class RawVector(Rule):
             if op in MEMORY or not (
                 isinstance(parent, ast.Attribute) and parent.attr == "result" and parent.value is node
             ):
-                self.report(node, f"`{spelled}` builds a raw vector op: {self._hint(op)}")
+                why = MEMORY_WHY if op in MEMORY else " (no fix: the op object itself is used, not its `.result`)"
+                self.report(node, f"`{spelled}` builds a raw vector op: {self._hint(op)}{why}")
                 return
             replaced, raw, spelled = parent, True, f"{spelled}.result"
         elif op not in OPS:
             return
         if op in MEMORY:
-            self.report(node, f"`{spelled}` is a raw vector {op.split('_')[0]}: {self._hint(op)}")
+            self.report(node, f"`{spelled}` is a raw vector {op.split('_')[0]}: {self._hint(op)}{MEMORY_WHY}")
             return
         getattr(self, f"_{op}")(node, replaced, raw, spelled)
 
@@ -103,7 +110,9 @@ class RawVector(Rule):
 
     def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None):
         fix = None
-        if text is not None and not S.comments_dropped(self, replaced, list(node.args)):
+        if text is not None and S.comments_dropped(self, replaced, list(node.args)):
+            message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
+        elif text is not None:
             text = S.in_context(text, S.ATOM, replaced, S._parent_of(self, replaced))
             fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=imports)
         self.report(node, f"`{spelled}` is a raw vector op: {message}", fix=fix)
@@ -112,11 +121,19 @@ class RawVector(Rule):
     def _extract(self, node, replaced, raw, spelled) -> None:
         source, static, dynamic, other = self._extract_args(node, raw)
         hint = self._hint("extract")
-        if source is None or other or static is None or len(static) != 1 or (dynamic and dynamic.elts):
-            return self._offer(node, replaced, spelled, hint, None)
+        why = None
+        if source is None or other or static is None:
+            why = " (no fix: the call's arguments are not the plain source and static position list)"
+        elif dynamic and dynamic.elts:
+            why = " (no fix: a dynamic position; `fx.Vector` indexing takes a static one here)"
+        elif len(static) != 1:
+            why = f" (no fix: {len(static)} static positions; `fx.Vector(v)[i]` takes one)"
+        elif value_kind(self.model.type_of(static[0])) not in ("python", "unknown"):
+            # a static position is a Python int when traced: anything not an IR value is one
+            why = f" (no fix: the position `{self.text(static[0])}` is an IR value, not a static index)"
+        if why is not None:
+            return self._offer(node, replaced, spelled, f"{hint}{why}", None)
         position = static[0]
-        if not (S.non_negative_literal(position) or self.model.type_of(position).name == "int"):
-            return self._offer(node, replaced, spelled, hint, None)
         kind = self.model.type_of(source)
         fx, imports = fx_alias(self.model)
         if kind.name == "fx.Vector":
@@ -169,11 +186,11 @@ class RawVector(Rule):
     def _bitcast(self, node, replaced, raw, spelled) -> None:
         hint = self._hint("bitcast")
         if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return self._offer(node, replaced, spelled, hint, None)
+            return self._offer(node, replaced, spelled, f"{hint}{UNCLEAN}", None)
         type_expr, source = node.args
         vector = S.vector_dtype(self.model, type_expr)
         if vector is None or vector[0] is None:
-            return self._offer(node, replaced, spelled, hint, None)
+            return self._offer(node, replaced, spelled, f"{hint}{self._unread(type_expr)}", None)
         fx, imports = fx_alias(self.model)
         dtype = vector[0].removeprefix("fx.")
         kind = self.model.type_of(source)
@@ -186,16 +203,23 @@ class RawVector(Rule):
         self._offer(node, replaced, spelled, f"use `.bitcast(fx.{dtype})`{why}", text, safe=safe,
                     imports=imports, title=f"Replace with .bitcast({fx}.{dtype})")
 
+    def _unread(self, type_expr: ast.expr) -> str:
+        return f" (no fix: `{self.text(type_expr)}` is not a 1-D vector type whose element type can be read here)"
+
     # --- splat / broadcast --------------------------------------------------------------
     def _broadcast(self, node, replaced, raw, spelled) -> None:
         hint = self._hint("broadcast")
         if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return self._offer(node, replaced, spelled, hint, None)
+            return self._offer(node, replaced, spelled, f"{hint}{UNCLEAN}", None)
         type_expr, value = node.args
         vector = S.vector_dtype(self.model, type_expr)
         kind = self.model.type_of(value)
-        if vector is None or vector[0] is None or vector[1] is None or not (kind.is_fx_scalar or kind.is_python):
-            return self._offer(node, replaced, spelled, hint, None)
+        if vector is None or vector[0] is None or vector[1] is None:
+            return self._offer(node, replaced, spelled, f"{hint}{self._unread(type_expr)}", None)
+        if not (kind.is_fx_scalar or kind.is_python):
+            why = (f" (no fix: `{self.text(value)}` is not known to be an fx scalar or a Python number, "
+                   "which `filled` takes)")
+            return self._offer(node, replaced, spelled, f"{hint}{why}", None)
         element, count = vector
         count_text = str(count) if isinstance(count, int) else self.text(count)
         fx, imports = fx_alias(self.model)
@@ -212,11 +236,11 @@ class RawVector(Rule):
     def _from_elements(self, node, replaced, raw, spelled) -> None:
         hint = self._hint("from_elements")
         if len(node.args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return self._offer(node, replaced, spelled, hint, None)
+            return self._offer(node, replaced, spelled, f"{hint}{UNCLEAN}", None)
         type_expr, elements = node.args
         vector = S.vector_dtype(self.model, type_expr)
         if vector is None or vector[0] is None:
-            return self._offer(node, replaced, spelled, hint, None)
+            return self._offer(node, replaced, spelled, f"{hint}{self._unread(type_expr)}", None)
         fx, imports = fx_alias(self.model)
         dtype = vector[0].removeprefix("fx.")
         text = f"{fx}.Vector.from_elements({self.text(elements)}, {fx}.{dtype})"
@@ -303,6 +327,26 @@ class RawVector(Rule):
             "from flydsl._mlir.dialects import vector\n"
             "def f(v, i):\n    return vector.extract(v, static_position=[-9223372036854775808], dynamic_position=[i])\n",
             expected=None,
+            message="no fix: a dynamic position",
+        ),
+        # An unreadable vector type; two positions into an n-D vector.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\ndef f(ty, v):\n    return vector.bitcast(ty, v)\n",
+            expected=None,
+            message="no fix: `ty` is not a 1-D vector type",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import vector\n"
+            "def f(v):\n    return vector.extract(v, static_position=[0, 1], dynamic_position=[])\n",
+            expected=None,
+            message="no fix: 2 static positions",
+        ),
+        # A static position is a Python int when traced, whatever its name.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "def f(v, i):\n    fx.printf(vector.extract(v, static_position=[i], dynamic_position=[]))\n",
+            expected="import flydsl.expr as fx\ndef f(v, i):\n    fx.printf(fx.Vector(v)[i])\n",
+            unsafe=True,
         ),
         # bitcast of an fx.Vector feeding a raw builder: safe (an fx.Vector is an ir.Value).
         Invalid(
@@ -332,6 +376,7 @@ class RawVector(Rule):
             "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
             "def f(s):\n    return vector.broadcast(T.f32x4, s)\n",
             expected=None,
+            message="no fix: `s` is not known to be an fx scalar or a Python number",
         ),
         # Loads and stores of register memrefs, op classes without .result.
         Invalid(
@@ -339,7 +384,7 @@ class RawVector(Rule):
             "def f(vt, r, i, v):\n    x = vector.load(vt, r, [i])\n    vector.store(v, r, [i])\n    return x\n",
             expected=None,
             count=2,
-            message="memref_load_vec",
+            message="no fix: the replacement depends on the memref",
         ),
         Invalid(
             "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
