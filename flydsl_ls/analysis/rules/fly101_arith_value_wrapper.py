@@ -9,6 +9,7 @@ from flydsl_ls.analysis.model.valueflow import (
     kind_change_blocker,
     value_uses,
 )
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -144,8 +145,9 @@ class ArithValueWrapper(Rule):
         state = method_call_state(self.model, self.ctx.parents, node, inner)
         if state is not None and state.closure:
             self.report(node, f"{message}, for {blocker.describe()} (no fix: {state.describe()})")
-        elif all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
-            receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
+            return True
+        receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
+        if all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
             self.report(
                 node,
                 f"{message}, for {blocker.describe()}: write `{receiver}.ir_value()`"
@@ -153,10 +155,25 @@ class ArithValueWrapper(Rule):
                 fix=self.replace(node, f"{receiver}.ir_value()", "Replace with .ir_value()", safe=state is None),
             )
         else:
+            # Other uses compute with operators: drop the wrapper, and hand each consumer that
+            # needs the raw value `x.ir_value()` (or the operator's result, when fx).
+            boundaries = raw_boundaries(self, node, transparent=_OTHER_WRAPPERS)
+            if boundaries.blocker is not None:
+                self.report(node, f"{message}, for {blocker.describe()} (no fix: {boundaries.blocker})")
+                return True
+            text = replacement_text(self.model, inner, node, self.ctx.parent)
+            hazards = [self._operator_hazard(node, kind) or "fx operators replace ArithValue's", boundaries.note]
+            if boundaries.wrap_self:
+                text = f"{receiver}.ir_value()"
+                hazards.append(state.describe() if state else "")
             self.report(
                 node,
-                f"{message} (no fix: {blocker.describe()} needs the raw value, which other uses "
-                "compute with ArithValue's operators)",
+                f"{message}: drop the wrapper (unsafe: {'; '.join(h for h in hazards if h)})",
+                fix=Fix(
+                    title=f"{self.fix_title} (unsafe)",
+                    applicability=Applicability.UNSAFE,
+                    edits=(self.edit(self.ctx.range(node), text), *boundaries.edits),
+                ),
             )
         return True
 
@@ -237,7 +254,18 @@ class ArithValueWrapper(Rule):
             "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
             "    return arith.maxsi(rel, z)\n",
             count=2,
-            message="(no fix: `arith.maxsi` on line 7 needs the raw value",
+            message="(no fix: `ArithValue` on line 6 wraps it again: that wrapper goes first)",
+        ),
+        # ... and once that one is gone, the first goes too, with `.ir_value()` at the builder.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel, z)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = tid & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel.ir_value(), z)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 7",
         ),
         # The wrapper is there for the method: an index cast is fx.Index(x).
         Invalid(
@@ -279,8 +307,21 @@ class ArithValueWrapper(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "from flydsl._mlir.dialects import scf\n"
             "def f(n: fx.Int32):\n    hi = ArithValue(n) + 1\n    scf.for_(0, hi, 1)\n    return hi * 2\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def f(n: fx.Int32):\n    hi = n + 1\n    scf.for_(0, hi.ir_value(), 1)\n    return (hi * 2).ir_value()\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 6, line 7",
+        ),
+        # Inside a dynamic `if`, `.ir_value()` on a variable of the enclosing function would
+        # make the rewriter carry it: the trace fails.
+        Invalid(
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\nfrom flydsl.expr.arith import ArithValue\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, c):\n    hi = ArithValue(n) + 1\n    def body():\n"
+            "        if c > 0:\n            scf.for_(0, hi, 1)\n    body()\n    fx.printf(hi * 2)\n",
             expected=None,
-            message="no fix: `scf.for_` on line 6 needs the raw value",
+            message="belongs to an enclosing function: the trace would fail",
         ),
         # `n` may be an fx.Int32, which has no `index_cast`.
         Invalid(

@@ -1,8 +1,8 @@
 import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.valueflow import fx_result_blocker
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
@@ -101,11 +101,11 @@ class RawVector(Rule):
         }.get(op, "use `fx.memref_load_vec(r)`/`fx.memref_store_vec(v, r)` for register memrefs, "
                   "or a layout view and a copy atom")
 
-    def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None):
+    def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None, edits=()):
         fix = None
         if text is not None and not S.comments_dropped(self, replaced, list(node.args)):
             text = S.in_context(text, S.ATOM, replaced, S._parent_of(self, replaced))
-            fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=imports)
+            fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=(*imports, *edits))
         self.report(node, f"`{spelled}` is a raw vector op: {message}", fix=fix)
 
     # --- extract ----------------------------------------------------------------------
@@ -130,12 +130,19 @@ class RawVector(Rule):
             and S.result_uses_accept(self, replaced, S.accepts_typed_scalar)
         )
         why = "" if safe else self._why_unsafe(kind.name, S.non_negative_literal(position), "a typed scalar")
-        blocker = None if safe else fx_result_blocker(self.value_uses(replaced, through_operators=True))
-        if blocker is not None:
-            why = f" (no fix: the element would be an fx scalar, and {blocker.describe()} may need the raw value)"
+        # The element is an fx scalar: each consumer that needs the raw value gets
+        # `.ir_value()` in the same fix.
+        boundaries = None if safe else raw_boundaries(self, replaced)
+        if boundaries is not None and boundaries.blocker is not None:
+            why = f" (no fix: the element would be an fx scalar, and {boundaries.blocker})"
             return self._offer(node, replaced, spelled, f"{hint}{why}", None)
+        edits = ()
+        if boundaries is not None and boundaries.places:
+            why = f"{why[:-1]}; {boundaries.note})" if why.endswith(")") else f" (unsafe: {boundaries.note})"
+            text += ".ir_value()" if boundaries.wrap_self else ""
+            edits = boundaries.edits
         self._offer(node, replaced, spelled, f"{hint}{why}", text, safe=safe, imports=imports,
-                    title="Replace with fx.Vector indexing")
+                    title="Replace with fx.Vector indexing", edits=edits)
 
     def _extract_args(self, node: ast.Call, raw: bool):
         """(source, static positions, dynamic position list node, other keywords)."""
@@ -251,8 +258,11 @@ class RawVector(Rule):
             "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
             "def f(frags, k):\n    val = vector.extract(frags[k], static_position=[0], dynamic_position=[])\n"
             "    return val.truncf(T.bf16)\n",
-            expected=None,
-            message="no fix: the element would be an fx scalar, and `truncf` on line 5 may need the raw value",
+            expected="from flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+            "def f(frags, k):\n    val = fx.Vector(frags[k])[0]\n"
+            "    return val.ir_value().truncf(T.bf16)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 5",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
