@@ -86,6 +86,8 @@ class ArithValueWrapper(Rule):
             )
         elif kind.known:
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
+        elif self._wrapped_for_index_cast():
+            self._index_cast(node, inner, state)
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
             blocker = fx_result_blocker(self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS))
@@ -115,6 +117,30 @@ class ArithValueWrapper(Rule):
             return False
         target = call.args[0].func if isinstance(call.args[0], ast.Call) else call.args[0]
         return self.model.resolve(target) in ("fx.T.index", "mlir.ir.IndexType.get")
+
+    def _index_cast(self, node: ast.Call, inner: ast.expr, state) -> None:
+        """`ArithValue(x).index_cast(T.index)` -> `fx.Index(x)`, whatever kind `x` is; the
+        index value is fx, and its consumers that need the raw value get `.ir_value()`."""
+        cast = self.ctx.parents[-2]
+        message = f"`ArithValue(...)` is deprecated: an index cast is `fx.Index({self.text(inner)})`"
+        boundaries = raw_boundaries(self, cast, transparent=_OTHER_WRAPPERS)
+        if boundaries.blocker is not None:
+            self.report(node, f"{message} (no fix: {boundaries.blocker})")
+            return
+        fx, imports = fx_alias(self.model)
+        text = f"{fx}.Index({self.text(inner)})" + (".ir_value()" if boundaries.wrap_self else "")
+        why = "; ".join(
+            w for w in ("fx.Index's operators are unsigned", boundaries.note, state.describe() if state else "") if w
+        )
+        self.report(
+            node,
+            f"{message} (unsafe: {why})",
+            fix=Fix(
+                title=f"Replace with {fx}.Index(...) (unsafe)",
+                applicability=Applicability.UNSAFE,
+                edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *imports),
+            ),
+        )
 
     def _method_state(self, node: ast.Call, inner: ast.expr):
         """What unwrapping `ArithValue(x).method(...)` into `x.method(...)` adds to the state
@@ -271,7 +297,8 @@ class ArithValueWrapper(Rule):
         Invalid(
             "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
             "def f(safe_idx):\n    return ArithValue(safe_idx).index_cast(T.index)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\ndef f(safe_idx):\n    return fx.Index(safe_idx).ir_value()\n",
+            unsafe=True,
             message="`ArithValue(...)` is deprecated: an index cast is `fx.Index(safe_idx)`",
         ),
         Invalid(
@@ -323,12 +350,18 @@ class ArithValueWrapper(Rule):
             expected=None,
             message="belongs to an enclosing function: the trace would fail",
         ),
-        # `n` may be an fx.Int32, which has no `index_cast`.
+        # `n` may be an fx.Int32, which has no `index_cast`: fx.Index takes either kind.
         Invalid(
-            "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
-            "def f(n):\n    return ArithValue(n).index_cast(T.index)\n",
-            expected=None,
-            message="no fix: if `n` is an fx value, `index_cast` on line 4",
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def f(n):\n    hi = ArithValue(n).index_cast(T.index)\n    scf.for_(0, hi, 1)\n"
+            "    fx.printf(fx.make_layout(ArithValue(n).index_cast(T.index), 1))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import scf\n"
+            "def f(n):\n    hi = fx.Index(n)\n    scf.for_(0, hi.ir_value(), 1)\n"
+            "    fx.printf(fx.make_layout(fx.Index(n), 1))\n",
+            unsafe=True,
+            count=2,
+            message="an index cast is `fx.Index(n)` (unsafe: fx.Index's operators are unsigned; `.ir_value()`",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import ArithValue as _AV\n"
