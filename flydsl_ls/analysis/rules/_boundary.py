@@ -121,31 +121,39 @@ def raw_boundaries(
 
 
 def _stops(model, use: Use) -> bool:
-    """Handled where it stands: the value is made raw there (or, for a helper and a
-    return, handed on as it is when everything beyond takes an fx value)."""
-    if use.sink is Sink.OPERATOR:
-        return not _fx_outcome(model, use)
-    if use.sink is Sink.ANY_VALUE:
-        if use.symbol is None or not keeps_kind(use.symbol):
-            return False  # an fx API or converter: it takes either kind
-        call = use.holder
-        first = call.args[0] if isinstance(call, ast.Call) and call.args else None
-        others = [a for a in getattr(call, "args", ()) if a is not use.node]
-        return first is not use.node and not all(value_kind(model.type_of(a)) in ("fx", "python") for a in others)
+    """Handled where it stands: the value is made raw there, or the result is raw as it was
+    (or, for a helper and a return, handed on as it is when everything beyond takes an fx
+    value)."""
+    if use.sink is Sink.OPERATOR or use.sink is Sink.ANY_VALUE:
+        return _outcome(model, use) != "fx"
     return use.sink is Sink.PASSED_ON
 
 
-def _fx_outcome(model, use: Use) -> bool:
-    """Does the operator give an fx value when the value is fx? With the value on the left
-    (fx's operator coerces the other operand), or beside an fx or Python operand."""
+def _outcome(model, use: Use) -> str:
+    """The kind of an operator's (or kind-keeping helper's) result once the value is fx:
+    "fx" with the value on the left (fx's operator coerces the other operand) or beside fx
+    or Python operands; "raw" after a raw left operand (an ArithValue takes the fx one and
+    gives a raw value, as before); else "unknown". "any" for a call that takes either kind."""
     holder = use.holder
+    if use.sink is Sink.ANY_VALUE:
+        if use.symbol is None or not keeps_kind(use.symbol):
+            return "any"  # an fx API or converter
+        args = list(getattr(holder, "args", ()))
+        first = args[0] if args else None
+        others = [value_kind(model.type_of(a)) for a in args if a is not use.node]
+        if first is use.node or all(k in ("fx", "python") for k in others):
+            return "fx"
+        return "raw" if first is not None and value_kind(model.type_of(first)) == "raw" else "unknown"
     if isinstance(holder, ast.UnaryOp):
-        return True
-    if isinstance(holder, ast.BinOp) and holder.left is use.node:
-        return True
-    if isinstance(holder, ast.Compare) and holder.left is use.node and len(holder.comparators) == 1:
-        return True
-    return use.other is not None and value_kind(model.type_of(use.other)) in ("fx", "python")
+        return "fx"
+    if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node:
+        if isinstance(holder, ast.BinOp) or len(holder.comparators) == 1:
+            return "fx"
+    other = value_kind(model.type_of(use.other)) if use.other is not None else "unknown"
+    if other in ("fx", "python"):
+        return "fx"
+    single = not isinstance(holder, ast.Compare) or len(holder.comparators) == 1  # the other is on the left
+    return "raw" if other == "raw" and single else "unknown"
 
 
 def _boundary(rule, use: Use):
@@ -157,7 +165,7 @@ def _boundary(rule, use: Use):
     if use.sink is Sink.METHOD:
         return None if use.what in _FX_METHODS or use.what in SHARED_METHODS else value
     if use.sink is Sink.OPERATOR or use.sink is Sink.ANY_VALUE:
-        return value if _stops(rule.model, use) else None
+        return value if _outcome(rule.model, use) == "unknown" else None
     if use.sink is Sink.PASSED_ON:
         if use.what == TOO_FAR:
             return TOO_FAR

@@ -181,6 +181,21 @@ class IndexCast(Rule):
             unsafe=True,
             message="`.ir_value()` at the raw boundaries: line 8",
         ),
+        # After a raw left operand the result stays raw (an ArithValue takes the fx operand):
+        # nothing to add there. The left operand's own fix follows its result.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def k(n, c0, c1):\n"
+            "    trips = arith.index_cast(T.index, n) * arith.index(4)\n"
+            "    return scf.ForOp(c0, trips, c1)\n",
+            expected="from flydsl._mlir.dialects import scf\nimport flydsl.expr as fx\n"
+            "def k(n, c0, c1):\n"
+            "    trips = fx.Index(n) * fx.Index(4)\n"
+            "    return scf.ForOp(c0, trips.ir_value(), c1)\n",
+            unsafe=True,
+            count=2,
+        ),
         # An ArithValue method fx values lack gets the raw value.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
