@@ -34,6 +34,9 @@ class ArithValueWrapper(Rule):
     `ir.Value` (a dialect op result, `gpu.thread_id(...)`, `.ir_value()`), wrap it once
     where it is defined, e.g. `v = fx.Float32(raw)`, instead of at every use. When the
     type of `x` cannot be inferred, dropping the wrapper is offered as an unsafe fix.
+    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
+    also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
+    the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
     """
 
     code = "FLY101"

@@ -20,7 +20,9 @@ class IndexCast(Rule):
     At an index-typed boundary (a launch, layout, loop or other API that needs
     `index`), write `fx.Index(v)`; the fix does exactly that. For plain counters prefer
     an explicit width, `fx.Int64(...)` or `fx.Int32(...)`, chosen on purpose: that
-    choice changes the IR and is left to you. Casts to other types
+    choice changes the IR and is left to you. `fx.Index(...)` is an fx value: each consumer
+    that needs the raw `ir.Value` (a raw builder such as `scf.for_`, an ArithValue method,
+    code the file does not show) gets `v.ir_value()` in the same fix (unsafe). Casts to other types
     (`index_cast(T.i32, v)`) belong to FLY301. `fx.Index(...)` itself is not flagged.
     """
 

@@ -145,6 +145,13 @@ class RawArith(Rule):
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
 
+    Consumers. Where the typed form surely gives an fx value (`fx.max`, `fx.Int32(...)`,
+    `.to(...)`, an operator with an fx left operand), the fix follows the value through the
+    names it is assigned to: each consumer that needs the raw value (a raw builder, an
+    ArithValue method such as `.type`, code the file does not show, an operator whose left
+    operand may be raw) gets `v.ir_value()` right there, in the same fix. No fix where that
+    call would make FlyDSL's rewriter carry an enclosing function's variable.
+
     Kept (reported as information, no fix): ops with a non-default `fastmath=`; `cmpf`
     predicates without an operator (`ONE`, `ORD`, `UEQ`, ...); unsigned ops (`divui`,
     `remui`, raw `shrui`, `cmpi` `ult/ule/ugt/uge`), since `//`, `%`, `>>`, `<` on

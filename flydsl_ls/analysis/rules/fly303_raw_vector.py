@@ -45,6 +45,8 @@ class RawVector(Rule):
     `arith.select`, an `fx.Float32(...)` cast or an `as_ir_value`/`_to_raw` call; `bitcast`
     gives an `fx.Vector`, which raw builders still accept). On a raw value, `fx.Vector(v)`
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
+    An element that reaches a consumer needing the raw value (a raw builder, `.truncf`, code
+    the file does not show) gets `e.ir_value()` there, in the same (unsafe) fix.
     `filled`/`from_elements` coerce their operands: unsafe. Dynamic positions and
     loads/stores get no fix. Calls inside the legacy helper layers themselves (aiter's
     `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
