@@ -108,6 +108,8 @@ def raw_boundaries(
     wrap_self = False
     parents = model.parent_map(model.tree)
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
+        if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
+            return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
         state = _state(model, parents, target)
         if state is not None and state.closure:
             return Boundaries(blocker=state.describe())
