@@ -114,6 +114,7 @@ _PLACES = {
     "FormattedValue": "an f-string", "JoinedStr": "an f-string", "Lambda": "a lambda", "Yield": "a yield",
     "YieldFrom": "a yield", "Await": "an await", "For": "a for loop's iterable", "AsyncFor": "a for loop's iterable",
     "With": "a with statement", "AsyncWith": "a with statement", "withitem": "a with statement",
+    "List": "a list", "Tuple": "a tuple", "IfExp": "a conditional expression", "Starred": "a starred expression",
     "Raise": "a raise", "Delete": "a del", "AugAssign": "an augmented assignment", "Match": "a match",
 }
 
@@ -215,6 +216,11 @@ class _Follower:
             isinstance(parent, ast.IfExp) and child is not parent.test
         ):
             child, parent = parent, parents.get(id(parent))  # packed: the container's consumer
+        if child is not expr and not isinstance(child, ast.keyword):
+            # Beyond a name or a helper, the container is followed, not the value in it.
+            packed = Use(Sink.PASSED_ON, child, type(child).__name__, value=expr, holder=parent)
+            if not (isinstance(parent, ast.Call) and self.model.resolve(parent.func)) and self.stop(packed):
+                return [packed]
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             what = "comparison" if isinstance(parent, ast.Compare) else _OPERATORS.get(type(parent.op), "operator")
             use = Use(Sink.OPERATOR, child, what, other=_other_operand(parent, child), value=expr, holder=parent)

@@ -266,6 +266,25 @@ class RawVector(Rule):
             unsafe=True,
             message="`.ir_value()` at the raw boundaries: line 5",
         ),
+        # Packed in a conditional expression or a list whose readers are followed: the raw
+        # value goes in (the other branch stays raw; FlyDSL's topk_gating_softmax_kernel.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(atom_vec, c, thread_max):\n"
+            "    val_e = vector.extract(atom_vec, dynamic_position=[], static_position=[0])\n"
+            "    xv = val_e if c else val_e.extf(T.f32)\n"
+            "    pair = [val_e, 1]\n"
+            "    fx.printf(pair)\n"
+            "    return fx.max(thread_max, xv)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+            "def f(atom_vec, c, thread_max):\n"
+            "    val_e = fx.Vector(atom_vec)[0]\n"
+            "    xv = val_e.ir_value() if c else val_e.ir_value().extf(T.f32)\n"
+            "    pair = [val_e.ir_value(), 1]\n"
+            "    fx.printf(pair)\n"
+            "    return fx.max(thread_max, xv)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
             "def f(v):\n    fx.printf(vector.extract(v, static_position=[0], dynamic_position=[]))\n",
