@@ -11,9 +11,11 @@ to (valueflow.py):
   whose other uses need the raw value. It received a raw value before, and
   ``v.ir_value()`` keeps exactly that contract (a local helper that takes the fx value as
   well is handed the fx value);
-- an operator or a kind-keeping ``fx.arith`` helper whose first operand may be raw: an
-  ``ArithValue`` on the left takes an fx operand and gives a raw result, so the result's
-  kind is not known; given ``v.ir_value()`` the operation is the raw one it was.
+- an operator whose left operand may be raw: an ``ArithValue`` on the left takes an fx
+  operand and gives a raw result, so the result's kind is not known; given
+  ``v.ir_value()`` the operation is the raw one it was. (After a known raw left operand,
+  or beside the first operand of a kind-keeping ``fx.arith`` helper, the result is as it
+  was: nothing to do.)
 
 An fx value on the left of an operator (or beside Python and fx operands) gives an fx
 result, whose consumers are followed in turn. Each ``.ir_value()`` is a method call FlyDSL's
@@ -135,17 +137,16 @@ def _outcome(model, use: Use) -> str:
     """The kind of an operator's (or kind-keeping helper's) result once the value is fx:
     "fx" with the value on the left (fx's operator coerces the other operand) or beside fx
     or Python operands; "raw" after a raw left operand (an ArithValue takes the fx one and
-    gives a raw value, as before); else "unknown". "any" for a call that takes either kind."""
+    gives a raw value, as before), or beside the first operand of a kind-keeping helper;
+    else "unknown". "any" for a call that takes either kind."""
     holder = use.holder
     if use.sink is Sink.ANY_VALUE:
         if use.symbol is None or not keeps_kind(use.symbol):
             return "any"  # an fx API or converter
+        # The result is typed like the first operand, whatever the others are: the value
+        # there makes it fx; elsewhere it is unwrapped and the result is as it was.
         args = list(getattr(holder, "args", ()))
-        first = args[0] if args else None
-        others = [value_kind(model.type_of(a)) for a in args if a is not use.node]
-        if first is use.node or all(k in ("fx", "python") for k in others):
-            return "fx"
-        return "raw" if first is not None and value_kind(model.type_of(first)) == "raw" else "unknown"
+        return "fx" if args and args[0] is use.node else "raw"
     if isinstance(holder, ast.UnaryOp):
         return "fx"
     if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node:

@@ -198,6 +198,15 @@ class IndexCast(Rule):
             unsafe=True,
             count=2,
         ),
+        # A kind-keeping fx.arith helper types its result like its first operand: beside it
+        # the value is unwrapped and the result is as it was (FlyDSL's layout_utils.py).
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(val):\n    return arith.shrui(val, arith.index(2))\n",
+            expected="from flydsl.expr import arith\nimport flydsl.expr as fx\n"
+            "def f(val):\n    return arith.shrui(val, fx.Index(2))\n",
+            unsafe=True,
+        ),
         # An ArithValue method fx values lack gets the raw value.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
