@@ -149,14 +149,13 @@ def _outcome(model, use: Use) -> str:
         return "fx" if args and args[0] is use.node else "raw"
     if isinstance(holder, ast.UnaryOp):
         return "fx"
-    if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node:
-        if isinstance(holder, ast.BinOp) or len(holder.comparators) == 1:
-            return "fx"
+    single = not isinstance(holder, ast.Compare) or len(holder.comparators) == 1  # two operands
+    if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node and single:
+        return "fx"
     other = value_kind(model.type_of(use.other)) if use.other is not None else "unknown"
     if other in ("fx", "python"):
         return "fx"
-    single = not isinstance(holder, ast.Compare) or len(holder.comparators) == 1  # the other is on the left
-    return "raw" if other == "raw" and single else "unknown"
+    return "raw" if other == "raw" and single else "unknown"  # the other operand is on the left
 
 
 def _boundary(rule, use: Use):
