@@ -112,6 +112,12 @@ def raw_boundaries(
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
         if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
             return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
+        if isinstance(target, ast.Name) and len(model.reaching_bindings(target)) > 1:
+            # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: the read
+            # sees the raw value too, which has no `.ir_value()` (aiter's fused_compress_attn).
+            return Boundaries(
+                blocker=f"`{target.id}` on line {target.lineno} may also hold another (raw) value there"
+            )
         state = _state(model, parents, target)
         if state is not None and state.closure:
             return Boundaries(blocker=state.describe())

@@ -570,6 +570,19 @@ class RawArith(Rule):
             "    return one.ir_value()\n",
             unsafe=True,
         ),
+        # A read that may also see a raw value (a loop rebinding the name) takes no
+        # `.ir_value()`: no fix (aiter's fused_compress_attn.py).
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        acc = arith.AddFOp(acc, x).result\n    return acc\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        acc = acc + x\n    return acc\n",
+            unsafe=True,
+            count=2,
+            message="no fix: `acc` on line 6 may also hold another (raw) value there",
+        ),
         # ... but not where the op itself stands there: the other operand goes first.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
