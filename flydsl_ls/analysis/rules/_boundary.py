@@ -104,6 +104,15 @@ def raw_boundaries(
             return Boundaries(blocker=f"the result goes to {use.describe()}")
         if target is not None:
             targets.setdefault(id(target), target)
+    # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: a read on the way
+    # may see the raw value too, and what it computes has no `.ir_value()` (aiter's
+    # fused_compress_attn.py).
+    mixed = next(
+        (u.value for u in uses if isinstance(u.value, ast.Name) and len(model.reaching_bindings(u.value)) > 1),
+        None,
+    )
+    if targets and mixed is not None:
+        return Boundaries(blocker=f"`{mixed.id}` on line {mixed.lineno} may also hold another (raw) value there")
     edits: list[Edit] = []
     places: list[str] = []
     carried = None
@@ -112,12 +121,6 @@ def raw_boundaries(
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
         if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
             return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
-        if isinstance(target, ast.Name) and len(model.reaching_bindings(target)) > 1:
-            # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: the read
-            # sees the raw value too, which has no `.ir_value()` (aiter's fused_compress_attn).
-            return Boundaries(
-                blocker=f"`{target.id}` on line {target.lineno} may also hold another (raw) value there"
-            )
         state = _state(model, parents, target)
         if state is not None and state.closure:
             return Boundaries(blocker=state.describe())

@@ -583,6 +583,18 @@ class RawArith(Rule):
             count=2,
             message="no fix: `acc` on line 6 may also hold another (raw) value there",
         ),
+        # ... also on the way: `t` is computed from that read.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = arith.addf(acc, x)\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = acc + x\n",
+            unsafe=True,
+            count=2,
+            message="no fix: `acc` on line 7 may also hold another (raw) value there",
+        ),
         # ... but not where the op itself stands there: the other operand goes first.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
