@@ -115,3 +115,33 @@ def test_kind_keeping_fx_functions_are_followed_through():
     body = "def k(x, lim, c):\n    g = fx.maximumf(mark(x + 0), lim)\n    llvm.call_intrinsic(None, 'f', [g * c], [], [])\n"
     assert uses_of_marked(body, through_operators=True)[-1] == (Sink.RAW_BUILDER, "llvm.call_intrinsic")
     assert uses_of_marked(body) == [(Sink.ANY_VALUE, "fx.maximumf")]
+
+
+def test_stop_keeps_the_use_where_it_stands_and_names_the_value():
+    """With ``stop``, a helper's argument (or an operator) is reported where it stands, its
+    outcome not followed; each use names the expression whose value it uses, inside a
+    container too (the raw boundaries the fixes hand `.ir_value()`)."""
+    source = HEAD + (
+        "def loop(lo, hi):\n"
+        "    return scf.for_(lo, hi, 1)\n"
+        "def k(n):\n"
+        "    hi = arith.index_cast(T.index, n)\n"
+        "    loop(0, hi)\n"
+        "    llvm.InlineAsmOp(None, [hi + 1], 'x', 'v')\n"
+    )
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree)
+    value = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "arith.index_cast")
+    parents = model.parent_map(tree)
+    followed = value_uses(model, value, parents, through_operators=True)
+    assert [(u.sink, u.what) for u in followed] == [
+        (Sink.RAW_BUILDER, "scf.for_"), (Sink.OPERATOR, "+"), (Sink.RAW_BUILDER, "llvm.InlineAsmOp"),
+    ]
+    stopped = value_uses(
+        model, value, parents, through_operators=True, stop=lambda use: use.sink is not Sink.RAW_BUILDER
+    )
+    assert [(u.sink, u.what, ast.unparse(u.value)) for u in stopped] == [
+        (Sink.PASSED_ON, "loop", "hi"), (Sink.OPERATOR, "+", "hi"),
+    ]
+    packed = followed[-1]
+    assert isinstance(packed.node, ast.List) and ast.unparse(packed.value) == "hi + 1"

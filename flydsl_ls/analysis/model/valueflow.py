@@ -21,7 +21,8 @@ value, a Python scalar) is only as safe as its consumers let it be, as FlyDSL 0.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from flydsl_ls.analysis.model import fxtypes as T
@@ -50,7 +51,7 @@ _ROCDL_WRAPPERS = {
     "wave_id",
 }
 # Methods both an fx scalar and an ArithValue have (fx numerics proxy these).
-_SHARED_METHODS = {
+SHARED_METHODS = {
     "select", "maximumf", "minimumf", "exp2", "shuffle_xor", "shrui", "addf",
 }
 _OPERATORS = {
@@ -68,7 +69,7 @@ _KIND_KEEPING_ARITH = {
 } | {"fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down", "fx.gpu.shuffle_idx"}
 
 
-def _keeps_kind(symbol: str) -> bool:
+def keeps_kind(symbol: str) -> bool:
     """An fx function whose result is of its (first) operand's kind: raw in, raw out."""
     return symbol in _KIND_KEEPING_ARITH or symbol.startswith("fx.math.")
 
@@ -90,6 +91,8 @@ class Use:
     what: str  # the callee, method or operator
     symbol: str | None = None  # the callee's canonical symbol, when resolved
     other: ast.expr | None = None  # an operator's other operand
+    value: ast.expr | None = None  # the expression whose value is used (``node`` may pack it)
+    holder: ast.AST | None = None  # the operator or call it is an operand of
 
     def describe(self) -> str:
         """The use in a message: "`scf.for_` on line 12", "a list comprehension on line 40"."""
@@ -111,6 +114,7 @@ _PLACES = {
     "FormattedValue": "an f-string", "JoinedStr": "an f-string", "Lambda": "a lambda", "Yield": "a yield",
     "YieldFrom": "a yield", "Await": "an await", "For": "a for loop's iterable", "AsyncFor": "a for loop's iterable",
     "With": "a with statement", "AsyncWith": "a with statement", "withitem": "a with statement",
+    "List": "a list", "Tuple": "a tuple", "IfExp": "a conditional expression", "Starred": "a starred expression",
     "Raise": "a raise", "Delete": "a del", "AugAssign": "an augmented assignment", "Match": "a match",
 }
 
@@ -122,13 +126,16 @@ def value_uses(
     *,
     through_operators: bool = False,
     transparent: frozenset[str] = frozenset(),
+    stop: Callable[[Use], bool] | None = None,
 ) -> list[Use]:
     """Every consumer of the value ``expr`` computes; ``parents`` maps the nodes around it
     (``model.parent_map`` of its enclosing function). With ``through_operators``, an
     operator is a use and so are the consumers of its result (a value of the same kind).
     Calls of the ``transparent`` symbols are uses whose result is followed too, as if they
-    were not there (a wrapper the same fix pass may drop)."""
-    return _Follower(model, through_operators, transparent).uses(expr, parents, 0)
+    were not there (a wrapper the same fix pass may drop). A use for which ``stop`` is true
+    (an operator, a kind-keeping call, a local helper's argument, a return) is reported and
+    its outcome not followed: the caller handles the value where it stands."""
+    return _Follower(model, through_operators, transparent, stop).uses(expr, parents, 0)
 
 
 def kind_change_blocker(uses: list[Use], new: str, *, operators: tuple[str, ...] = ()) -> Use | None:
@@ -140,7 +147,7 @@ def kind_change_blocker(uses: list[Use], new: str, *, operators: tuple[str, ...]
             return use
         if use.sink is Sink.OPERATOR and use.what.rstrip("=") in operators:
             return use
-        if use.sink is Sink.METHOD and use.what not in _SHARED_METHODS:
+        if use.sink is Sink.METHOD and use.what not in SHARED_METHODS:
             if new == "fx" and use.what not in ("ir_value", "to"):
                 return use
             if new == "raw" and use.what in ("ir_value", "to"):
@@ -160,7 +167,7 @@ def fx_result_blocker(uses: list[Use]) -> Use | None:
             u
             for u in uses
             if u.sink is Sink.PASSED_ON
-            or (u.sink is Sink.ANY_VALUE and u.symbol is not None and _keeps_kind(u.symbol))
+            or (u.sink is Sink.ANY_VALUE and u.symbol is not None and keeps_kind(u.symbol))
         ),
         None,
     )
@@ -187,33 +194,44 @@ def value_kind(kind: FxType) -> str:
 
 
 class _Follower:
-    def __init__(self, model: SemanticModel, through_operators: bool, transparent: frozenset[str]):
+    def __init__(self, model: SemanticModel, through_operators: bool, transparent: frozenset[str], stop):
         self.model = model
         self.through_operators = through_operators
         self.transparent = transparent
+        self.stop = stop or (lambda use: False)
         self.seen: set[int] = set()
 
     def uses(self, expr: ast.expr, parents: dict[int, ast.AST], depth: int) -> list[Use]:
         if id(expr) in self.seen:
             return []  # a cycle: its uses are already being followed
         if depth > _MAX_DEPTH:
-            return [Use(Sink.PASSED_ON, expr, TOO_FAR)]
+            return [Use(Sink.PASSED_ON, expr, TOO_FAR, value=expr)]
         self.seen.add(id(expr))
+        # The uses met here are uses of ``expr``; those met further on name their own value.
+        return [u if u.value is not None else replace(u, value=expr) for u in self._uses(expr, parents, depth)]
+
+    def _uses(self, expr: ast.expr, parents: dict[int, ast.AST], depth: int) -> list[Use]:
         child, parent = expr, parents.get(id(expr))
         while isinstance(parent, (ast.List, ast.Tuple, ast.Starred, ast.keyword)) or (
             isinstance(parent, ast.IfExp) and child is not parent.test
         ):
             child, parent = parent, parents.get(id(parent))  # packed: the container's consumer
+        if child is not expr and not isinstance(child, ast.keyword):
+            # Beyond a name or a helper, the container is followed, not the value in it.
+            packed = Use(Sink.PASSED_ON, child, type(child).__name__, value=expr, holder=parent)
+            if not (isinstance(parent, ast.Call) and self.model.resolve(parent.func)) and self.stop(packed):
+                return [packed]
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             what = "comparison" if isinstance(parent, ast.Compare) else _OPERATORS.get(type(parent.op), "operator")
-            use = Use(Sink.OPERATOR, child, what, other=_other_operand(parent, child))
-            if self.through_operators and not isinstance(getattr(parent, "op", None), ast.Not):
+            use = Use(Sink.OPERATOR, child, what, other=_other_operand(parent, child), value=expr, holder=parent)
+            if self.through_operators and not isinstance(getattr(parent, "op", None), ast.Not) and not self.stop(use):
                 return [use, *self.uses(parent, parents, depth)]
             return [use]
         if isinstance(parent, ast.AugAssign):
             other = parent.target if child is parent.value else parent.value
-            use = Use(Sink.OPERATOR, child, _OPERATORS.get(type(parent.op), "operator") + "=", other=other)
-            if self.through_operators and isinstance(parent.target, ast.Name):
+            use = Use(Sink.OPERATOR, child, _OPERATORS.get(type(parent.op), "operator") + "=", other=other,
+                      value=expr, holder=parent)
+            if self.through_operators and isinstance(parent.target, ast.Name) and not self.stop(use):
                 return [use, *self._bound(parent, parent.target, parents, depth)]  # `x += v` rebinds x
             return [use]
         if isinstance(parent, ast.BoolOp):
@@ -221,36 +239,40 @@ class _Follower:
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
             return [Use(Sink.CONDITION, child, type(parent).__name__.lower())]
         if isinstance(parent, ast.Attribute):
-            use = Use(Sink.METHOD, child, parent.attr)
             call = parents.get(id(parent))
-            if self.through_operators and parent.attr in _SHARED_METHODS and isinstance(call, ast.Call) and call.func is parent:
+            use = Use(Sink.METHOD, child, parent.attr, value=expr, holder=call)
+            if (
+                self.through_operators and parent.attr in SHARED_METHODS and isinstance(call, ast.Call)
+                and call.func is parent and not self.stop(use)
+            ):
                 return [use, *self.uses(call, parents, depth)]  # `x.maximumf(y)` keeps x's kind
             return [use]
         if isinstance(parent, ast.Subscript) and child is parent.value:
             return [Use(Sink.METHOD, child, "[]")]
         if isinstance(parent, ast.Call) and child is not parent.func:
-            return self._argument(parent, child, parents, depth)
+            return self._argument(parent, child, expr, parents, depth)
         if isinstance(parent, ast.Expr):
             return [Use(Sink.DISCARDED, child, "expression statement")]
         if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and child is parent.value:
             return self._assigned(parent, child, parents, depth)
         if isinstance(parent, ast.Return):
-            return self._returned(parent, child, parents, depth)
+            return self._returned(parent, child, expr, parents, depth)
         return [Use(Sink.PASSED_ON, child, type(parent).__name__ if parent else "module")]
 
-    def _argument(self, call: ast.Call, arg: ast.expr, parents, depth) -> list[Use]:
+    def _argument(self, call: ast.Call, arg: ast.expr, value: ast.expr, parents, depth) -> list[Use]:
         symbol = self.model.resolve(call.func)
         spelled = ast.unparse(call.func)
         if symbol is not None:
             if is_raw_builder(symbol):
                 return [Use(Sink.RAW_BUILDER, arg, spelled, symbol)]
             if symbol.startswith(("fx", "flyc")):
-                use = Use(Sink.ANY_VALUE, arg, spelled, symbol)
-                if symbol in self.transparent or (self.through_operators and _keeps_kind(symbol)):
+                use = Use(Sink.ANY_VALUE, arg, spelled, symbol, value=value, holder=call)
+                if (symbol in self.transparent or (self.through_operators and keeps_kind(symbol))) and not self.stop(use):
                     return [use, *self.uses(call, parents, depth)]  # `fx.maximumf(x, y)` keeps x's kind
                 return [use]
+        passed = Use(Sink.PASSED_ON, arg, spelled, symbol, value=value, holder=call)
         helper = self._local_function(call)
-        if helper is not None and depth < _MAX_DEPTH:
+        if helper is not None and depth < _MAX_DEPTH and not self.stop(passed):
             param = _parameter_for(helper, call, arg)
             scope = self.model.function_scope(helper)
             if param is not None and scope is not None:
@@ -259,7 +281,7 @@ class _Follower:
                     inner = self.model.parent_map(helper)
                     found = [u for use in self.model.uses_of(binding) for u in self.uses(use, inner, depth + 1)]
                     return found or [Use(Sink.DISCARDED, arg, spelled)]
-        return [Use(Sink.PASSED_ON, arg, spelled, symbol)]
+        return [passed]
 
     def _assigned(self, statement, value: ast.expr, parents, depth) -> list[Use]:
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -282,15 +304,18 @@ class _Follower:
             found += self.uses(use, scope_parents or self.model.parents_around(use), depth + 1)
         return found
 
-    def _returned(self, statement: ast.Return, value: ast.expr, parents, depth) -> list[Use]:
+    def _returned(self, statement: ast.Return, packed: ast.expr, value: ast.expr, parents, depth) -> list[Use]:
+        returned = Use(Sink.PASSED_ON, packed, "return", value=value, holder=statement)
+        if self.stop(returned):
+            return [returned]
         function = parents.get(id(statement))
         while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             function = parents.get(id(function))
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
-            return [Use(Sink.PASSED_ON, value, "return")]
+            return [returned]
         calls = self.model.calls_to(function)
         if not calls:
-            return [Use(Sink.PASSED_ON, value, "return")]
+            return [returned]
         found: list[Use] = []
         for call in calls:
             found += self.uses(call, self.model.parents_around(call.func), depth + 1)

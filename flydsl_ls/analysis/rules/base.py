@@ -149,7 +149,8 @@ class Rule:
         )
 
     def value_uses(
-        self, node: ast.expr, *, through_operators: bool = False, transparent: frozenset[str] = frozenset()
+        self, node: ast.expr, *, through_operators: bool = False, transparent: frozenset[str] = frozenset(),
+        stop=None,
     ) -> list[Use]:
         """Where the value of ``node`` (in the statement being visited) goes."""
         # The innermost function around the visit that holds ``node`` (a value defined in an
@@ -158,7 +159,9 @@ class Rule:
         parents = next(
             (m for m in map(self.model.parent_map, roots) if id(node) in m), None
         ) or self.model.parent_map(self.model.tree)
-        return value_uses(self.model, node, parents, through_operators=through_operators, transparent=transparent)
+        return value_uses(
+            self.model, node, parents, through_operators=through_operators, transparent=transparent, stop=stop
+        )
 
     def edit(self, rng: Range, content: str) -> Edit:
         return Edit(rng, content)

@@ -9,6 +9,7 @@ from flydsl_ls.analysis.model.valueflow import (
     kind_change_blocker,
     value_uses,
 )
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -33,6 +34,9 @@ class ArithValueWrapper(Rule):
     `ir.Value` (a dialect op result, `gpu.thread_id(...)`, `.ir_value()`), wrap it once
     where it is defined, e.g. `v = fx.Float32(raw)`, instead of at every use. When the
     type of `x` cannot be inferred, dropping the wrapper is offered as an unsafe fix.
+    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
+    also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
+    the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
     """
 
     code = "FLY101"
@@ -85,6 +89,8 @@ class ArithValueWrapper(Rule):
             )
         elif kind.known:
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
+        elif self._wrapped_for_index_cast():
+            self._index_cast(node, inner, state)
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
             blocker = fx_result_blocker(self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS))
@@ -115,6 +121,30 @@ class ArithValueWrapper(Rule):
         target = call.args[0].func if isinstance(call.args[0], ast.Call) else call.args[0]
         return self.model.resolve(target) in ("fx.T.index", "mlir.ir.IndexType.get")
 
+    def _index_cast(self, node: ast.Call, inner: ast.expr, state) -> None:
+        """`ArithValue(x).index_cast(T.index)` -> `fx.Index(x)`, whatever kind `x` is; the
+        index value is fx, and its consumers that need the raw value get `.ir_value()`."""
+        cast = self.ctx.parents[-2]
+        message = f"`ArithValue(...)` is deprecated: an index cast is `fx.Index({self.text(inner)})`"
+        boundaries = raw_boundaries(self, cast, transparent=_OTHER_WRAPPERS)
+        if boundaries.blocker is not None:
+            self.report(node, f"{message} (no fix: {boundaries.blocker})")
+            return
+        fx, imports = fx_alias(self.model)
+        text = f"{fx}.Index({self.text(inner)})" + (".ir_value()" if boundaries.wrap_self else "")
+        why = "; ".join(
+            w for w in ("fx.Index's operators are unsigned", boundaries.note, state.describe() if state else "") if w
+        )
+        self.report(
+            node,
+            f"{message} (unsafe: {why})",
+            fix=Fix(
+                title=f"Replace with {fx}.Index(...) (unsafe)",
+                applicability=Applicability.UNSAFE,
+                edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *imports),
+            ),
+        )
+
     def _method_state(self, node: ast.Call, inner: ast.expr):
         """What unwrapping `ArithValue(x).method(...)` into `x.method(...)` adds to the state
         FlyDSL's rewriter carries through the control flow around it."""
@@ -144,8 +174,9 @@ class ArithValueWrapper(Rule):
         state = method_call_state(self.model, self.ctx.parents, node, inner)
         if state is not None and state.closure:
             self.report(node, f"{message}, for {blocker.describe()} (no fix: {state.describe()})")
-        elif all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
-            receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
+            return True
+        receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
+        if all(u.sink in (Sink.RAW_BUILDER, Sink.ANY_VALUE, Sink.DISCARDED) for u in uses):
             self.report(
                 node,
                 f"{message}, for {blocker.describe()}: write `{receiver}.ir_value()`"
@@ -153,10 +184,25 @@ class ArithValueWrapper(Rule):
                 fix=self.replace(node, f"{receiver}.ir_value()", "Replace with .ir_value()", safe=state is None),
             )
         else:
+            # Other uses compute with operators: drop the wrapper, and hand each consumer that
+            # needs the raw value `x.ir_value()` (or the operator's result, when fx).
+            boundaries = raw_boundaries(self, node, transparent=_OTHER_WRAPPERS)
+            if boundaries.blocker is not None:
+                self.report(node, f"{message}, for {blocker.describe()} (no fix: {boundaries.blocker})")
+                return True
+            text = replacement_text(self.model, inner, node, self.ctx.parent)
+            hazards = [self._operator_hazard(node, kind) or "fx operators replace ArithValue's", boundaries.note]
+            if boundaries.wrap_self:
+                text = f"{receiver}.ir_value()"
+                hazards.append(state.describe() if state else "")
             self.report(
                 node,
-                f"{message} (no fix: {blocker.describe()} needs the raw value, which other uses "
-                "compute with ArithValue's operators)",
+                f"{message}: drop the wrapper (unsafe: {'; '.join(h for h in hazards if h)})",
+                fix=Fix(
+                    title=f"{self.fix_title} (unsafe)",
+                    applicability=Applicability.UNSAFE,
+                    edits=(self.edit(self.ctx.range(node), text), *boundaries.edits),
+                ),
             )
         return True
 
@@ -239,13 +285,25 @@ class ArithValueWrapper(Rule):
             "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
             "    return arith.maxsi(rel, z)\n",
             count=2,
-            message="(no fix: `arith.maxsi` on line 7 needs the raw value",
+            message="(no fix: `ArithValue` on line 6 wraps it again: that wrapper goes first)",
+        ),
+        # ... and once that one is gone, the first goes too, with `.ir_value()` at the builder.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel, z)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = tid & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel.ir_value(), z)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 7",
         ),
         # The wrapper is there for the method: an index cast is fx.Index(x).
         Invalid(
             "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
             "def f(safe_idx):\n    return ArithValue(safe_idx).index_cast(T.index)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\ndef f(safe_idx):\n    return fx.Index(safe_idx).ir_value()\n",
+            unsafe=True,
             message="`ArithValue(...)` is deprecated: an index cast is `fx.Index(safe_idx)`",
         ),
         Invalid(
@@ -281,15 +339,34 @@ class ArithValueWrapper(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "from flydsl._mlir.dialects import scf\n"
             "def f(n: fx.Int32):\n    hi = ArithValue(n) + 1\n    scf.for_(0, hi, 1)\n    return hi * 2\n",
-            expected=None,
-            message="no fix: `scf.for_` on line 6 needs the raw value",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def f(n: fx.Int32):\n    hi = n + 1\n    scf.for_(0, hi.ir_value(), 1)\n    return (hi * 2).ir_value()\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 6, line 7",
         ),
-        # `n` may be an fx.Int32, which has no `index_cast`.
+        # Inside a dynamic `if`, `.ir_value()` on a variable of the enclosing function would
+        # make the rewriter carry it: the trace fails.
         Invalid(
-            "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
-            "def f(n):\n    return ArithValue(n).index_cast(T.index)\n",
+            "import flydsl.expr as fx\nimport flydsl.compiler as flyc\nfrom flydsl.expr.arith import ArithValue\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, c):\n    hi = ArithValue(n) + 1\n    def body():\n"
+            "        if c > 0:\n            scf.for_(0, hi, 1)\n    body()\n    fx.printf(hi * 2)\n",
             expected=None,
-            message="no fix: if `n` is an fx value, `index_cast` on line 4",
+            message="belongs to an enclosing function: the trace would fail",
+        ),
+        # `n` may be an fx.Int32, which has no `index_cast`: fx.Index takes either kind.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def f(n):\n    hi = ArithValue(n).index_cast(T.index)\n    scf.for_(0, hi, 1)\n"
+            "    fx.printf(fx.make_layout(ArithValue(n).index_cast(T.index), 1))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import scf\n"
+            "def f(n):\n    hi = fx.Index(n)\n    scf.for_(0, hi.ir_value(), 1)\n"
+            "    fx.printf(fx.make_layout(fx.Index(n), 1))\n",
+            unsafe=True,
+            count=2,
+            message="an index cast is `fx.Index(n)` (unsafe: fx.Index's operators are unsigned; `.ir_value()`",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import ArithValue as _AV\n"

@@ -1,7 +1,8 @@
 import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.valueflow import fx_result_blocker, kind_change_hazard
+from flydsl_ls.analysis.model.valueflow import kind_change_hazard
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
@@ -19,7 +20,9 @@ class IndexCast(Rule):
     At an index-typed boundary (a launch, layout, loop or other API that needs
     `index`), write `fx.Index(v)`; the fix does exactly that. For plain counters prefer
     an explicit width, `fx.Int64(...)` or `fx.Int32(...)`, chosen on purpose: that
-    choice changes the IR and is left to you. Casts to other types
+    choice changes the IR and is left to you. `fx.Index(...)` is an fx value: each consumer
+    that needs the raw `ir.Value` (a raw builder such as `scf.for_`, an ArithValue method,
+    code the file does not show) gets `v.ir_value()` in the same fix (unsafe). Casts to other types
     (`index_cast(T.i32, v)`) belong to FLY301. `fx.Index(...)` itself is not flagged.
     """
 
@@ -57,27 +60,30 @@ class IndexCast(Rule):
             f"{spelled} builds an index value by hand: use `fx.Index(...)` "
             "(or an explicit-width `fx.Int64`/`fx.Int32` for plain counters)"
         )
-        # The helper returns a raw ir.Value, fx.Index(...) an fx value: raw builders and
-        # ArithValue methods cannot take the latter, and its operators are unsigned.
-        uses = self.value_uses(node, through_operators=True)
-        blocker = fx_result_blocker(uses)
-        if blocker is not None:
-            self.report(
-                node,
-                f"{message} (no fix: the result goes to {blocker.describe()}, which may need the "
-                "raw ir.Value; migrate that consumer first)",
-            )
+        # The helper returns a raw ir.Value, fx.Index(...) an fx value: its operators are
+        # unsigned, and each consumer that needs the raw value gets `.ir_value()` in the fix.
+        boundaries = raw_boundaries(self, node)
+        if boundaries.blocker is not None:
+            self.report(node, f"{message} (no fix: {boundaries.blocker})")
             return
-        hazard = kind_change_hazard(uses)
+        hazard = kind_change_hazard(self.value_uses(node, through_operators=True))
+        unsafe = []
         if hazard is not None and safe:
-            safe = False
-            message += f" (unsafe: fx.Index's operators and kind differ from the raw value's at {hazard.describe()})"
+            unsafe.append(f"fx.Index's operators and kind differ from the raw value's at {hazard.describe()}")
         fx, imports = fx_alias(self.model)
         replacement = f"{fx}.Index({self.text(value)})"
+        if boundaries.places:
+            unsafe.append(boundaries.note)
+            replacement += ".ir_value()" if boundaries.wrap_self else ""
+        if unsafe and safe:
+            safe = False
+            message += f" (unsafe: {'; '.join(unsafe)})"
         self.report(
             node,
             message,
-            fix=self.replace(node, replacement, f"Replace with {fx}.Index(...)", extra=imports, safe=safe),
+            fix=self.replace(
+                node, replacement, f"Replace with {fx}.Index(...)", extra=(*imports, *boundaries.edits), safe=safe
+            ),
         )
 
     def _is_index_type(self, expr: ast.expr) -> bool:
@@ -141,9 +147,13 @@ class IndexCast(Rule):
             "def k(n, c0, c1):\n"
             "    trips = (arith.index_cast(T.index, n) + arith.index(63)) // arith.index(64)\n"
             "    return scf.ForOp(c0, trips, c1)\n",
-            expected=None,
+            expected="from flydsl._mlir.dialects import scf\nimport flydsl.expr as fx\n"
+            "def k(n, c0, c1):\n"
+            "    trips = (fx.Index(n) + fx.Index(63)) // fx.Index(64)\n"
+            "    return scf.ForOp(c0, trips.ir_value(), c1)\n",
+            unsafe=True,
             count=3,
-            message="no fix: the result goes to `scf.ForOp` on line 6",
+            message="`.ir_value()` at the raw boundaries: line 6",
         ),
         # `x += c` rebinds x, and its later uses see the fx value. In aiter's moe gemm1 the
         # sum goes to a helper in another file that index_casts only raw values; FlyDSL 0.3.1
@@ -153,7 +163,7 @@ class IndexCast(Rule):
             "def f(base, layout):\n    k0 = base // 64\n    k0 += arith.constant(2, index=True)\n"
             "    return crd2idx((k0, 0), layout)\n",
             expected=None,
-            message="no fix: the result goes to `crd2idx` on line 6",
+            message="no fix: `+=` on line 5 may have a raw operand first",
         ),
         # A raw builder needs an ir.Value, also through a helper of the file.
         Invalid(
@@ -164,15 +174,68 @@ class IndexCast(Rule):
             "def k(n):\n"
             "    hi = arith.index_cast(T.index, n)\n"
             "    loop(0, hi)\n",
-            expected=None,
-            message="no fix: the result goes to `scf.for_` on line 5",
+            expected="from flydsl._mlir.dialects import scf\nimport flydsl.expr as fx\n"
+            "def loop(lo, hi):\n"
+            "    return scf.for_(lo, hi, 1)\n"
+            "def k(n):\n"
+            "    hi = fx.Index(n)\n"
+            "    loop(0, hi.ir_value())\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 8",
         ),
+        # After a raw left operand the result stays raw (an ArithValue takes the fx operand):
+        # nothing to add there. The left operand's own fix follows its result.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def k(n, c0, c1):\n"
+            "    trips = arith.index_cast(T.index, n) * arith.index(4)\n"
+            "    return scf.ForOp(c0, trips, c1)\n",
+            expected="from flydsl._mlir.dialects import scf\nimport flydsl.expr as fx\n"
+            "def k(n, c0, c1):\n"
+            "    trips = fx.Index(n) * fx.Index(4)\n"
+            "    return scf.ForOp(c0, trips.ir_value(), c1)\n",
+            unsafe=True,
+            count=2,
+        ),
+        # A kind-keeping fx.arith helper types its result like its first operand: beside it
+        # the value is unwrapped and the result is as it was (FlyDSL's layout_utils.py).
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(val):\n    return arith.shrui(val, arith.index(2))\n",
+            expected="from flydsl.expr import arith\nimport flydsl.expr as fx\n"
+            "def f(val):\n    return arith.shrui(val, fx.Index(2))\n",
+            unsafe=True,
+        ),
+        # An ArithValue method fx values lack gets the raw value.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def k(n):\n"
             "    return arith.index_cast(T.index, n).index_cast(T.i32)\n",
-            expected=None,
-            message="no fix: the result goes to `index_cast` on line 4",
+            expected="from flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+            "def k(n):\n"
+            "    return fx.Index(n).ir_value().index_cast(T.i32)\n",
+            unsafe=True,
+        ),
+        # A helper that takes fx values as well is handed the fx value.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def tile(x):\n"
+            "    return fx.make_layout(x, 1)\n"
+            "def k(n):\n"
+            "    hi = arith.index_cast(T.index, n)\n"
+            "    scf.for_(0, hi, 1)\n"
+            "    return tile(hi)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "def tile(x):\n"
+            "    return fx.make_layout(x, 1)\n"
+            "def k(n):\n"
+            "    hi = fx.Index(n)\n"
+            "    scf.for_(0, hi.ir_value(), 1)\n"
+            "    return tile(hi)\n",
+            unsafe=True,
         ),
         Invalid(
             "import flydsl.expr as _fx\nfrom flydsl.expr import arith as _arith\n"

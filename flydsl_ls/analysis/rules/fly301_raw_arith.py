@@ -5,13 +5,13 @@ from flydsl_ls.analysis.model.rawtypes import element_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.valueflow import (
     Sink,
-    fx_result_blocker,
     is_raw_builder,
     kind_change_blocker,
     value_kind,
 )
 from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -153,6 +153,13 @@ class RawArith(Rule):
     off its op is first wrapped in that type (`fx.Int32(v)`, no op).
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
+
+    Consumers. Where the typed form surely gives an fx value (`fx.max`, `fx.Int32(...)`,
+    `.to(...)`, an operator with an fx left operand), the fix follows the value through the
+    names it is assigned to: each consumer that needs the raw value (a raw builder, an
+    ArithValue method such as `.type`, code the file does not show, an operator whose left
+    operand may be raw) gets `v.ir_value()` right there, in the same fix. No fix where that
+    call would make FlyDSL's rewriter carry an enclosing function's variable.
 
     Kept (reported as information, no fix): ops with a non-default `fastmath=`; `cmpf`
     predicates without an operator (`ONE`, `ORD`, `UEQ`, ...); unsigned ops (`divui`,
@@ -388,12 +395,22 @@ class RawArith(Rule):
             "def f(a: fx.Int32, b: fx.Int32):\n    fx.Int32(a % b)\n",
             unsafe=True,
         ),
-        # The result is returned (could reach a raw builder that rejects fx.Int32): unsafe.
+        # The result is returned to callers the file does not show: they get the raw value.
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "def f(a: fx.Int32, b: fx.Int32):\n    return arith.addi(a, b)\n",
             expected="import flydsl.expr as fx\n"
-            "def f(a: fx.Int32, b: fx.Int32):\n    return a + b\n",
+            "def f(a: fx.Int32, b: fx.Int32):\n    return (a + b).ir_value()\n",
+            unsafe=True,
+        ),
+        # ... and a caller in the file that takes fx values gets the fx value.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    return arith.addi(a, b)\n"
+            "def g(a: fx.Int32):\n    fx.printf(f(a, a) * 2)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Int32, b: fx.Int32):\n    return a + b\n"
+            "def g(a: fx.Int32):\n    fx.printf(f(a, a) * 2)\n",
             unsafe=True,
         ),
         # remsi on unsigned fx values: `%` would emit remui. Unknown operand types: unsafe.
@@ -453,9 +470,10 @@ class RawArith(Rule):
             "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
             "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
             "    fx.printf(arith.select(c, zero, v))\n",
+            # (the constant is typed too, and the raw store gets its `.ir_value()`)
             expected="import flydsl.expr as fx\n"
-            "from flydsl._mlir.dialects import arith as std_arith, llvm\nfrom flydsl.expr.typing import T\n"
-            "def f(c, v: fx.Float32, p):\n    zero = std_arith.constant(T.f32, 0.0)\n    llvm.StoreOp(zero, p)\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(c, v: fx.Float32, p):\n    zero = fx.Float32(0.0)\n    llvm.StoreOp(zero.ir_value(), p)\n"
             "    fx.printf(c.select(zero, v))\n",
             unsafe=True,
             count=2,
@@ -483,7 +501,7 @@ class RawArith(Rule):
             "from flydsl.expr import arith\nimport flydsl.expr as fx\n"
             "def f(a: fx.Float32, b: fx.Float32):\n    return arith.cmpf(arith.CmpFPredicate.OGE, a, b)\n",
             expected="import flydsl.expr as fx\n"
-            "def f(a: fx.Float32, b: fx.Float32):\n    return a >= b\n",
+            "def f(a: fx.Float32, b: fx.Float32):\n    return (a >= b).ir_value()\n",
             unsafe=True,
         ),
         Invalid(
@@ -544,8 +562,9 @@ class RawArith(Rule):
         Invalid(
             "from flydsl._mlir.dialects import arith as std_arith\nfrom flydsl.expr.typing import T\n"
             "def f(v):\n    return std_arith.index_cast(T.index, v)\n",
-            expected=None,
-            message="no fix: the fx result would go to `return` on line 4, which cannot be followed",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.Index(v).ir_value()\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 4",
         ),
         # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
         # which a raw builder cannot take ("must be a Value").
@@ -561,8 +580,55 @@ class RawArith(Rule):
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
             "def f(ptr, v):\n    one = arith.constant(1, type=T.i32)\n"
             "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, one + v, llvm.AtomicOrdering.monotonic)\n",
+            expected="from flydsl._mlir.dialects import llvm\nimport flydsl.expr as fx\n"
+            "def f(ptr, v):\n    one = fx.Int32(1)\n"
+            "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, (one + v).ir_value(), llvm.AtomicOrdering.monotonic)\n",
+            unsafe=True,
+        ),
+        # With a raw (or unknown) left operand the operator keeps the raw kind: the fx value
+        # becomes raw right there, and the result is left as it was.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(ptr, v):\n    one = arith.constant(1, type=T.i32)\n"
+            "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, v + one, llvm.AtomicOrdering.monotonic)\n"
+            "    return one\n",
+            expected="from flydsl._mlir.dialects import llvm\nimport flydsl.expr as fx\n"
+            "def f(ptr, v):\n    one = fx.Int32(1)\n"
+            "    llvm.AtomicRMWOp(llvm.AtomicBinOp.add, ptr, v + one.ir_value(), llvm.AtomicOrdering.monotonic)\n"
+            "    return one.ir_value()\n",
+            unsafe=True,
+        ),
+        # A read that may also see a raw value (a loop rebinding the name) takes no
+        # `.ir_value()`: no fix (aiter's fused_compress_attn.py).
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        acc = arith.AddFOp(acc, x).result\n    return acc\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        acc = acc + x\n    return acc\n",
+            unsafe=True,
+            count=2,
+            message="no fix: `acc` on line 6 may also hold another (raw) value there",
+        ),
+        # ... also on the way: `t` is computed from that read.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = arith.addf(acc, x)\n",
+            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+            "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = acc + x\n",
+            unsafe=True,
+            count=2,
+            message="no fix: `acc` on line 7 may also hold another (raw) value there",
+        ),
+        # ... but not where the op itself stands there: the other operand goes first.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(v):\n    return v * arith.constant(2, type=T.i32)\n",
             expected=None,
-            message="no fix: `llvm.AtomicRMWOp` on line 6 needs the raw ir.Value",
+            message="no fix: `*` on line 4 may have a raw operand first",
         ),
         # ArithValue's float cast as a method (FlyDSL's qk_norm_rope_quant, aiter's
         # chunk_gated_delta_h): no fix, the receiver is raw.
@@ -577,8 +643,9 @@ class RawArith(Rule):
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "def f(a: fx.Float32, b: fx.Float32):\n    return arith.maximumf(a, b).type\n",
-            expected=None,
-            message="no fix: `type` on line 4 needs the raw ir.Value",
+            expected="import flydsl.expr as fx\n"
+            "def f(a: fx.Float32, b: fx.Float32):\n    return fx.max(a, b).ir_value().type\n",
+            unsafe=True,
         ),
         # A multi-line call becomes a one-line call, with no stray parentheses.
         Invalid(
@@ -714,19 +781,27 @@ class Handler:
         """``fx_result``: the replacement makes an fx value whatever its operands are."""
         fix = None
         kept = [a for a in self.args if isinstance(a, ast.expr)]
-        blocker = self._raw_consumer(fx_result) if text is not None else None
+        blocker, boundaries = self._raw_consumer(fx_result) if text is not None else (None, None)
         if blocker is not None:
             message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
-            if blocker.sink is not Sink.RAW_BUILDER and blocker.sink is not Sink.METHOD:
-                message += f" (no fix: the fx result would go to {blocker.describe()}, which cannot be followed)"
-            else:
-                message += f" (no fix: {blocker.describe()} needs the raw ir.Value, and fx operands give an fx value)"
+            message += f" (no fix: {blocker})"
             text = None
+        extra = imports
+        if text is not None and boundaries is not None and boundaries.places:
+            # The fx result drops to the raw value at each hard boundary, in the same fix.
+            if boundaries.wrap_self:
+                text, prec = f"{text if prec >= S.ATOM else f'({text})'}.ir_value()", S.ATOM
+            extra = (*imports, *boundaries.edits)
+            if "(unsafe: " in message and message.endswith(")"):
+                message = f"{message[:-1]}; {boundaries.note})"
+            else:
+                message += f" (unsafe: {boundaries.note})"
+            safe = False
         if text is not None and S.comments_dropped(self.rule, self.replaced, kept):
             message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
         elif text is not None:
             text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
-            fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=imports)
+            fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=extra)
         self.rule.report(
             self.node,
             f"`{self.spelled}` is a raw arith op: {message}",
@@ -735,17 +810,36 @@ class Handler:
         )
 
     def _raw_consumer(self, fx_result: bool):
-        """A consumer that needs a raw value, when the operator form may give an fx one: an
-        operand is an fx value, or may be one because the op unwraps fx operands itself (a raw
-        builder's operands are raw, or it would not trace). Types and enums are not operands."""
+        """(Why there is no fix, the raw boundaries of the fx result). The operator form may
+        give an fx value where the call gave a raw one: an operand is an fx value, or may be
+        one because the op unwraps fx operands itself (a raw builder's operands are raw, or
+        it would not trace). Types and enums are not operands. Where the result is surely
+        fx, each consumer that needs the raw value gets `.ir_value()` in the same fix."""
         operands = [a for a in self.args if isinstance(a, ast.expr) and self.model.resolve(a) is None]
         kinds = {value_kind(self.model.type_of(a)) for a in operands}
         raw_operands = "unknown" not in kinds or is_raw_builder(self.model.resolve(self.node.func) or "")
         if not fx_result and "fx" not in kinds and raw_operands:
-            return None
+            return None, None
+        if fx_result or self._operator_gives_fx():
+            boundaries = raw_boundaries(self.rule, self.replaced)
+            return boundaries.blocker, boundaries
         uses = self.rule.value_uses(self.replaced, through_operators=True)
-        # An fx value where a raw one went, into code we cannot follow: it may not trace.
-        return fx_result_blocker(uses) if fx_result else kind_change_blocker(uses, "fx")
+        blocker = kind_change_blocker(uses, "fx")
+        if blocker is None:
+            return None, None
+        if blocker.sink is not Sink.RAW_BUILDER and blocker.sink is not Sink.METHOD:
+            return f"the fx result would go to {blocker.describe()}, which cannot be followed", None
+        return f"{blocker.describe()} needs the raw ir.Value, and fx operands give an fx value", None
+
+    def _operator_gives_fx(self) -> bool:
+        """The operator form surely gives an fx value: its left operand is fx (fx operators
+        coerce the other one), or Python beside fx. An ArithValue on the left would take an
+        fx operand and give a raw value."""
+        start = 1 if self.op in ("cmpi", "cmpf") else 0
+        if not (self.op in BINARY or self.op in ("cmpi", "cmpf", "negf")) or len(self.args) <= start:
+            return False
+        kinds = [value_kind(self.model.type_of(a)) for a in self.args[start:start + 2]]
+        return kinds[0] == "fx" or (kinds == ["python", "fx"])
 
     def _carried(self, receiver: ast.expr):
         """The state FlyDSL's rewriter would carry for `receiver.method(...)` written here."""

@@ -1,8 +1,9 @@
 import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.valueflow import fx_result_blocker, value_kind
+from flydsl_ls.analysis.model.valueflow import value_kind
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
@@ -50,6 +51,8 @@ class RawVector(Rule):
     `arith.select`, an `fx.Float32(...)` cast or an `as_ir_value`/`_to_raw` call; `bitcast`
     gives an `fx.Vector`, which raw builders still accept). On a raw value, `fx.Vector(v)`
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
+    An element that reaches a consumer needing the raw value (a raw builder, `.truncf`, code
+    the file does not show) gets `e.ir_value()` there, in the same (unsafe) fix.
     `filled`/`from_elements` coerce their operands: unsafe. A static position that is not
     an IR value is a Python int when traced (`static_position=[i]`): unsafe `[i]`. Dynamic
     positions and loads/stores get no fix (a memref's replacement depends on what it is). Calls inside the legacy helper layers themselves (aiter's
@@ -108,13 +111,13 @@ class RawVector(Rule):
         }.get(op, "use `fx.memref_load_vec(r)`/`fx.memref_store_vec(v, r)` for register memrefs, "
                   "or a layout view and a copy atom")
 
-    def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None):
+    def _offer(self, node, replaced, spelled, message, text, *, safe=False, imports=(), title=None, edits=()):
         fix = None
         if text is not None and S.comments_dropped(self, replaced, list(node.args)):
             message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
         elif text is not None:
             text = S.in_context(text, S.ATOM, replaced, S._parent_of(self, replaced))
-            fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=imports)
+            fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=(*imports, *edits))
         self.report(node, f"`{spelled}` is a raw vector op: {message}", fix=fix)
 
     # --- extract ----------------------------------------------------------------------
@@ -147,12 +150,19 @@ class RawVector(Rule):
             and S.result_uses_accept(self, replaced, S.accepts_typed_scalar)
         )
         why = "" if safe else self._why_unsafe(kind.name, S.non_negative_literal(position), "a typed scalar")
-        blocker = None if safe else fx_result_blocker(self.value_uses(replaced, through_operators=True))
-        if blocker is not None:
-            why = f" (no fix: the element would be an fx scalar, and {blocker.describe()} may need the raw value)"
+        # The element is an fx scalar: each consumer that needs the raw value gets
+        # `.ir_value()` in the same fix.
+        boundaries = None if safe else raw_boundaries(self, replaced)
+        if boundaries is not None and boundaries.blocker is not None:
+            why = f" (no fix: the element would be an fx scalar, and {boundaries.blocker})"
             return self._offer(node, replaced, spelled, f"{hint}{why}", None)
+        edits = ()
+        if boundaries is not None and boundaries.places:
+            why = f"{why[:-1]}; {boundaries.note})" if why.endswith(")") else f" (unsafe: {boundaries.note})"
+            text += ".ir_value()" if boundaries.wrap_self else ""
+            edits = boundaries.edits
         self._offer(node, replaced, spelled, f"{hint}{why}", text, safe=safe, imports=imports,
-                    title="Replace with fx.Vector indexing")
+                    title="Replace with fx.Vector indexing", edits=edits)
 
     def _extract_args(self, node: ast.Call, raw: bool):
         """(source, static positions, dynamic position list node, other keywords)."""
@@ -275,8 +285,30 @@ class RawVector(Rule):
             "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
             "def f(frags, k):\n    val = vector.extract(frags[k], static_position=[0], dynamic_position=[])\n"
             "    return val.truncf(T.bf16)\n",
-            expected=None,
-            message="no fix: the element would be an fx scalar, and `truncf` on line 5 may need the raw value",
+            expected="from flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+            "def f(frags, k):\n    val = fx.Vector(frags[k])[0]\n"
+            "    return val.ir_value().truncf(T.bf16)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 5",
+        ),
+        # Packed in a conditional expression or a list whose readers are followed: the raw
+        # value goes in (the other branch stays raw; FlyDSL's topk_gating_softmax_kernel.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(atom_vec, c, thread_max):\n"
+            "    val_e = vector.extract(atom_vec, dynamic_position=[], static_position=[0])\n"
+            "    xv = val_e if c else val_e.extf(T.f32)\n"
+            "    pair = [val_e, 1]\n"
+            "    fx.printf(pair)\n"
+            "    return fx.max(thread_max, xv)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+            "def f(atom_vec, c, thread_max):\n"
+            "    val_e = fx.Vector(atom_vec)[0]\n"
+            "    xv = val_e.ir_value() if c else val_e.ir_value().extf(T.f32)\n"
+            "    pair = [val_e.ir_value(), 1]\n"
+            "    fx.printf(pair)\n"
+            "    return fx.max(thread_max, xv)\n",
+            unsafe=True,
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"

@@ -1,0 +1,211 @@
+"""A new fx value and its consumers: where a fix that makes a value fx must drop back to
+the raw value, `v.ir_value()` right at that use (the migration guide: fx values all the
+way, raw "only at a hard boundary with no wrapper, and localize it").
+
+The hard boundaries of a value that becomes fx, followed through the names it is assigned
+to (valueflow.py):
+
+- a raw MLIR builder, which takes only an ``ir.Value``;
+- an ArithValue method or attribute fx values lack (``.index_cast``, ``.type``, ``[i]``);
+- code that cannot be followed: a foreign function, a container, a return or a helper
+  whose other uses need the raw value. It received a raw value before, and
+  ``v.ir_value()`` keeps exactly that contract (a local helper that takes the fx value as
+  well is handed the fx value);
+- an operator whose left operand may be raw: an ``ArithValue`` on the left takes an fx
+  operand and gives a raw result, so the result's kind is not known; given
+  ``v.ir_value()`` the operation is the raw one it was. (After a known raw left operand,
+  or beside the first operand of a kind-keeping ``fx.arith`` helper, the result is as it
+  was: nothing to do.)
+
+An fx value on the left of an operator (or beside Python and fx operands) gives an fx
+result, whose consumers are followed in turn. Each ``.ir_value()`` is a method call FlyDSL's
+rewriter sees: inside a dynamic ``if``/``for``/``while`` on a name defined outside, the name
+becomes carried state (the fix is then unsafe), and a variable of an enclosing function
+makes the trace fail (no fix).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.text import Range
+from flydsl_ls.analysis.model.valueflow import (
+    SHARED_METHODS,
+    TOO_FAR,
+    Sink,
+    Use,
+    fx_result_blocker,
+    keeps_kind,
+    kind_change_blocker,
+    value_kind,
+    value_uses,
+)
+from flydsl_ls.analysis.rules._control_flow_support import CarriedState, method_call_state
+from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, precedence
+
+# Methods an fx value has, with the meaning they had on the raw value (or none on it).
+_FX_METHODS = {"ir_value", "to"}
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    """What the fix needs beside its own edit: ``.ir_value()`` at each hard boundary
+    (``edits``, never inside ``replaced``; ``wrap_self`` when ``replaced`` itself stands at
+    one), or why there is no fix (``blocker``, a message fragment)."""
+
+    edits: tuple[Edit, ...] = ()
+    wrap_self: bool = False
+    blocker: str | None = None
+    carried: CarriedState | None = None  # a region's carried state the fix changes
+    places: tuple[str, ...] = ()  # where `.ir_value()` goes, for the message
+
+    @property
+    def note(self) -> str:
+        """The fix's extra edits, for the message ("" when none)."""
+        if not self.places:
+            return ""
+        shown = ", ".join(self.places[:3]) + (", ..." if len(self.places) > 3 else "")
+        carried = f"; {self.carried.describe()}" if self.carried else ""
+        return f"`.ir_value()` at the raw boundaries: {shown}{carried}"
+
+
+def raw_boundaries(
+    rule, replaced: ast.expr, *, operators: tuple[str, ...] = (), transparent: frozenset[str] = frozenset()
+) -> Boundaries:
+    """The hard boundaries of the fx value ``replaced`` will compute (an expression the fix
+    turns into one that surely gives an fx value). ``operators``: operators whose meaning
+    changes for the new kind (no fix where the value meets one). ``transparent``: wrappers
+    the same fix pass may drop, whose result is raw or fx depending on it (no fix through
+    one: it goes first)."""
+    model = rule.model
+    uses = rule.value_uses(
+        replaced, through_operators=True, transparent=transparent, stop=lambda use: _stops(model, use)
+    )
+    # Operators the value reaches as an fx value (not those it is made raw for).
+    blocker = kind_change_blocker(
+        [u for u in uses if u.sink is Sink.OPERATOR and not _stops(model, u)], "fx", operators=operators
+    )
+    if blocker is not None:
+        return Boundaries(blocker=f"the fx value would reach {blocker.describe()}, whose meaning differs for it")
+    targets: dict[int, ast.expr] = {}
+    for use in uses:
+        if use.sink is Sink.ANY_VALUE and use.symbol in transparent:
+            return Boundaries(blocker=f"`{use.what}` on line {use.node.lineno} wraps it again: that wrapper goes first")
+        target = _boundary(rule, use)
+        if target is replaced and use.sink in (Sink.OPERATOR, Sink.ANY_VALUE):
+            # `raw + fx.Index(63).ir_value()` says nothing new: the other operand goes first.
+            return Boundaries(
+                blocker=f"{use.describe()} may have a raw operand first, which would keep the result raw; "
+                "migrate that operand first"
+            )
+        if target is TOO_FAR:
+            return Boundaries(blocker=f"the result goes to {use.describe()}")
+        if target is not None:
+            targets.setdefault(id(target), target)
+    # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: a read on the way
+    # may see the raw value too, and what it computes has no `.ir_value()` (aiter's
+    # fused_compress_attn.py).
+    mixed = next(
+        (u.value for u in uses if isinstance(u.value, ast.Name) and len(model.reaching_bindings(u.value)) > 1),
+        None,
+    )
+    if targets and mixed is not None:
+        return Boundaries(blocker=f"`{mixed.id}` on line {mixed.lineno} may also hold another (raw) value there")
+    edits: list[Edit] = []
+    places: list[str] = []
+    carried = None
+    wrap_self = False
+    parents = model.parent_map(model.tree)
+    for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
+        if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
+            return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
+        state = _state(model, parents, target)
+        if state is not None and state.closure:
+            return Boundaries(blocker=state.describe())
+        carried = carried or state
+        places.append(f"line {target.lineno}")
+        if target is replaced:
+            wrap_self = True
+            continue
+        edits += _wrap(rule, target)
+    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places))
+
+
+def _stops(model, use: Use) -> bool:
+    """Handled where it stands: the value is made raw there, or the result is raw as it was
+    (or, for a helper and a return, handed on as it is when everything beyond takes an fx
+    value)."""
+    if use.sink is Sink.OPERATOR or use.sink is Sink.ANY_VALUE:
+        return _outcome(model, use) != "fx"
+    return use.sink is Sink.PASSED_ON
+
+
+def _outcome(model, use: Use) -> str:
+    """The kind of an operator's (or kind-keeping helper's) result once the value is fx:
+    "fx" with the value on the left (fx's operator coerces the other operand) or beside fx
+    or Python operands; "raw" after a raw left operand (an ArithValue takes the fx one and
+    gives a raw value, as before), or beside the first operand of a kind-keeping helper;
+    else "unknown". "any" for a call that takes either kind."""
+    holder = use.holder
+    if use.sink is Sink.ANY_VALUE:
+        if use.symbol is None or not keeps_kind(use.symbol):
+            return "any"  # an fx API or converter
+        # The result is typed like the first operand, whatever the others are: the value
+        # there makes it fx; elsewhere it is unwrapped and the result is as it was.
+        args = list(getattr(holder, "args", ()))
+        return "fx" if args and args[0] is use.node else "raw"
+    if isinstance(holder, ast.UnaryOp):
+        return "fx"
+    single = not isinstance(holder, ast.Compare) or len(holder.comparators) == 1  # two operands
+    if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node and single:
+        return "fx"
+    other = value_kind(model.type_of(use.other)) if use.other is not None else "unknown"
+    if other in ("fx", "python"):
+        return "fx"
+    return "raw" if other == "raw" and single else "unknown"  # the other operand is on the left
+
+
+def _boundary(rule, use: Use):
+    """The expression to hand on as ``.ir_value()`` for this use, None when the use takes
+    the fx value (or TOO_FAR when the use is not followed)."""
+    value = use.value
+    if use.sink is Sink.RAW_BUILDER:
+        return value
+    if use.sink is Sink.METHOD:
+        return None if use.what in _FX_METHODS or use.what in SHARED_METHODS else value
+    if use.sink is Sink.OPERATOR or use.sink is Sink.ANY_VALUE:
+        return value if _outcome(rule.model, use) == "unknown" else None
+    if use.sink is Sink.PASSED_ON:
+        if use.what == TOO_FAR:
+            return TOO_FAR
+        if isinstance(use.holder, (ast.Call, ast.Return)):
+            # A helper of this file, or a return read by its callers: hand on the fx value
+            # where everything beyond takes one.
+            beyond = value_uses(rule.model, value, rule.model.parent_map(rule.model.tree), through_operators=True)
+            if fx_result_blocker(beyond) is None:
+                return None
+        return value
+    return None
+
+
+def _state(model, parents, target: ast.expr) -> CarriedState | None:
+    chain = []
+    node = parents.get(id(target))
+    while node is not None:
+        chain.append(node)
+        node = parents.get(id(node))
+    return method_call_state(model, chain[::-1], target, target)
+
+
+def _wrap(rule, target: ast.expr) -> list[Edit]:
+    """``target`` -> ``target.ir_value()`` as insertions around it (an edit inside it, the
+    fix's own, stays apart)."""
+    rng = rule.ctx.range(target)
+    end = Range(rng.end, rng.end)
+    if precedence(target) < ATOM or (
+        isinstance(target, ast.Constant) and isinstance(target.value, (int, float, complex))
+    ):
+        return [Edit(Range(rng.start, rng.start), "("), Edit(end, ").ir_value()")]
+    return [Edit(end, ".ir_value()")]
