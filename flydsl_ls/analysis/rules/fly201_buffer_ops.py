@@ -70,6 +70,7 @@ class Plan:
     fix: Fix | None = None
     problem: str | None = None  # why there is no fix
     access_problems: dict[int, str] = field(default_factory=dict)  # id(call) -> why that access keeps the shim
+    kept: bool = False  # only used by accesses the cleanup guide keeps: noted, not a warning
 
 
 class BufferOps(Rule):
@@ -141,6 +142,7 @@ class BufferOps(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._plans: dict[int, Plan] = {}
+        self._kept: set[int] = set()  # id() of definitions whose resource the guide keeps
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
@@ -163,7 +165,7 @@ class BufferOps(Rule):
             )
             access = read_access(self.model, node, symbol)
             if access.kept:  # the guide's keep-case: noted, not a warning
-                self.report(node, f"{message}; no automatic fix: {access.problem}", severity=Severity.INFORMATION)
+                self.report(node, f"{message}; no fix: {access.problem}", severity=Severity.INFORMATION)
                 return
             self._report(node, message, *self._access_fix(access))
         elif symbol in (CREATE, FROM_ADDR):
@@ -174,13 +176,17 @@ class BufferOps(Rule):
                 )
             else:
                 message = f"`{spelled}(...)` {OTHER_HELPERS[symbol]}"
-            self._report(node, message, *self._definition_fix(node, symbol))
+            fix, problem = self._definition_fix(node, symbol)
+            if fix is None and id(node) in self._kept:
+                self.report(node, f"{message}; no fix: {problem}", severity=Severity.INFORMATION)
+                return
+            self._report(node, message, fix, problem)
         elif symbol in OTHER_HELPERS:
             self.report(node, f"`{spelled}(...)` {OTHER_HELPERS[symbol]}")
 
     def _report(self, node: ast.Call, message: str, fix: Fix | None, problem: str | None) -> None:
         if fix is None:
-            self.report(node, f"{message}; no automatic fix: {problem}" if problem else message)
+            self.report(node, f"{message}; no fix: {problem}" if problem else message)
         else:
             self.report(node, message, fix=fix)
 
@@ -213,8 +219,10 @@ class BufferOps(Rule):
         what = DEFINITIONS[symbol]
         if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or (symbol == PTR_RSRC and node.keywords):
             return f"only `{what}` with one argument maps 1:1"
+        # The shim ignores `max_size=` when given `num_records_bytes=`, which takes precedence.
+        bounded = any(kw.arg == "num_records_bytes" for kw in node.keywords)
         for kw in node.keywords:
-            max_size = isinstance(kw.value, ast.Constant) and kw.value.value is True
+            max_size = bounded or (isinstance(kw.value, ast.Constant) and kw.value.value is True)
             if kw.arg == "num_records_bytes" or (symbol == CREATE and kw.arg == "max_size" and max_size):
                 continue
             return (
@@ -245,6 +253,8 @@ class BufferOps(Rule):
         plan = self._plans.get(id(binding))
         if plan is None:
             plan = self._plans[id(binding)] = self._make_plan(binding, create, symbol)
+            if plan.kept:
+                self._kept.add(id(create))
         return plan
 
     def _make_plan(self, binding, create: ast.Call, symbol: str) -> Plan:
@@ -264,11 +274,7 @@ class BufferOps(Rule):
                 if consumer in (LOAD, STORE):
                     access = read_access(self.model, call, consumer)
                     if access.rsrc is use:
-                        problem = (
-                            access.problem
-                            or (self._form_problem(access, None) if symbol != FROM_ADDR else None)
-                            or self._read_result(access, parents)
-                        )
+                        problem = access.problem or self._read_result(access, parents)
                         if problem is None:
                             converted.append(access)
                             continue
@@ -280,6 +286,12 @@ class BufferOps(Rule):
             plan.problem = f"the resource is used at line {use.lineno} in a way a tensor may not support"
             return plan
         if bridged and not converted:
+            kept = [read_access(self.model, call, self.model.resolve(call.func) or "") for _, call in bridged
+                    if self.model.resolve(call.func) in (LOAD, STORE)]
+            if len(kept) == len(bridged) and all(access.kept for access in kept):
+                plan.kept = True  # the guide's keep-case: the resource stays with its accesses
+                plan.problem = f"every access of the resource stays on buffer_ops: {kept[0].problem}"
+                return plan
             use, call = bridged[0]
             consumer = self.model.resolve(call.func) or ""
             why = plan.access_problems.get(id(call))
@@ -369,9 +381,7 @@ class BufferOps(Rule):
 
     def _single_fix(self, access, fx, imports, pointer, dtype) -> tuple[Fix | None, str | None]:
         function = self.ctx.enclosing_function()
-        problem = self._read_result(access, self.model.parent_map(function or self.model.tree)) or self._form_problem(
-            access, dtype
-        )
+        problem = self._read_result(access, self.model.parent_map(function or self.model.tree))
         if problem:
             return None, problem
         text = self._access_text(fx, access, pointer, dtype, {})
@@ -398,7 +408,7 @@ class BufferOps(Rule):
         if by_element and access.width > 1:
             return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({access.width}, 1)))"
         if access.width > 1:
-            return f"{fx}.ptr_load({pointer}, {fx}.Vector[{fx}.{access.dtype}, {access.width}])"
+            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, access.width)})"
         typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
         return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
 
@@ -434,19 +444,13 @@ class BufferOps(Rule):
             return expr.args[0]
         return None
 
-    def _form_problem(self, access: Access, base: str | None) -> str | None:
-        """Why the access has no form on a pointer of element type ``base`` (None: unknown)."""
-        if not access.load or access.width <= 1 or access.dtype == "Int8":
-            return None
-        if base is not None and element_bytes(base) % element_bytes(access.dtype) == 0:
-            return None
+    def _vector_type(self, fx: str, dtype: str, width: int) -> str:
+        """`fx.Vector[D, W]`; FlyDSL before 0.5.0 has no subscript, only `fx.Vector.make_type(W, D)`
+        (the form FlyDSL's own kernels use; the same buffer instructions on gfx942)."""
         version = self.ctx.options.flydsl_version
         if version and not at_least(version, "0.5.0"):
-            return (
-                f"a vector load through a byte pointer (the buffer's alignment is not known here) needs "
-                f"`fx.Vector[dtype, lanes]`, which FlyDSL {version} lacks (0.5.0 has it)"
-            )
-        return None
+            return f"{fx}.Vector.make_type({width}, {fx}.{dtype})"
+        return f"{fx}.Vector[{fx}.{dtype}, {width}]"
 
     def _read_result(self, access: Access, parents) -> str | None:
         """A scalar load gave an `ArithValue` of no signedness and gives an fx scalar: sets
@@ -584,8 +588,8 @@ class BufferOps(Rule):
             settings={"flydsl_version": "0.5.0"},
         ),
         Invalid(
-            # FlyDSL 0.3.1 has no fx.Vector[dtype, lanes]: that load keeps the shim, on the
-            # tensor's raw resource; the scalar load and the store move.
+            # FlyDSL 0.3.1 has no fx.Vector[dtype, lanes]: the vector load's type is
+            # fx.Vector.make_type(lanes, dtype), as FlyDSL's own kernels write it.
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, tid):\n"
             "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
@@ -593,24 +597,15 @@ class BufferOps(Rule):
             "    s = buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32)\n"
             "    buffer_ops.buffer_store(s, rsrc, 0)\n"
             "    return v\n",
-            expected="import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            expected="import flydsl.expr as fx\n"
             "def f(A, tid):\n"
             "    rsrc = fx.rocdl.make_buffer_tensor(A)\n"
-            "    v = buffer_ops.buffer_load(fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc)), tid, vec_width=4, dtype=fx.Int32)\n"
+            "    v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(tid) * 4, fx.Vector.make_type(4, fx.Int32))\n"
             "    s = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(tid) * 4, fx.Int32)\n"
             "    fx.ptr_store(s, fx.recast_iter(fx.Int8, fx.get_iter(rsrc)))\n"
             "    return v\n",
             unsafe=True,
             count=4,
-            settings={"flydsl_version": "0.3.1"},
-        ),
-        Invalid(
-            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
-            "def f(A, tid):\n"
-            "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
-            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=4, dtype=fx.Int32)\n",
-            count=2,
-            message="which FlyDSL 0.3.1 lacks",
             settings={"flydsl_version": "0.3.1"},
         ),
         Invalid(
@@ -660,6 +655,38 @@ class BufferOps(Rule):
             settings={"flydsl_version": "0.3.1"},
         ),
         Invalid(
+            # Stored values whose element type the code shows: an fx value unwrapped, an arith
+            # op class's `.result`, an element or slice of an fx.Vector, what `fx.ptr_load`
+            # reads from a typed pointer. With `num_records_bytes=`, the shim ignores `max_size=`.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith, vector\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, addr, tid, x: fx.Float32, v4):\n"
+            "    out = buffer_ops.create_buffer_resource(Out, max_size=False, num_records_bytes=4096)\n"
+            "    buffer_ops.buffer_store(x.ir_value(), out, tid)\n"
+            "    buffer_ops.buffer_store(arith.TruncIOp(T.i8, x.bitcast(fx.Int32)).result, out, tid)\n"
+            "    words = fx.Vector(v4).bitcast(fx.Int32)\n"
+            "    buffer_ops.buffer_store(vector.extract(words, static_position=[0], dynamic_position=[]), out, tid)\n"
+            "    buffer_ops.buffer_store(vector.extract_strided_slice(T.vec(2, T.i32), words, offsets=[0], sizes=[2], strides=[1]), out, tid)\n"
+            "    table = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), addr))\n"
+            "    buffer_ops.buffer_store(fx.ptr_load(table + tid), out, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith, vector\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(Out, addr, tid, x: fx.Float32, v4):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out, num_records_bytes=4096)\n"
+            "    fx.ptr_store(x.ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(arith.TruncIOp(T.i8, x.bitcast(fx.Int32)).result, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid))\n"
+            "    words = fx.Vector(v4).bitcast(fx.Int32)\n"
+            "    fx.ptr_store(vector.extract(words, static_position=[0], dynamic_position=[]), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(vector.extract_strided_slice(T.vec(2, T.i32), words, offsets=[0], sizes=[2], strides=[1]), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    table = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), addr))\n"
+            "    fx.ptr_store(fx.ptr_load(table + tid), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 8)\n",
+            unsafe=True,
+            count=6,
+        ),
+        Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
             "import flydsl.expr as fx\n"
             "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
@@ -689,13 +716,13 @@ class BufferOps(Rule):
             unsafe=True,
         ),
         Invalid(
-            # No layout form: the guide lets it stay; its resource is consumed raw.
+            # No layout form: the guide lets it stay, and its resource with it (both noted).
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, tid, ok):\n"
             "    rsrc = buffer_ops.create_buffer_resource(A)\n"
             "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, mask=ok)\n",
             count=2,
-            message="consumed raw by `buffer_ops.buffer_load` (line 5), which keeps it: `mask=` has no counterpart",
+            message="no fix: every access of the resource stays on buffer_ops: `mask=` has no counterpart",
         ),
         Invalid(
             # The shim's integer has no signedness: `>>` shifts in zeros; an fx integer's
