@@ -177,8 +177,8 @@ def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | 
         and model.type_of(data.func.value).is_fx_scalar
     ):
         return element_class(model, data.args[0])
-    if symbol == "fx.Vector.from_elements":
-        dtype = call_argument(data, 1, "dtype")
+    if symbol in ("fx.Vector.from_elements", "fx.Vector.filled"):
+        dtype = call_argument(data, 1 if symbol.endswith("from_elements") else 2, "dtype")
         return element_class(model, dtype) if dtype is not None else None
     if isinstance(data.func, ast.Attribute) and data.func.attr == "select" and len(data.args) == 2:
         return stored_class(model, data.args[0], depth + 1) or stored_class(model, data.args[1], depth + 1)

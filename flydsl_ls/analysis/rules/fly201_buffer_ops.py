@@ -258,16 +258,61 @@ class BufferOps(Rule):
         return plan
 
     def _make_plan(self, binding, create: ast.Call, symbol: str) -> Plan:
-        """Rewrite the definition and every access; other uses get the raw resource."""
+        """Rewrite the definition and every access; other uses get the raw resource. A tensor
+        resource passed to a helper of this file moves with the helper's accesses of it, and
+        with every other resource the helper is called with: one fix for them all."""
         plan = Plan()
+        resources, params = [(binding, create)], []
+        edits: list[Edit] = []
+        fx, imports = fx_alias(self.model)
+        while resources or params:
+            if resources:
+                member, made = resources.pop()
+                self._plans[id(member)] = plan
+                found = self._resource_edits(plan, fx, member, made, symbol)
+            else:
+                member, function = params.pop()
+                self._plans[id(member)] = plan
+                found = self._param_edits(plan, fx, member, function)
+            if found is None:
+                plan.fix = None
+                return plan
+            more, helpers = found
+            edits += more
+            for function, param in helpers:
+                if id(param) in self._plans:
+                    continue
+                self._plans[id(param)] = plan
+                params.append((param, function))
+                for call in self.model.calls_to(function):
+                    other = self._argument_resource(call, function, param)
+                    if other is None:
+                        plan.problem = (
+                            f"`{function.name}` is also called at line {call.lineno} with a resource this rule "
+                            "does not build"
+                        )
+                        return plan
+                    if id(other) not in self._plans:
+                        self._plans[id(other)] = plan
+                        resources.append((other, other.value))
+        plan.fix = self._fix(edits, imports)
+        return plan
+
+    def _resource_edits(self, plan: Plan, fx: str, binding, create: ast.Call, symbol: str):
+        """The edits of one resource's definition and accesses (None: no fix, ``plan.problem``
+        says why), and the helpers it is passed to: (function, parameter binding)."""
         tensor = symbol == CREATE
+        if tensor and self._definition_problem(create, symbol):
+            plan.problem = f"the resource is built with {self._definition_problem(create, symbol)}"
+            return None
         parents = self.model.parent_map(binding.scope.node)
         converted: list[Access] = []
         bridged: list[tuple[ast.Name, ast.Call]] = []
+        helpers = []
         for use in self.model.uses_of(binding):
             if self.model.reaching_bindings(use) != [binding]:
                 plan.problem = "the resource's name is rebound"
-                return plan
+                return None
             call = parents.get(id(use))
             if isinstance(call, ast.Call) and use is not call.func:
                 consumer = self.model.resolve(call.func) or ""
@@ -281,17 +326,20 @@ class BufferOps(Rule):
                         plan.access_problems[id(call)] = problem
                 elif tensor and consumer in TENSOR_APIS:
                     continue
+                elif tensor and (helper := self._helper_parameter(call, use)) is not None:
+                    helpers.append(helper)
+                    continue
                 bridged.append((use, call))
                 continue
             plan.problem = f"the resource is used at line {use.lineno} in a way a tensor may not support"
-            return plan
-        if bridged and not converted:
+            return None
+        if bridged and not (converted or helpers):
             kept = [read_access(self.model, call, self.model.resolve(call.func) or "") for _, call in bridged
                     if self.model.resolve(call.func) in (LOAD, STORE)]
             if len(kept) == len(bridged) and all(access.kept for access in kept):
                 plan.kept = True  # the guide's keep-case: the resource stays with its accesses
                 plan.problem = f"every access of the resource stays on buffer_ops: {kept[0].problem}"
-                return plan
+                return None
             use, call = bridged[0]
             consumer = self.model.resolve(call.func) or ""
             why = plan.access_problems.get(id(call))
@@ -305,8 +353,7 @@ class BufferOps(Rule):
                     f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), "
                     "which may need the raw resource"
                 )
-            return plan
-        fx, imports = fx_alias(self.model)
+            return None
         if symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
             pointer, dtype = f"{fx}.get_iter({binding.name})" if tensor else binding.name, None
             definition = self._definition_text(fx, create, symbol, "Int8")
@@ -318,12 +365,99 @@ class BufferOps(Rule):
         replacements: dict[int, tuple[ast.AST, str]] = {}
         for use, _call in bridged:
             replacements[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
+        edits = [Edit(self.ctx.range(create), definition)] + self._access_edits(fx, converted, pointer, dtype, replacements)
+        return edits, helpers
+
+    def _param_edits(self, plan: Plan, fx: str, param, function):
+        """A helper's resource parameter: every use must be a load or store fx can say."""
+        parents = self.model.parent_map(function)
+        converted = []
+        pointer = f"{fx}.get_iter({param.name})"
+        bridged: dict[int, tuple[ast.AST, str]] = {}
+        for use in self.model.uses_of(param):
+            call = parents.get(id(use))
+            consumer = (self.model.resolve(call.func) or "") if isinstance(call, ast.Call) else ""
+            access = read_access(self.model, call, consumer) if consumer in (LOAD, STORE) else None
+            if access is None or access.rsrc is not use or self.model.reaching_bindings(use) != [param]:
+                plan.problem = (
+                    f"the helper `{function.name}` uses its resource `{param.name}` at line {use.lineno} other than "
+                    "as a load's or store's resource"
+                )
+                return None
+            problem = access.problem or self._read_result(access, parents)
+            if problem is None:
+                converted.append(access)
+            else:  # it keeps the shim, on the tensor's raw resource
+                plan.access_problems[id(call)] = problem
+                bridged[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
+        return self._access_edits(fx, converted, pointer, None, bridged), []
+
+    def _access_edits(self, fx: str, converted: list[Access], pointer: str, dtype, replacements) -> list[Edit]:
         for access in sorted(converted, key=self._size):  # inner accesses first: outer ones embed them
             replacements[id(access.call)] = (access.call, self._access_text(fx, access, pointer, dtype, replacements))
-        edits = [Edit(self.ctx.range(create), definition)]
-        edits += [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
-        plan.fix = self._fix(edits, imports)
-        return plan
+        return [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
+
+    # --- helpers a resource is passed to -----------------------------------------------------
+    def _helper_parameter(self, call: ast.Call, use: ast.Name):
+        """(function, parameter binding) when ``use`` is passed to a helper this file defines
+        and only calls (a nested function, or a private one of the module), else None."""
+        callee = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+        function = callee.node if callee is not None and callee.kind == "def" else None
+        if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+            return None
+        if callee.scope.kind == "module" and not function.name.startswith("_"):
+            return None  # a public function may be called from other files with raw resources
+        calls = self.model.calls_to(function)
+        if len(calls) != len(self.model.uses_of(callee)):
+            return None  # passed around as a value
+        args = function.args
+        if args.vararg or args.kwarg or args.posonlyargs or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if use in call.args:
+            index = call.args.index(use)
+        else:
+            index = next((i for i, a in enumerate(args.args) for k in call.keywords if k.value is use and k.arg == a.arg), None)
+        if index is None or index >= len(args.args):
+            return None
+        scope = self.model.function_scope(function)
+        name = args.args[index].arg
+        param = next((b for b in scope.bindings.get(name, ()) if b.kind == "param"), None) if scope else None
+        return (function, param) if param is not None and len(scope.bindings.get(name, ())) == 1 else None
+
+    def _helper_plan(self, param) -> Plan | None:
+        """The plan of the resources a helper's parameter is given, when a call of the helper
+        passes one this rule builds."""
+        if id(param) in self._plans:
+            return self._plans[id(param)]
+        function = param.scope.node
+        for call in self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else ():
+            resource = self._argument_resource(call, function, param)
+            if resource is not None:
+                plan = self._plan(resource, resource.value, CREATE)
+                # a fix that does not reach this helper's accesses is not theirs
+                return self._plans.get(id(param), plan if plan.fix is None else None)
+        return None
+
+    def _argument_resource(self, call: ast.Call, function: ast.FunctionDef, param):
+        """The resource binding ``call`` passes for ``param``: a name bound once to
+        `create_buffer_resource(t)` in a function."""
+        names = [a.arg for a in function.args.args]
+        index = names.index(param.name)
+        arg = call.args[index] if index < len(call.args) else next(
+            (k.value for k in call.keywords if k.arg == param.name), None
+        )
+        if not isinstance(arg, ast.Name):
+            return None
+        bindings = self.model.reaching_bindings(arg)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
+            return None
+        value = bindings[0].value
+        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE):
+            return None
+        statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        return bindings[0]
 
     # --- one load or store -----------------------------------------------------------------
     def _access_fix(self, access: Access) -> tuple[Fix | None, str | None]:
@@ -346,6 +480,12 @@ class BufferOps(Rule):
                 return plan.fix, None
             if origin == BRIDGE:
                 return self._bridged_fix(access, value)
+            if len(bindings) == 1 and bindings[0].kind == "param":
+                plan = self._helper_plan(bindings[0])
+                if plan is not None:
+                    if plan.fix is None or id(access.call) in plan.access_problems:
+                        return None, plan.access_problems.get(id(access.call)) or plan.problem
+                    return plan.fix, None
             where = "a parameter" if bindings and bindings[0].kind == "param" else "code this rule does not follow"
             return None, f"the resource `{rsrc.id}` comes from {where}: make a buffer tensor where the resource is made"
         origin = self.model.resolve(rsrc.func) if isinstance(rsrc, ast.Call) else None
@@ -685,6 +825,60 @@ class BufferOps(Rule):
             "    fx.ptr_store(fx.ptr_load(table + tid), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 8)\n",
             unsafe=True,
             count=6,
+        ),
+        Invalid(
+            # Resources passed to helpers of this file (a nested function, a private one of the
+            # module) move with the helpers' accesses and every resource the helpers are called
+            # with; a store the fix cannot say keeps the shim, on the tensor's raw resource.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "def _zero(rsrc, idx):\n"
+            "    buffer_ops.buffer_store(fx.Vector.filled(4, 0, fx.Int32), rsrc, idx * 4)\n"
+            "\n"
+            "\n"
+            "def kernel(A, B, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A, max_size=True)\n"
+            "    b = buffer_ops.create_buffer_resource(B)\n"
+            "\n"
+            "    def load(r, off):\n"
+            "        return buffer_ops.buffer_load(r, off, vec_width=1, dtype=fx.Float32)\n"
+            "\n"
+            "    x = load(a, tid) + load(b, tid)\n"
+            "    _zero(a, tid)\n"
+            "    buffer_ops.buffer_store(x, b, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "def _zero(rsrc, idx):\n"
+            "    fx.ptr_store(fx.Vector.filled(4, 0, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(idx * 4) * 4)\n"
+            "\n"
+            "\n"
+            "def kernel(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    b = fx.rocdl.make_buffer_tensor(B)\n"
+            "\n"
+            "    def load(r, off):\n"
+            "        return fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(r)) + fx.Int32(off) * 4, fx.Float32)\n"
+            "\n"
+            "    x = load(a, tid) + load(b, tid)\n"
+            "    _zero(a, tid)\n"
+            "    buffer_ops.buffer_store(x, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
+            unsafe=True,
+            count=5,
+        ),
+        Invalid(
+            # A helper also called with a resource from elsewhere: no fix for any of them.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def _load(rsrc, i):\n"
+            "    return buffer_ops.buffer_load(rsrc, i, vec_width=1, dtype=fx.Int32)\n"
+            "def f(A, raw, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A)\n"
+            "    return _load(a, tid) + _load(raw, tid)\n",
+            count=2,
+            message="`_load` is also called at line 7 with a resource this rule does not build",
         ),
         Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.

@@ -4,7 +4,8 @@ a float vector, a bf16 tensor read as dwords (wider than its alignment: the fix 
 through a byte pointer), an int tensor written by element and by byte offset, and a table
 at a raw 64-bit address; stores of values whose element type the code shows (an element and
 a slice of a vector, an arith op class's result, an fx value unwrapped, an fx.ptr_load of a
-typed pointer) to a resource bounded by `num_records_bytes=`."""
+typed pointer) to a resource bounded by `num_records_bytes=`; resources passed to a helper
+of the module and to a nested one."""
 
 import torch
 
@@ -16,6 +17,10 @@ from flydsl.expr.typing import T
 from kernels.common import buffer_ops
 
 N = 64
+
+
+def _fill(rsrc, off):
+    buffer_ops.buffer_store(fx.Vector.filled(2, 7, fx.Int32), rsrc, off)
 
 
 @flyc.kernel
@@ -42,6 +47,13 @@ def access_kernel(A: fx.Tensor, H: fx.Tensor, Out: fx.Tensor, addr: fx.Int64):
     buffer_ops.buffer_store(half, bounded, tid * 2 + 1600)
     buffer_ops.buffer_store(arith.TruncIOp(T.i8, n).result, bounded, tid, offset_is_bytes=True)
     buffer_ops.buffer_store(fx.Float32(3.0).ir_value(), bounded, tid + 1800)
+    scratch = buffer_ops.create_buffer_resource(Out, max_size=True)
+    _fill(scratch, tid * 2 + 2048)
+
+    def twice(r, i):
+        return buffer_ops.buffer_load(r, i, vec_width=1, dtype=fx.Float32) * 2.0
+
+    buffer_ops.buffer_store(twice(scratch, tid) + twice(a, tid), scratch, tid + 2200)
     buffer_ops.buffer_store(fx.ptr_load(fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int32.ir_type, fx.AddressSpace.Global, 4), addr))), bounded, tid + 1900)
 
 
