@@ -314,6 +314,8 @@ class BufferOps(Rule):
                 plan.problem = "the resource's name is rebound"
                 return None
             call = parents.get(id(use))
+            if isinstance(call, ast.keyword):  # passed by name
+                call = parents.get(id(call))
             if isinstance(call, ast.Call) and use is not call.func:
                 consumer = self.model.resolve(call.func) or ""
                 if consumer in (LOAD, STORE):
@@ -442,6 +444,8 @@ class BufferOps(Rule):
         """The resource binding ``call`` passes for ``param``: a name bound once to
         `create_buffer_resource(t)` in a function."""
         names = [a.arg for a in function.args.args]
+        if param.name not in names or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
         index = names.index(param.name)
         arg = call.args[index] if index < len(call.args) else next(
             (k.value for k in call.keywords if k.arg == param.name), None
@@ -879,6 +883,17 @@ class BufferOps(Rule):
             "    return _load(a, tid) + _load(raw, tid)\n",
             count=2,
             message="`_load` is also called at line 7 with a resource this rule does not build",
+        ),
+        Invalid(
+            # A keyword-only resource parameter is not followed (the helper keeps the shim).
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A)\n"
+            "    def g(i, *, r):\n"
+            "        return buffer_ops.buffer_load(r, i, vec_width=1, dtype=fx.Int32)\n"
+            "    return g(tid, r=a)\n",
+            count=2,
+            message="the resource is passed to `g` (line 7), which may need the raw resource",
         ),
         Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
