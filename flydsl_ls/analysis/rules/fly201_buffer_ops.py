@@ -90,7 +90,9 @@ class BufferOps(Rule):
     fx.AddressSpace.Global, 4), addr))`, typed like the loads and stores that use it. Each
     `buffer_load(rsrc, off, vec_width=V, dtype=D)` becomes
     `fx.ptr_load(fx.recast_iter(D, fx.get_iter(rsrc)) + off)` (`V` = 1) or
-    `fx.memref_load_vec(fx.make_view(..., fx.make_layout(V, 1)))`, and
+    `fx.memref_load_vec(fx.make_view(..., fx.make_layout(V, 1)))` (through a byte pointer,
+    `fx.ptr_load(p, fx.Vector[D, V])`; FlyDSL 0.3.1 has no `fx.Vector[...]` and gets
+    `fx.Vector.make_type(V, D)`, as FlyDSL's own kernels write it), and
     `buffer_store(v, rsrc, off)` `fx.ptr_store(v, ...)`: on a buffer-descriptor pointer,
     `+ off` scales the element offset by the element size as the shim did, and the load and
     store lower to the same raw buffer instructions (identical ISA on gfx942 with FlyDSL
@@ -99,7 +101,13 @@ class BufferOps(Rule):
     rewrite takes the tensor's raw resource, `fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc))`,
     and a later pass rewrites it once it can (so do stores on such a resource already in the
     code); a resource created in place (`buffer_load(create_buffer_resource_from_addr(p),
-    ...)`) is rewritten with its access.
+    ...)`) is rewritten with its access. A tensor resource passed to a helper of the file (a
+    nested function, or a private one of the module, only ever called) moves with the
+    helper's loads and stores of it and with every resource the helper is called with, in
+    one fix. A stored value's element type is read from fx values (unwrapped too), raw arith
+    ops and their op classes' `.result`, shim loads, `fx.ptr_load`/`fx.memref_load_vec` of
+    a typed pointer, `fx.Vector` built, filled or bitcast with a dtype, and elements and
+    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`).
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
@@ -110,9 +118,12 @@ class BufferOps(Rule):
     elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
     conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
     `.ir_value()`); a scalar whose user needs the raw value (a raw builder, code that cannot
-    be followed) gets `.ir_value()`; a resource made with `stride=`, `base_byte_offset=` or `max_size=False`, passed
-    in from elsewhere, rebound, or used other than as a call argument. A resource only used
-    raw gets no fix: its consumers must move first.
+    be followed) gets `.ir_value()`; a resource made with `stride=`, `base_byte_offset=` or
+    `max_size=False` without `num_records_bytes=` (which the shim lets win), passed in from
+    elsewhere (a public function's parameter, a helper also called with other resources),
+    rebound, or used other than as a call argument. A resource only used raw gets no fix:
+    its consumers must move first; one that only kept loads and stores use stays with them
+    (information).
 
     `create_buffer_resource_from_addr` and `extract_base_index` otherwise get a diagnostic
     with their replacement (`fx.ptrtoint(fx.get_iter(t))` for the latter). The shims' own
@@ -125,8 +136,9 @@ class BufferOps(Rule):
     replacement = "`fx.rocdl.make_buffer_tensor` + layout view + copy atom + `fx.copy` (offsets are in elements)"
     fix_safety = (
         "unsafe for a resource built in the function and its loads and stores (buffer tensor/pointer + "
-        "`fx.ptr_load`/`fx.ptr_store`); none for `mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` "
-        "accesses, unknown element types and resources passed in"
+        "`fx.ptr_load`/`fx.ptr_store`), with the file's helpers it is passed to; none for "
+        "`mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` accesses, unknown element types, "
+        "`base_byte_offset=` and resources passed in from elsewhere"
     )
     fix_title = TITLE
     example_before = (
