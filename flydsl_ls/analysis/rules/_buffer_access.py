@@ -139,11 +139,12 @@ def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | 
         return stored_class(model, data.value, depth + 1)
     if isinstance(data, ast.Attribute) and data.attr == "result" and isinstance(data.value, ast.Call):
         return _op_class(model, data.value)
-    if isinstance(data, ast.Name):
+    if isinstance(data, ast.Name):  # every value that may reach it, alike
         bindings = model.reaching_bindings(data)
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
             return None
-        return stored_class(model, bindings[0].value, depth + 1)
+        found = {stored_class(model, b.value, depth + 1) for b in bindings}
+        return found.pop() if len(found) == 1 else None
     if isinstance(data, ast.BinOp) and not isinstance(data.op, (ast.Div, ast.Pow, ast.MatMult)):
         # Both operands typed alike, or a Python int beside a typed one.
         left, right = (stored_class(model, side, depth + 1) for side in (data.left, data.right))
@@ -154,6 +155,8 @@ def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | 
         return stored_class(model, data.body, depth + 1) or stored_class(model, data.orelse, depth + 1)
     if not isinstance(data, ast.Call):
         return None
+    if isinstance(data.func, ast.Attribute) and data.func.attr == "ir_value" and not data.args:
+        return stored_class(model, data.func.value, depth + 1)
     symbol = model.resolve(data.func) or ""
     if symbol == LOAD:
         loaded = read_access(model, data, LOAD)

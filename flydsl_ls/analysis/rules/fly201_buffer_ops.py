@@ -908,6 +908,30 @@ class BufferOps(Rule):
             message="the resource is passed to `g` (line 7), which may need the raw resource",
         ),
         Invalid(
+            # A value bound in both branches of an `if`, alike; a vector unwrapped.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, tid, a: fx.Int32, b: fx.Int32, ok):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    if ok:\n"
+            "        v = a\n"
+            "    else:\n"
+            "        v = b + 1\n"
+            "    buffer_ops.buffer_store(v, out, tid)\n"
+            "    buffer_ops.buffer_store(fx.Vector.from_elements([a, b], fx.Int32).ir_value(), out, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(Out, tid, a: fx.Int32, b: fx.Int32, ok):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    if ok:\n"
+            "        v = a\n"
+            "    else:\n"
+            "        v = b + 1\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(fx.Vector.from_elements([a, b], fx.Int32).ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
             "import flydsl.expr as fx\n"
             "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
