@@ -273,10 +273,14 @@ class BufferOps(Rule):
         """Rewrite the definition and every access; other uses get the raw resource. A tensor
         resource passed to a helper of this file moves with the helper's accesses of it, and
         with every other resource the helper is called with: one fix for them all."""
-        plan = Plan()
-        resources, params = [(binding, create)], []
+        return self._component(Plan(), [(binding, create)], [], symbol)
+
+    def _component(self, plan: Plan, resources: list, params: list, symbol: str) -> Plan:
         edits: list[Edit] = []
         fx, imports = fx_alias(self.model)
+        for param, function in params:
+            if not self._enqueue_callers(plan, function, param, edits, resources):
+                return plan
         while resources or params:
             if resources:
                 member, made = resources.pop()
@@ -294,21 +298,30 @@ class BufferOps(Rule):
             for function, param in helpers:
                 if id(param) in self._plans:
                     continue
-                self._plans[id(param)] = plan
                 params.append((param, function))
-                for call in self.model.calls_to(function):
-                    other = self._argument_resource(call, function, param)
-                    if other is None:
-                        plan.problem = (
-                            f"`{function.name}` is also called at line {call.lineno} with a resource this rule "
-                            "does not build"
-                        )
-                        return plan
-                    if id(other) not in self._plans:
-                        self._plans[id(other)] = plan
-                        resources.append((other, other.value))
+                if not self._enqueue_callers(plan, function, param, edits, resources):
+                    return plan
         plan.fix = self._fix(edits, imports)
         return plan
+
+    def _enqueue_callers(self, plan: Plan, function, param, edits: list[Edit], resources: list) -> bool:
+        """Every resource ``function`` is called with for ``param`` joins the fix (False: one
+        cannot, ``plan.problem`` says why)."""
+        self._plans[id(param)] = plan
+        for call in self.model.calls_to(function):
+            other = self._argument_resource(call, function, param)
+            if isinstance(other, Edit):  # a buffer tensor's raw resource: the tensor itself
+                edits.append(other)
+                continue
+            if other is None:
+                plan.problem = (
+                    f"`{function.name}` is also called at line {call.lineno} with a resource this rule does not build"
+                )
+                return False
+            if id(other) not in self._plans:
+                self._plans[id(other)] = plan
+                resources.append((other, other.value))
+        return True
 
     def _resource_edits(self, plan: Plan, fx: str, binding, create: ast.Call, symbol: str):
         """The edits of one resource's definition and accesses (None: no fix, ``plan.problem``
@@ -414,10 +427,14 @@ class BufferOps(Rule):
     # --- helpers a resource is passed to -----------------------------------------------------
     def _helper_parameter(self, call: ast.Call, use: ast.Name):
         """(function, parameter binding) when ``use`` is passed to a helper this file defines
-        and only calls (a nested function, or a private one of the module), else None."""
+        and only calls (a nested function, or a private one of the module; plain or
+        `@flyc.jit`), else None."""
         callee = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
         function = callee.node if callee is not None and callee.kind == "def" else None
-        if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        if not isinstance(function, ast.FunctionDef):
+            return None
+        # `@flyc.jit` called while tracing runs the function itself (FlyDSL 0.3.1 and 0.5.0)
+        if any(self.model.resolve(d) != "flyc.jit" for d in function.decorator_list):
             return None
         if callee.scope.kind == "module" and not function.name.startswith("_"):
             return None  # a public function may be called from other files with raw resources
@@ -444,24 +461,43 @@ class BufferOps(Rule):
         if id(param) in self._plans:
             return self._plans[id(param)]
         function = param.scope.node
-        for call in self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else ():
-            resource = self._argument_resource(call, function, param)
-            if resource is not None:
-                plan = self._plan(resource, resource.value, CREATE)
-                # a fix that does not reach this helper's accesses is not theirs
-                return self._plans.get(id(param), plan if plan.fix is None else None)
+        calls = self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else []
+        eligible = [call for call in calls if self._helper_parameter(call, _argument(call, function, param)) == (function, param)]
+        if not calls or len(eligible) != len(calls):
+            return None
+        arguments = [self._argument_resource(call, function, param) for call in calls]
+        resource = next((r for r in arguments if r is not None and not isinstance(r, Edit)), None)
+        if resource is not None:
+            plan = self._plan(resource, resource.value, CREATE)
+            # a fix that does not reach this helper's accesses is not theirs
+            return self._plans.get(id(param), plan if plan.fix is None else None)
+        if all(isinstance(r, Edit) for r in arguments):  # only ever given buffer tensors' raw resources
+            return self._component(Plan(), [], [(param, function)], CREATE)
         return None
+
+    def _bridged_tensor(self, arg: ast.expr | None) -> ast.Name | None:
+        """``t`` of `fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`, ``t`` a buffer tensor named once."""
+        if not (isinstance(arg, ast.Call) and self.model.resolve(arg.func) == BRIDGE and len(arg.args) == 1):
+            return None
+        inner = arg.args[0]
+        if not (isinstance(inner, ast.Call) and self.model.resolve(inner.func) == "fx.get_iter" and len(inner.args) == 1):
+            return None
+        tensor = inner.args[0]
+        bindings = self.model.reaching_bindings(tensor) if isinstance(tensor, ast.Name) else []
+        value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        made = self.model.resolve(value.func) if isinstance(value, ast.Call) else None
+        return tensor if made == "fx.rocdl.make_buffer_tensor" else None
 
     def _argument_resource(self, call: ast.Call, function: ast.FunctionDef, param):
         """The resource binding ``call`` passes for ``param``: a name bound once to
-        `create_buffer_resource(t)` in a function."""
-        names = [a.arg for a in function.args.args]
-        if param.name not in names or any(isinstance(a, ast.Starred) for a in call.args):
+        `create_buffer_resource(t)` in a function; or the edit that passes a buffer tensor
+        instead of its raw resource (`fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`)."""
+        if any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        index = names.index(param.name)
-        arg = call.args[index] if index < len(call.args) else next(
-            (k.value for k in call.keywords if k.arg == param.name), None
-        )
+        arg = _argument(call, function, param)
+        tensor = self._bridged_tensor(arg)
+        if tensor is not None:
+            return Edit(self.model.index.node_range(arg), tensor.id)
         if not isinstance(arg, ast.Name):
             return None
         bindings = self.model.reaching_bindings(arg)
@@ -932,6 +968,41 @@ class BufferOps(Rule):
             count=3,
         ),
         Invalid(
+            # A `@flyc.jit` helper (called while tracing, it runs the function itself), also
+            # given a buffer tensor's raw resource: that call passes the tensor.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _bump(rsrc, i):\n"
+            "    buffer_ops.buffer_store(fx.Int32(1), rsrc, i)\n"
+            "\n"
+            "\n"
+            "def f(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    _bump(fx.rocdl.get_buffer_rsrc(fx.get_iter(a)), tid)\n"
+            "    b = buffer_ops.create_buffer_resource(B)\n"
+            "    _bump(b, tid)\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _bump(rsrc, i):\n"
+            "    fx.ptr_store(fx.Int32(1), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(i) * 4)\n"
+            "\n"
+            "\n"
+            "def f(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    _bump(a, tid)\n"
+            "    b = fx.rocdl.make_buffer_tensor(B)\n"
+            "    _bump(b, tid)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
             "import flydsl.expr as fx\n"
             "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
@@ -1036,6 +1107,17 @@ class BufferOps(Rule):
             message="fx.inttoptr",
         ),
     ]
+
+
+def _argument(call: ast.Call, function: ast.FunctionDef, param) -> ast.expr | None:
+    """What ``call`` passes for ``param`` of ``function`` (positionally or by name)."""
+    names = [a.arg for a in function.args.args]
+    if param.name not in names:
+        return None
+    index = names.index(param.name)
+    if index < len(call.args):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == param.name), None)
 
 
 def _takes_raw(symbol: str) -> bool:

@@ -4,8 +4,8 @@ a float vector, a bf16 tensor read as dwords (wider than its alignment: the fix 
 through a byte pointer), an int tensor written by element and by byte offset, and a table
 at a raw 64-bit address; stores of values whose element type the code shows (an element and
 a slice of a vector, an arith op class's result, an fx value unwrapped, an fx.ptr_load of a
-typed pointer) to a resource bounded by `num_records_bytes=`; resources passed to a helper
-of the module and to a nested one."""
+typed pointer) to a resource bounded by `num_records_bytes=`; resources passed to a `@flyc.jit`
+helper of the module and to a nested function."""
 
 import torch
 
@@ -19,6 +19,7 @@ from kernels.common import buffer_ops
 N = 64
 
 
+@flyc.jit
 def _fill(rsrc, off):
     buffer_ops.buffer_store(fx.Vector.filled(2, 7, fx.Int32), rsrc, off)
 
