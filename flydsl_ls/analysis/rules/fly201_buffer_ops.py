@@ -50,7 +50,10 @@ OTHER_HELPERS = {
         "buffer pointer with `fx.rocdl.make_buffer_ptr(ptr)` (or view it with `fx.make_view(ptr, layout)` "
         "and use `fx.rocdl.make_buffer_tensor(view)`; `num_records_bytes=` for the byte bound)"
     ),
-    SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
+    SHIM + "extract_base_index": (
+        "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`; no fix: that gives an "
+        "`i64` where the shim gave an `index`, and its users must take the new type"
+    ),
 }
 UNWRAPS = {"fx.as_ir_value", "fx.arith.unwrap", "fx.arith._to_raw"}
 DEFINITIONS = {
