@@ -240,6 +240,8 @@ class BufferOps(Rule):
             max_size = bounded or (isinstance(kw.value, ast.Constant) and kw.value.value is True)
             if kw.arg == "num_records_bytes" or (symbol == CREATE and kw.arg == "max_size" and max_size):
                 continue
+            if symbol == CREATE and kw.arg == "base_byte_offset":  # a byte pointer rebased in 64 bits
+                continue
             return (
                 f"`{kw.arg or '**kwargs'}=` changes the record bound or base (pass `max_size=`/"
                 "`num_records_bytes=` to `make_buffer_tensor` by hand)"
@@ -249,12 +251,24 @@ class BufferOps(Rule):
     def _definition_text(self, fx: str, node: ast.Call, symbol: str, dtype: str) -> str:
         bound = next((kw for kw in node.keywords if kw.arg == "num_records_bytes"), None)
         tail = f", num_records_bytes={self.text(bound.value)}" if bound is not None else ""
+        if symbol == CREATE and _rebase(node) is not None:
+            # The shim's 64-bit GEP of the base: `ptr + fx.Int64(off)` on a byte pointer (the
+            # same `getelementptr i8, ..., i64` in the LLVM IR, FlyDSL 0.3.1 and 0.5.0).
+            offset = self._rebase_text(fx, _rebase(node))
+            base = f"{fx}.recast_iter({fx}.Int8, {fx}.get_iter({self.text(node.args[0])})) + {offset}"
+            return f"{fx}.rocdl.make_buffer_ptr({base}{tail})"
         if symbol == CREATE:
             return f"{fx}.rocdl.make_buffer_tensor({self.text(node.args[0])}{tail})"
         if symbol == PTR_RSRC:
             return f"{fx}.rocdl.make_buffer_ptr({self.text(node.args[0])})"
         pointer_type = f"{fx}.PointerType.get({fx}.{dtype}.ir_type, {fx}.AddressSpace.Global, {element_bytes(dtype)})"
         return f"{fx}.rocdl.make_buffer_ptr({fx}.inttoptr({pointer_type}, {self.text(node.args[0])}){tail})"
+
+    def _rebase_text(self, fx: str, offset: ast.expr) -> str:
+        if self.model.type_of(offset).name == "fx.Int64":
+            text = self.text(offset)
+            return text if isinstance(offset, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+        return f"{fx}.Int64({self.text(offset)})"
 
     def _binding_of(self, statement: ast.Assign):
         target = statement.targets[0]
@@ -329,10 +343,10 @@ class BufferOps(Rule):
     def _resource_edits(self, plan: Plan, fx: str, binding, create: ast.Call, symbol: str):
         """The edits of one resource's definition and accesses (None: no fix, ``plan.problem``
         says why), and the helpers it is passed to: (function, parameter binding)."""
-        tensor = symbol == CREATE
-        if tensor and self._definition_problem(create, symbol):
+        if symbol == CREATE and self._definition_problem(create, symbol):
             plan.problem = f"the resource is built with {self._definition_problem(create, symbol)}"
             return None
+        tensor = symbol == CREATE and _rebase(create) is None  # else a byte pointer
         parents = self.model.parent_map(binding.scope.node)
         converted: list[Access] = []
         bridged: list[tuple[ast.Name, ast.Call]] = []
@@ -384,7 +398,10 @@ class BufferOps(Rule):
                     "which may need the raw resource"
                 )
             return None
-        if symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
+        if symbol == CREATE and not tensor:
+            pointer, dtype = binding.name, "Int8"
+            definition = self._definition_text(fx, create, symbol, "Int8")
+        elif symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
             pointer, dtype = f"{fx}.get_iter({binding.name})" if tensor else binding.name, None
             definition = self._definition_text(fx, create, symbol, "Int8")
         else:
@@ -507,8 +524,8 @@ class BufferOps(Rule):
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
             return None
         value = bindings[0].value
-        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE):
-            return None
+        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE) or _rebase(value) is not None:
+            return None  # helpers take tensors; a rebased resource is a byte pointer
         statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
             return None
@@ -549,7 +566,9 @@ class BufferOps(Rule):
             if problem:
                 return None, f"the resource is built with {problem}"
             fx, imports = fx_alias(self.model)
-            if origin == CREATE:
+            if origin == CREATE and _rebase(rsrc) is not None:
+                pointer, dtype = self._definition_text(fx, rsrc, origin, "Int8"), "Int8"
+            elif origin == CREATE:
                 pointer, dtype = f"{fx}.get_iter({self._definition_text(fx, rsrc, origin, 'Int8')})", None
             elif origin == PTR_RSRC:
                 pointer, dtype = self._definition_text(fx, rsrc, origin, "Int8"), None
@@ -1006,6 +1025,32 @@ class BufferOps(Rule):
             count=2,
         ),
         Invalid(
+            # `base_byte_offset=`: the shim's 64-bit GEP of the base is a byte pointer plus an
+            # fx.Int64 (`getelementptr i8, ..., i64` either way), made a buffer pointer.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(A, B, slot, tid, off: fx.Int64):\n"
+            "    base = arith.muli(arith.extsi(T.i64, slot), arith.constant(4096, type=T.i64))\n"
+            "    a = buffer_ops.create_buffer_resource(A, max_size=True, base_byte_offset=base)\n"
+            "    v = buffer_ops.buffer_load(a, tid, vec_width=4, dtype=fx.Float32)\n"
+            "    buffer_ops.buffer_store(v, a, tid + 64)\n"
+            "    return buffer_ops.buffer_load(buffer_ops.create_buffer_resource(B, base_byte_offset=off), tid, vec_width=1, dtype=fx.Int8)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(A, B, slot, tid, off: fx.Int64):\n"
+            "    base = arith.muli(arith.extsi(T.i64, slot), arith.constant(4096, type=T.i64))\n"
+            "    a = fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(A)) + fx.Int64(base))\n"
+            "    v = fx.ptr_load(a + fx.Int32(tid) * 4, fx.Vector.make_type(4, fx.Float32))\n"
+            "    fx.ptr_store(v, a + fx.Int32(tid + 64) * 4)\n"
+            "    return fx.ptr_load(fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(B)) + off) + fx.Int32(tid)).ir_value()\n",
+            unsafe=True,
+            count=5,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
             "import flydsl.expr as fx\n"
             "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
@@ -1110,6 +1155,12 @@ class BufferOps(Rule):
             message="fx.inttoptr",
         ),
     ]
+
+
+def _rebase(create: ast.Call) -> ast.expr | None:
+    """The `base_byte_offset=` of a `create_buffer_resource` call, if it is not None."""
+    offset = next((kw.value for kw in create.keywords if kw.arg == "base_byte_offset"), None)
+    return None if offset is None or (isinstance(offset, ast.Constant) and offset.value is None) else offset
 
 
 def _argument(call: ast.Call, function: ast.FunctionDef, param) -> ast.expr | None:
