@@ -314,6 +314,8 @@ class BufferOps(Rule):
             edits += more
             for function, param in helpers:
                 if id(param) in self._plans:
+                    if self._plans[id(param)] is not plan:  # a component that failed before reaching here
+                        return self._joined_failed(plan, self._plans[id(param)])
                     continue
                 params.append((param, function))
                 if not self._enqueue_callers(plan, function, param, edits, resources):
@@ -338,7 +340,17 @@ class BufferOps(Rule):
             if id(other) not in self._plans:
                 self._plans[id(other)] = plan
                 resources.append((other, other.value))
+            elif self._plans[id(other)] is not plan:
+                self._joined_failed(plan, self._plans[id(other)])
+                return False
         return True
+
+    @staticmethod
+    def _joined_failed(plan: Plan, other: Plan) -> Plan:
+        """``plan`` shares a helper with ``other``, which has no fix: neither has one."""
+        plan.fix = None
+        plan.problem = "a resource given to the same helper has no fix" + (f": {other.problem}" if other.problem else "")
+        return plan
 
     def _resource_edits(self, plan: Plan, fx: str, binding, create: ast.Call, symbol: str):
         """The edits of one resource's definition and accesses (None: no fix, ``plan.problem``
@@ -1049,6 +1061,21 @@ class BufferOps(Rule):
             unsafe=True,
             count=5,
             settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # A helper also given a resource with no fix: the other resource keeps the shim too
+            # (the helper's loads stay raw).
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, B, tid):\n"
+            "    def load(r, i):\n"
+            "        return buffer_ops.buffer_load(r, i, vec_width=1, dtype=fx.Int32)\n"
+            "    bad = buffer_ops.create_buffer_resource(B, stride=4)\n"
+            "    x = load(bad, tid)\n"
+            "    good = buffer_ops.create_buffer_resource(A)\n"
+            "    return x + load(good, tid)\n",
+            count=3,
+            expected=None,
+            message="the resource is built with `stride=`",
         ),
         Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
