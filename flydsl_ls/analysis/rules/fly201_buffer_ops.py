@@ -87,7 +87,9 @@ class BufferOps(Rule):
 
     The fix rewrites a resource and its loads and stores together (unsafe): a resource named
     in the function, `rsrc = create_buffer_resource(t)` (`max_size=True` and
-    `num_records_bytes=` carry over), becomes `rsrc = fx.rocdl.make_buffer_tensor(t)`;
+    `num_records_bytes=` carry over), becomes `rsrc = fx.rocdl.make_buffer_tensor(t)`; with
+    `base_byte_offset=o`, a byte buffer pointer rebased as the shim did (a 64-bit GEP),
+    `fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(t)) + fx.Int64(o))`;
     `create_buffer_resource_from_addr(addr)` becomes a buffer pointer,
     `fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int32.ir_type,
     fx.AddressSpace.Global, 4), addr))`, typed like the loads and stores that use it. Each
@@ -121,9 +123,9 @@ class BufferOps(Rule):
     elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
     conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
     `.ir_value()`); a scalar whose user needs the raw value (a raw builder, code that cannot
-    be followed) gets `.ir_value()`; a resource made with `stride=`, `base_byte_offset=` or
-    `max_size=False` without `num_records_bytes=` (which the shim lets win), passed in from
-    elsewhere (a public function's parameter, a helper also called with other resources),
+    be followed) gets `.ir_value()`; a resource made with `stride=` or `max_size=False`
+    without `num_records_bytes=` (which the shim lets win), passed in from elsewhere (a
+    public function's parameter, a helper also given resources with no fix or rebased ones),
     rebound, or used other than as a call argument. A resource only used raw gets no fix:
     its consumers must move first; one that only kept loads and stores use stays with them
     (information).
@@ -141,7 +143,7 @@ class BufferOps(Rule):
         "unsafe for a resource built in the function and its loads and stores (buffer tensor/pointer + "
         "`fx.ptr_load`/`fx.ptr_store`), with the file's helpers it is passed to; none for "
         "`mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` accesses, unknown element types, "
-        "`base_byte_offset=` and resources passed in from elsewhere"
+        "`stride=` and resources passed in from elsewhere"
     )
     fix_title = TITLE
     example_before = (
