@@ -12,7 +12,15 @@ real one). The fix turns the resources into `fx.rocdl.make_buffer_tensor` /
 - a scalar whose user is a raw builder is unwrapped with `.ir_value()` (the ArithValue the
   shim gave);
 - a store whose value's element type the code does not show keeps the shim, on the
-  tensor's raw resource (`fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`).
+  tensor's raw resource (`fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`);
+- stores of an element or slice of a vector, an arith op class's `.result`, an unwrapped
+  fx value and an `fx.ptr_load` of a typed pointer move (their element type is shown), to a
+  tensor bounded by `num_records_bytes=` (the shim ignores `max_size=` then);
+- resources passed to a helper of the module (`_fill`) and to a nested one (`twice`) move
+  with the helpers' accesses.
+
+With FlyDSL 0.3.1 (`fx.Vector.make_type(4, fx.Float32)` for the vector load) the ISA is
+identical too (checked by hand, gfx942).
 
 Findings: the ISA is identical (same buffer_load/store instructions, offsets and
 registers); only the MLIR differs (`fly.ptr.load/store` on a buffer-descriptor pointer
@@ -52,11 +60,18 @@ def test_the_rewrite_is_what_we_expect():
         "    fx.ptr_store(w, fx.recast_iter(fx.Int8, fx.get_iter(out)) + 4096)\n",
         "    table = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int32.ir_type, fx.AddressSpace.Global, 4), addr))\n",
         "    fx.ptr_store(n + 1, table + (tid + 64))\n",
+        "    bounded = fx.rocdl.make_buffer_tensor(Out, num_records_bytes=8192)\n",
+        "    fx.ptr_store(fx.Vector.filled(2, 7, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4)\n",
+        "        return fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(r)) + fx.Int32(i) * 4, fx.Float32) * 2.0\n",
+        "    fx.ptr_store(half, fx.recast_iter(fx.Int8, fx.get_iter(bounded)) + (tid * 2 + 1600) * 4)\n",
+        "    fx.ptr_store(arith.TruncIOp(T.i8, n).result, fx.recast_iter(fx.Int8, fx.get_iter(bounded)) + tid)\n",
     ):
         assert line in after, line
-    # What is left is the store whose value's element type is not shown.
+    # What is left are the stores whose value's element type is not shown.
     left = diagnostics("FLY201", after, SETTINGS)
-    assert [d.fix for d in left] == [None] and "element type of `arith.addi(s, w)`" in left[0].message
+    assert [d.fix for d in left] == [None, None]
+    assert "element type of `arith.addi(s, w)`" in left[0].message
+    assert "element type of `twice(scratch, tid) + twice(a, tid)`" in left[1].message
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from flydsl_ls.analysis.model.rawtypes import operand_type
+from flydsl_ls.analysis.model.rawtypes import element_type, operand_type
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules.base import call_argument
 
@@ -127,18 +127,24 @@ def element_class(model: SemanticModel, expr: ast.expr) -> str | None:
 
 def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | None:
     """The element type of a stored value, when the code shows it: an fx scalar, a raw arith
-    op's result, what a shim load gave, an fx.Vector built or bitcast with a dtype, and
-    integer arithmetic or a select on one of these."""
+    op's result, what a shim load or `fx.ptr_load`/`fx.memref_load_vec` gave, an fx.Vector
+    built or bitcast with a dtype, an element or slice of a vector, and integer arithmetic or
+    a select on one of these."""
     if depth > 4:
         return None
-    typed = operand_type(model, data, 0)
+    typed = operand_type(model, data, 0) or element_type(model, data)
     if typed and typed.startswith("fx.") and typed[3:] in _FX_NUMERIC:
         return typed[3:]
-    if isinstance(data, ast.Name):
+    if isinstance(data, ast.Subscript):  # an element of a vector (a list is never typed here)
+        return stored_class(model, data.value, depth + 1)
+    if isinstance(data, ast.Attribute) and data.attr == "result" and isinstance(data.value, ast.Call):
+        return _op_class(model, data.value)
+    if isinstance(data, ast.Name):  # every value that may reach it, alike
         bindings = model.reaching_bindings(data)
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
             return None
-        return stored_class(model, bindings[0].value, depth + 1)
+        found = {stored_class(model, b.value, depth + 1) for b in bindings}
+        return found.pop() if len(found) == 1 else None
     if isinstance(data, ast.BinOp) and not isinstance(data.op, (ast.Div, ast.Pow, ast.MatMult)):
         # Both operands typed alike, or a Python int beside a typed one.
         left, right = (stored_class(model, side, depth + 1) for side in (data.left, data.right))
@@ -149,12 +155,33 @@ def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | 
         return stored_class(model, data.body, depth + 1) or stored_class(model, data.orelse, depth + 1)
     if not isinstance(data, ast.Call):
         return None
+    if isinstance(data.func, ast.Attribute) and data.func.attr == "ir_value" and not data.args:
+        return stored_class(model, data.func.value, depth + 1)
     symbol = model.resolve(data.func) or ""
     if symbol == LOAD:
         loaded = read_access(model, data, LOAD)
         return loaded.dtype if loaded.problem is None else None
-    if symbol == "fx.Vector.from_elements":
-        dtype = call_argument(data, 1, "dtype")
+    if symbol == "fx.ptr_load" and data.args:
+        result = call_argument(data, 1, "result_type")
+        return pointer_class(model, data.args[0]) if result is None else value_type_class(model, result)
+    if symbol == "fx.memref_load_vec" and len(data.args) == 1 and isinstance(data.args[0], ast.Call):
+        view = data.args[0]
+        if model.resolve(view.func) == "fx.make_view" and view.args:
+            return pointer_class(model, view.args[0])
+        return None
+    if symbol.endswith(".vector.extract") and data.args:  # one element of the source vector
+        return stored_class(model, data.args[0], depth + 1)
+    if symbol.endswith(".vector.extract_strided_slice") and data.args:  # (result type, source, ...)
+        return value_type_class(model, data.args[0])
+    if (
+        isinstance(data.func, ast.Attribute)
+        and data.func.attr in ("to", "bitcast")
+        and len(data.args) == 1
+        and model.type_of(data.func.value).is_fx_scalar
+    ):
+        return element_class(model, data.args[0])
+    if symbol in ("fx.Vector.from_elements", "fx.Vector.filled"):
+        dtype = call_argument(data, 1 if symbol.endswith("from_elements") else 2, "dtype")
         return element_class(model, dtype) if dtype is not None else None
     if isinstance(data.func, ast.Attribute) and data.func.attr == "select" and len(data.args) == 2:
         return stored_class(model, data.args[0], depth + 1) or stored_class(model, data.args[1], depth + 1)
@@ -165,6 +192,58 @@ def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | 
         and model.type_of(data.func.value).name == "fx.Vector"
     ):
         return element_class(model, data.args[0])
+    return None
+
+
+def value_type_class(model: SemanticModel, expr: ast.expr) -> str | None:
+    """The element fx class of a scalar or vector type: `fx.Int32`, `T.i32`,
+    `fx.Vector[fx.Int32, 4]`, `fx.Vector.make_type(4, fx.Int32)`, `T.vec(4, T.i32)`."""
+    if isinstance(expr, ast.Subscript) and model.resolve(expr.value) == "fx.Vector":
+        index = expr.slice
+        return element_class(model, index.elts[0]) if isinstance(index, ast.Tuple) and index.elts else None
+    if isinstance(expr, ast.Call) and len(expr.args) == 2 and not expr.keywords:
+        if model.resolve(expr.func) in ("fx.Vector.make_type", "fx.T.vec"):
+            return element_class(model, expr.args[1])
+    return element_class(model, expr)
+
+
+def pointer_class(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | None:
+    """The element fx class of an fx pointer the code types: `fx.recast_iter(D, p)`,
+    `fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(D.ir_type, ...), addr))`, plus
+    an offset, or a name bound once to one of these. None for a tensor's iterator."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return pointer_class(model, expr.left, depth + 1)
+    if isinstance(expr, ast.Name):
+        bindings = model.reaching_bindings(expr)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return pointer_class(model, bindings[0].value, depth + 1)
+        return None
+    if not (isinstance(expr, ast.Call) and expr.args):
+        return None
+    symbol = model.resolve(expr.func)
+    if symbol == "fx.recast_iter" and len(expr.args) == 2:
+        return element_class(model, expr.args[0])
+    if symbol == "fx.rocdl.make_buffer_ptr":
+        return pointer_class(model, expr.args[0], depth + 1)
+    if symbol == "fx.inttoptr" and isinstance(expr.args[0], ast.Call) and expr.args[0].args:
+        kind = expr.args[0]
+        element = kind.args[0]
+        if model.resolve(kind.func) == "fx.PointerType.get" and isinstance(element, ast.Attribute):
+            return element_class(model, element.value) if element.attr == "ir_type" else None
+    return None
+
+
+# arith's op classes whose result type is their first argument (`arith.TruncIOp(T.i8, x).result`)
+_TYPED_OPS = {"TruncIOp", "ExtSIOp", "ExtUIOp", "TruncFOp", "ExtFOp", "BitcastOp", "SIToFPOp", "UIToFPOp",
+              "FPToSIOp", "FPToUIOp", "IndexCastOp"}
+
+
+def _op_class(model: SemanticModel, op: ast.Call) -> str | None:
+    symbol = model.resolve(op.func) or ""
+    if symbol.startswith(("fx.arith.", "mlir.arith.")) and symbol.rsplit(".", 1)[-1] in _TYPED_OPS and op.args:
+        return element_class(model, op.args[0])
     return None
 
 

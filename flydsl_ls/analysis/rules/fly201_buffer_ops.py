@@ -50,7 +50,10 @@ OTHER_HELPERS = {
         "buffer pointer with `fx.rocdl.make_buffer_ptr(ptr)` (or view it with `fx.make_view(ptr, layout)` "
         "and use `fx.rocdl.make_buffer_tensor(view)`; `num_records_bytes=` for the byte bound)"
     ),
-    SHIM + "extract_base_index": "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`",
+    SHIM + "extract_base_index": (
+        "reads a tensor's base address by hand: use `fx.ptrtoint(fx.get_iter(t))`; no fix: that gives an "
+        "`i64` where the shim gave an `index`, and its users must take the new type"
+    ),
 }
 UNWRAPS = {"fx.as_ir_value", "fx.arith.unwrap", "fx.arith._to_raw"}
 DEFINITIONS = {
@@ -70,6 +73,7 @@ class Plan:
     fix: Fix | None = None
     problem: str | None = None  # why there is no fix
     access_problems: dict[int, str] = field(default_factory=dict)  # id(call) -> why that access keeps the shim
+    kept: bool = False  # only used by accesses the cleanup guide keeps: noted, not a warning
 
 
 class BufferOps(Rule):
@@ -83,13 +87,17 @@ class BufferOps(Rule):
 
     The fix rewrites a resource and its loads and stores together (unsafe): a resource named
     in the function, `rsrc = create_buffer_resource(t)` (`max_size=True` and
-    `num_records_bytes=` carry over), becomes `rsrc = fx.rocdl.make_buffer_tensor(t)`;
+    `num_records_bytes=` carry over), becomes `rsrc = fx.rocdl.make_buffer_tensor(t)`; with
+    `base_byte_offset=o`, a byte buffer pointer rebased as the shim did (a 64-bit GEP),
+    `fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(t)) + fx.Int64(o))`;
     `create_buffer_resource_from_addr(addr)` becomes a buffer pointer,
     `fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int32.ir_type,
     fx.AddressSpace.Global, 4), addr))`, typed like the loads and stores that use it. Each
     `buffer_load(rsrc, off, vec_width=V, dtype=D)` becomes
     `fx.ptr_load(fx.recast_iter(D, fx.get_iter(rsrc)) + off)` (`V` = 1) or
-    `fx.memref_load_vec(fx.make_view(..., fx.make_layout(V, 1)))`, and
+    `fx.memref_load_vec(fx.make_view(..., fx.make_layout(V, 1)))` (through a byte pointer,
+    `fx.ptr_load(p, fx.Vector[D, V])`; FlyDSL 0.3.1 has no `fx.Vector[...]` and gets
+    `fx.Vector.make_type(V, D)`, as FlyDSL's own kernels write it), and
     `buffer_store(v, rsrc, off)` `fx.ptr_store(v, ...)`: on a buffer-descriptor pointer,
     `+ off` scales the element offset by the element size as the shim did, and the load and
     store lower to the same raw buffer instructions (identical ISA on gfx942 with FlyDSL
@@ -98,7 +106,13 @@ class BufferOps(Rule):
     rewrite takes the tensor's raw resource, `fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc))`,
     and a later pass rewrites it once it can (so do stores on such a resource already in the
     code); a resource created in place (`buffer_load(create_buffer_resource_from_addr(p),
-    ...)`) is rewritten with its access.
+    ...)`) is rewritten with its access. A tensor resource passed to a helper of the file (a
+    nested function, or a private one of the module, only ever called) moves with the
+    helper's loads and stores of it and with every resource the helper is called with, in
+    one fix. A stored value's element type is read from fx values (unwrapped too), raw arith
+    ops and their op classes' `.result`, shim loads, `fx.ptr_load`/`fx.memref_load_vec` of
+    a typed pointer, `fx.Vector` built, filled or bitcast with a dtype, and elements and
+    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`).
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
@@ -109,9 +123,12 @@ class BufferOps(Rule):
     elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
     conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
     `.ir_value()`); a scalar whose user needs the raw value (a raw builder, code that cannot
-    be followed) gets `.ir_value()`; a resource made with `stride=`, `base_byte_offset=` or `max_size=False`, passed
-    in from elsewhere, rebound, or used other than as a call argument. A resource only used
-    raw gets no fix: its consumers must move first.
+    be followed) gets `.ir_value()`; a resource made with `stride=` or `max_size=False`
+    without `num_records_bytes=` (which the shim lets win), passed in from elsewhere (a
+    public function's parameter, a helper also given resources with no fix or rebased ones),
+    rebound, or used other than as a call argument. A resource only used raw gets no fix:
+    its consumers must move first; one that only kept loads and stores use stays with them
+    (information).
 
     `create_buffer_resource_from_addr` and `extract_base_index` otherwise get a diagnostic
     with their replacement (`fx.ptrtoint(fx.get_iter(t))` for the latter). The shims' own
@@ -124,8 +141,9 @@ class BufferOps(Rule):
     replacement = "`fx.rocdl.make_buffer_tensor` + layout view + copy atom + `fx.copy` (offsets are in elements)"
     fix_safety = (
         "unsafe for a resource built in the function and its loads and stores (buffer tensor/pointer + "
-        "`fx.ptr_load`/`fx.ptr_store`); none for `mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` "
-        "accesses, unknown element types and resources passed in"
+        "`fx.ptr_load`/`fx.ptr_store`), with the file's helpers it is passed to; none for "
+        "`mask=`/`soffset_bytes=`/`cache_modifier=`/`is_scalar=` accesses, unknown element types, "
+        "`stride=` and resources passed in from elsewhere"
     )
     fix_title = TITLE
     example_before = (
@@ -141,6 +159,7 @@ class BufferOps(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._plans: dict[int, Plan] = {}
+        self._kept: set[int] = set()  # id() of definitions whose resource the guide keeps
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
@@ -163,7 +182,7 @@ class BufferOps(Rule):
             )
             access = read_access(self.model, node, symbol)
             if access.kept:  # the guide's keep-case: noted, not a warning
-                self.report(node, f"{message}; no automatic fix: {access.problem}", severity=Severity.INFORMATION)
+                self.report(node, f"{message}; no fix: {access.problem}", severity=Severity.INFORMATION)
                 return
             self._report(node, message, *self._access_fix(access))
         elif symbol in (CREATE, FROM_ADDR):
@@ -174,13 +193,17 @@ class BufferOps(Rule):
                 )
             else:
                 message = f"`{spelled}(...)` {OTHER_HELPERS[symbol]}"
-            self._report(node, message, *self._definition_fix(node, symbol))
+            fix, problem = self._definition_fix(node, symbol)
+            if fix is None and id(node) in self._kept:
+                self.report(node, f"{message}; no fix: {problem}", severity=Severity.INFORMATION)
+                return
+            self._report(node, message, fix, problem)
         elif symbol in OTHER_HELPERS:
             self.report(node, f"`{spelled}(...)` {OTHER_HELPERS[symbol]}")
 
     def _report(self, node: ast.Call, message: str, fix: Fix | None, problem: str | None) -> None:
         if fix is None:
-            self.report(node, f"{message}; no automatic fix: {problem}" if problem else message)
+            self.report(node, f"{message}; no fix: {problem}" if problem else message)
         else:
             self.report(node, message, fix=fix)
 
@@ -213,9 +236,13 @@ class BufferOps(Rule):
         what = DEFINITIONS[symbol]
         if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or (symbol == PTR_RSRC and node.keywords):
             return f"only `{what}` with one argument maps 1:1"
+        # The shim ignores `max_size=` when given `num_records_bytes=`, which takes precedence.
+        bounded = any(kw.arg == "num_records_bytes" for kw in node.keywords)
         for kw in node.keywords:
-            max_size = isinstance(kw.value, ast.Constant) and kw.value.value is True
+            max_size = bounded or (isinstance(kw.value, ast.Constant) and kw.value.value is True)
             if kw.arg == "num_records_bytes" or (symbol == CREATE and kw.arg == "max_size" and max_size):
+                continue
+            if symbol == CREATE and kw.arg == "base_byte_offset":  # a byte pointer rebased in 64 bits
                 continue
             return (
                 f"`{kw.arg or '**kwargs'}=` changes the record bound or base (pass `max_size=`/"
@@ -226,12 +253,24 @@ class BufferOps(Rule):
     def _definition_text(self, fx: str, node: ast.Call, symbol: str, dtype: str) -> str:
         bound = next((kw for kw in node.keywords if kw.arg == "num_records_bytes"), None)
         tail = f", num_records_bytes={self.text(bound.value)}" if bound is not None else ""
+        if symbol == CREATE and _rebase(node) is not None:
+            # The shim's 64-bit GEP of the base: `ptr + fx.Int64(off)` on a byte pointer (the
+            # same `getelementptr i8, ..., i64` in the LLVM IR, FlyDSL 0.3.1 and 0.5.0).
+            offset = self._rebase_text(fx, _rebase(node))
+            base = f"{fx}.recast_iter({fx}.Int8, {fx}.get_iter({self.text(node.args[0])})) + {offset}"
+            return f"{fx}.rocdl.make_buffer_ptr({base}{tail})"
         if symbol == CREATE:
             return f"{fx}.rocdl.make_buffer_tensor({self.text(node.args[0])}{tail})"
         if symbol == PTR_RSRC:
             return f"{fx}.rocdl.make_buffer_ptr({self.text(node.args[0])})"
         pointer_type = f"{fx}.PointerType.get({fx}.{dtype}.ir_type, {fx}.AddressSpace.Global, {element_bytes(dtype)})"
         return f"{fx}.rocdl.make_buffer_ptr({fx}.inttoptr({pointer_type}, {self.text(node.args[0])}){tail})"
+
+    def _rebase_text(self, fx: str, offset: ast.expr) -> str:
+        if self.model.type_of(offset).name == "fx.Int64":
+            text = self.text(offset)
+            return text if isinstance(offset, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+        return f"{fx}.Int64({self.text(offset)})"
 
     def _binding_of(self, statement: ast.Assign):
         target = statement.targets[0]
@@ -245,41 +284,120 @@ class BufferOps(Rule):
         plan = self._plans.get(id(binding))
         if plan is None:
             plan = self._plans[id(binding)] = self._make_plan(binding, create, symbol)
+            if plan.kept:
+                self._kept.add(id(create))
         return plan
 
     def _make_plan(self, binding, create: ast.Call, symbol: str) -> Plan:
-        """Rewrite the definition and every access; other uses get the raw resource."""
-        plan = Plan()
-        tensor = symbol == CREATE
+        """Rewrite the definition and every access; other uses get the raw resource. A tensor
+        resource passed to a helper of this file moves with the helper's accesses of it, and
+        with every other resource the helper is called with: one fix for them all."""
+        return self._component(Plan(), [(binding, create)], [], symbol)
+
+    def _component(self, plan: Plan, resources: list, params: list, symbol: str) -> Plan:
+        edits: list[Edit] = []
+        fx, imports = fx_alias(self.model)
+        for param, function in params:
+            if not self._enqueue_callers(plan, function, param, edits, resources):
+                return plan
+        while resources or params:
+            if resources:
+                member, made = resources.pop()
+                self._plans[id(member)] = plan
+                found = self._resource_edits(plan, fx, member, made, symbol)
+            else:
+                member, function = params.pop()
+                self._plans[id(member)] = plan
+                found = self._param_edits(plan, fx, member, function)
+            if found is None:
+                plan.fix = None
+                return plan
+            more, helpers = found
+            edits += more
+            for function, param in helpers:
+                if id(param) in self._plans:
+                    if self._plans[id(param)] is not plan:  # a component that failed before reaching here
+                        return self._joined_failed(plan, self._plans[id(param)])
+                    continue
+                params.append((param, function))
+                if not self._enqueue_callers(plan, function, param, edits, resources):
+                    return plan
+        plan.fix = self._fix(edits, imports)
+        return plan
+
+    def _enqueue_callers(self, plan: Plan, function, param, edits: list[Edit], resources: list) -> bool:
+        """Every resource ``function`` is called with for ``param`` joins the fix (False: one
+        cannot, ``plan.problem`` says why)."""
+        self._plans[id(param)] = plan
+        for call in self.model.calls_to(function):
+            other = self._argument_resource(call, function, param)
+            if isinstance(other, Edit):  # a buffer tensor's raw resource: the tensor itself
+                edits.append(other)
+                continue
+            if other is None:
+                plan.problem = (
+                    f"`{function.name}` is also called at line {call.lineno} with a resource this rule does not build"
+                )
+                return False
+            if id(other) not in self._plans:
+                self._plans[id(other)] = plan
+                resources.append((other, other.value))
+            elif self._plans[id(other)] is not plan:
+                self._joined_failed(plan, self._plans[id(other)])
+                return False
+        return True
+
+    @staticmethod
+    def _joined_failed(plan: Plan, other: Plan) -> Plan:
+        """``plan`` shares a helper with ``other``, which has no fix: neither has one."""
+        plan.fix = None
+        plan.problem = "a resource given to the same helper has no fix" + (f": {other.problem}" if other.problem else "")
+        return plan
+
+    def _resource_edits(self, plan: Plan, fx: str, binding, create: ast.Call, symbol: str):
+        """The edits of one resource's definition and accesses (None: no fix, ``plan.problem``
+        says why), and the helpers it is passed to: (function, parameter binding)."""
+        if symbol == CREATE and self._definition_problem(create, symbol):
+            plan.problem = f"the resource is built with {self._definition_problem(create, symbol)}"
+            return None
+        tensor = symbol == CREATE and _rebase(create) is None  # else a byte pointer
         parents = self.model.parent_map(binding.scope.node)
         converted: list[Access] = []
         bridged: list[tuple[ast.Name, ast.Call]] = []
+        helpers = []
         for use in self.model.uses_of(binding):
             if self.model.reaching_bindings(use) != [binding]:
                 plan.problem = "the resource's name is rebound"
-                return plan
+                return None
             call = parents.get(id(use))
+            if isinstance(call, ast.keyword):  # passed by name
+                call = parents.get(id(call))
             if isinstance(call, ast.Call) and use is not call.func:
                 consumer = self.model.resolve(call.func) or ""
                 if consumer in (LOAD, STORE):
                     access = read_access(self.model, call, consumer)
                     if access.rsrc is use:
-                        problem = (
-                            access.problem
-                            or (self._form_problem(access, None) if symbol != FROM_ADDR else None)
-                            or self._read_result(access, parents)
-                        )
+                        problem = access.problem or self._read_result(access, parents)
                         if problem is None:
                             converted.append(access)
                             continue
                         plan.access_problems[id(call)] = problem
                 elif tensor and consumer in TENSOR_APIS:
                     continue
+                elif tensor and (helper := self._helper_parameter(call, use)) is not None:
+                    helpers.append(helper)
+                    continue
                 bridged.append((use, call))
                 continue
             plan.problem = f"the resource is used at line {use.lineno} in a way a tensor may not support"
-            return plan
-        if bridged and not converted:
+            return None
+        if bridged and not (converted or helpers):
+            kept = [read_access(self.model, call, self.model.resolve(call.func) or "") for _, call in bridged
+                    if self.model.resolve(call.func) in (LOAD, STORE)]
+            if len(kept) == len(bridged) and all(access.kept for access in kept):
+                plan.kept = True  # the guide's keep-case: the resource stays with its accesses
+                plan.problem = f"every access of the resource stays on buffer_ops: {kept[0].problem}"
+                return None
             use, call = bridged[0]
             consumer = self.model.resolve(call.func) or ""
             why = plan.access_problems.get(id(call))
@@ -293,9 +411,11 @@ class BufferOps(Rule):
                     f"the resource is passed to `{ast.unparse(call.func)}` (line {call.lineno}), "
                     "which may need the raw resource"
                 )
-            return plan
-        fx, imports = fx_alias(self.model)
-        if symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
+            return None
+        if symbol == CREATE and not tensor:
+            pointer, dtype = binding.name, "Int8"
+            definition = self._definition_text(fx, create, symbol, "Int8")
+        elif symbol != FROM_ADDR:  # a tensor's or pointer's element type is not known here
             pointer, dtype = f"{fx}.get_iter({binding.name})" if tensor else binding.name, None
             definition = self._definition_text(fx, create, symbol, "Int8")
         else:
@@ -306,12 +426,124 @@ class BufferOps(Rule):
         replacements: dict[int, tuple[ast.AST, str]] = {}
         for use, _call in bridged:
             replacements[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
+        edits = [Edit(self.ctx.range(create), definition)] + self._access_edits(fx, converted, pointer, dtype, replacements)
+        return edits, helpers
+
+    def _param_edits(self, plan: Plan, fx: str, param, function):
+        """A helper's resource parameter: every use must be a load or store fx can say."""
+        parents = self.model.parent_map(function)
+        converted = []
+        pointer = f"{fx}.get_iter({param.name})"
+        bridged: dict[int, tuple[ast.AST, str]] = {}
+        for use in self.model.uses_of(param):
+            call = parents.get(id(use))
+            consumer = (self.model.resolve(call.func) or "") if isinstance(call, ast.Call) else ""
+            access = read_access(self.model, call, consumer) if consumer in (LOAD, STORE) else None
+            if access is None or access.rsrc is not use or self.model.reaching_bindings(use) != [param]:
+                plan.problem = (
+                    f"the helper `{function.name}` uses its resource `{param.name}` at line {use.lineno} other than "
+                    "as a load's or store's resource"
+                )
+                return None
+            problem = access.problem or self._read_result(access, parents)
+            if problem is None:
+                converted.append(access)
+            else:  # it keeps the shim, on the tensor's raw resource
+                plan.access_problems[id(call)] = problem
+                bridged[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
+        return self._access_edits(fx, converted, pointer, None, bridged), []
+
+    def _access_edits(self, fx: str, converted: list[Access], pointer: str, dtype, replacements) -> list[Edit]:
         for access in sorted(converted, key=self._size):  # inner accesses first: outer ones embed them
             replacements[id(access.call)] = (access.call, self._access_text(fx, access, pointer, dtype, replacements))
-        edits = [Edit(self.ctx.range(create), definition)]
-        edits += [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
-        plan.fix = self._fix(edits, imports)
-        return plan
+        return [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
+
+    # --- helpers a resource is passed to -----------------------------------------------------
+    def _helper_parameter(self, call: ast.Call, use: ast.Name):
+        """(function, parameter binding) when ``use`` is passed to a helper this file defines
+        and only calls (a nested function, or a private one of the module; plain or
+        `@flyc.jit`), else None."""
+        callee = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+        function = callee.node if callee is not None and callee.kind == "def" else None
+        if not isinstance(function, ast.FunctionDef):
+            return None
+        # `@flyc.jit` called while tracing runs the function itself (FlyDSL 0.3.1 and 0.5.0)
+        if any(self.model.resolve(d) != "flyc.jit" for d in function.decorator_list):
+            return None
+        if callee.scope.kind == "module" and not function.name.startswith("_"):
+            return None  # a public function may be called from other files with raw resources
+        calls = self.model.calls_to(function)
+        if len(calls) != len(self.model.uses_of(callee)):
+            return None  # passed around as a value
+        args = function.args
+        if args.vararg or args.kwarg or args.posonlyargs or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if use in call.args:
+            index = call.args.index(use)
+        else:
+            index = next((i for i, a in enumerate(args.args) for k in call.keywords if k.value is use and k.arg == a.arg), None)
+        if index is None or index >= len(args.args):
+            return None
+        scope = self.model.function_scope(function)
+        name = args.args[index].arg
+        param = next((b for b in scope.bindings.get(name, ()) if b.kind == "param"), None) if scope else None
+        return (function, param) if param is not None and len(scope.bindings.get(name, ())) == 1 else None
+
+    def _helper_plan(self, param) -> Plan | None:
+        """The plan of the resources a helper's parameter is given, when a call of the helper
+        passes one this rule builds."""
+        if id(param) in self._plans:
+            return self._plans[id(param)]
+        function = param.scope.node
+        calls = self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else []
+        eligible = [call for call in calls if self._helper_parameter(call, _argument(call, function, param)) == (function, param)]
+        if not calls or len(eligible) != len(calls):
+            return None
+        arguments = [self._argument_resource(call, function, param) for call in calls]
+        resource = next((r for r in arguments if r is not None and not isinstance(r, Edit)), None)
+        if resource is not None:
+            plan = self._plan(resource, resource.value, CREATE)
+            # a fix that does not reach this helper's accesses is not theirs
+            return self._plans.get(id(param), plan if plan.fix is None else None)
+        if all(isinstance(r, Edit) for r in arguments):  # only ever given buffer tensors' raw resources
+            return self._component(Plan(), [], [(param, function)], CREATE)
+        return None
+
+    def _bridged_tensor(self, arg: ast.expr | None) -> ast.Name | None:
+        """``t`` of `fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`, ``t`` a buffer tensor named once."""
+        if not (isinstance(arg, ast.Call) and self.model.resolve(arg.func) == BRIDGE and len(arg.args) == 1):
+            return None
+        inner = arg.args[0]
+        if not (isinstance(inner, ast.Call) and self.model.resolve(inner.func) == "fx.get_iter" and len(inner.args) == 1):
+            return None
+        tensor = inner.args[0]
+        bindings = self.model.reaching_bindings(tensor) if isinstance(tensor, ast.Name) else []
+        value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        made = self.model.resolve(value.func) if isinstance(value, ast.Call) else None
+        return tensor if made == "fx.rocdl.make_buffer_tensor" else None
+
+    def _argument_resource(self, call: ast.Call, function: ast.FunctionDef, param):
+        """The resource binding ``call`` passes for ``param``: a name bound once to
+        `create_buffer_resource(t)` in a function; or the edit that passes a buffer tensor
+        instead of its raw resource (`fx.rocdl.get_buffer_rsrc(fx.get_iter(t))`)."""
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        arg = _argument(call, function, param)
+        tensor = self._bridged_tensor(arg)
+        if tensor is not None:
+            return Edit(self.model.index.node_range(arg), tensor.id)
+        if not isinstance(arg, ast.Name):
+            return None
+        bindings = self.model.reaching_bindings(arg)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
+            return None
+        value = bindings[0].value
+        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE) or _rebase(value) is not None:
+            return None  # helpers take tensors; a rebased resource is a byte pointer
+        statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        return bindings[0]
 
     # --- one load or store -----------------------------------------------------------------
     def _access_fix(self, access: Access) -> tuple[Fix | None, str | None]:
@@ -334,6 +566,12 @@ class BufferOps(Rule):
                 return plan.fix, None
             if origin == BRIDGE:
                 return self._bridged_fix(access, value)
+            if len(bindings) == 1 and bindings[0].kind == "param":
+                plan = self._helper_plan(bindings[0])
+                if plan is not None:
+                    if plan.fix is None or id(access.call) in plan.access_problems:
+                        return None, plan.access_problems.get(id(access.call)) or plan.problem
+                    return plan.fix, None
             where = "a parameter" if bindings and bindings[0].kind == "param" else "code this rule does not follow"
             return None, f"the resource `{rsrc.id}` comes from {where}: make a buffer tensor where the resource is made"
         origin = self.model.resolve(rsrc.func) if isinstance(rsrc, ast.Call) else None
@@ -342,7 +580,9 @@ class BufferOps(Rule):
             if problem:
                 return None, f"the resource is built with {problem}"
             fx, imports = fx_alias(self.model)
-            if origin == CREATE:
+            if origin == CREATE and _rebase(rsrc) is not None:
+                pointer, dtype = self._definition_text(fx, rsrc, origin, "Int8"), "Int8"
+            elif origin == CREATE:
                 pointer, dtype = f"{fx}.get_iter({self._definition_text(fx, rsrc, origin, 'Int8')})", None
             elif origin == PTR_RSRC:
                 pointer, dtype = self._definition_text(fx, rsrc, origin, "Int8"), None
@@ -369,9 +609,7 @@ class BufferOps(Rule):
 
     def _single_fix(self, access, fx, imports, pointer, dtype) -> tuple[Fix | None, str | None]:
         function = self.ctx.enclosing_function()
-        problem = self._read_result(access, self.model.parent_map(function or self.model.tree)) or self._form_problem(
-            access, dtype
-        )
+        problem = self._read_result(access, self.model.parent_map(function or self.model.tree))
         if problem:
             return None, problem
         text = self._access_text(fx, access, pointer, dtype, {})
@@ -398,7 +636,7 @@ class BufferOps(Rule):
         if by_element and access.width > 1:
             return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({access.width}, 1)))"
         if access.width > 1:
-            return f"{fx}.ptr_load({pointer}, {fx}.Vector[{fx}.{access.dtype}, {access.width}])"
+            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, access.width)})"
         typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
         return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
 
@@ -434,19 +672,13 @@ class BufferOps(Rule):
             return expr.args[0]
         return None
 
-    def _form_problem(self, access: Access, base: str | None) -> str | None:
-        """Why the access has no form on a pointer of element type ``base`` (None: unknown)."""
-        if not access.load or access.width <= 1 or access.dtype == "Int8":
-            return None
-        if base is not None and element_bytes(base) % element_bytes(access.dtype) == 0:
-            return None
+    def _vector_type(self, fx: str, dtype: str, width: int) -> str:
+        """`fx.Vector[D, W]`; FlyDSL before 0.5.0 has no subscript, only `fx.Vector.make_type(W, D)`
+        (the form FlyDSL's own kernels use; the same buffer instructions on gfx942)."""
         version = self.ctx.options.flydsl_version
         if version and not at_least(version, "0.5.0"):
-            return (
-                f"a vector load through a byte pointer (the buffer's alignment is not known here) needs "
-                f"`fx.Vector[dtype, lanes]`, which FlyDSL {version} lacks (0.5.0 has it)"
-            )
-        return None
+            return f"{fx}.Vector.make_type({width}, {fx}.{dtype})"
+        return f"{fx}.Vector[{fx}.{dtype}, {width}]"
 
     def _read_result(self, access: Access, parents) -> str | None:
         """A scalar load gave an `ArithValue` of no signedness and gives an fx scalar: sets
@@ -584,8 +816,8 @@ class BufferOps(Rule):
             settings={"flydsl_version": "0.5.0"},
         ),
         Invalid(
-            # FlyDSL 0.3.1 has no fx.Vector[dtype, lanes]: that load keeps the shim, on the
-            # tensor's raw resource; the scalar load and the store move.
+            # FlyDSL 0.3.1 has no fx.Vector[dtype, lanes]: the vector load's type is
+            # fx.Vector.make_type(lanes, dtype), as FlyDSL's own kernels write it.
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, tid):\n"
             "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
@@ -593,24 +825,15 @@ class BufferOps(Rule):
             "    s = buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32)\n"
             "    buffer_ops.buffer_store(s, rsrc, 0)\n"
             "    return v\n",
-            expected="import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            expected="import flydsl.expr as fx\n"
             "def f(A, tid):\n"
             "    rsrc = fx.rocdl.make_buffer_tensor(A)\n"
-            "    v = buffer_ops.buffer_load(fx.rocdl.get_buffer_rsrc(fx.get_iter(rsrc)), tid, vec_width=4, dtype=fx.Int32)\n"
+            "    v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(tid) * 4, fx.Vector.make_type(4, fx.Int32))\n"
             "    s = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(tid) * 4, fx.Int32)\n"
             "    fx.ptr_store(s, fx.recast_iter(fx.Int8, fx.get_iter(rsrc)))\n"
             "    return v\n",
             unsafe=True,
             count=4,
-            settings={"flydsl_version": "0.3.1"},
-        ),
-        Invalid(
-            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
-            "def f(A, tid):\n"
-            "    rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"
-            "    return buffer_ops.buffer_load(rsrc, tid, vec_width=4, dtype=fx.Int32)\n",
-            count=2,
-            message="which FlyDSL 0.3.1 lacks",
             settings={"flydsl_version": "0.3.1"},
         ),
         Invalid(
@@ -660,6 +883,203 @@ class BufferOps(Rule):
             settings={"flydsl_version": "0.3.1"},
         ),
         Invalid(
+            # Stored values whose element type the code shows: an fx value unwrapped, an arith
+            # op class's `.result`, an element or slice of an fx.Vector, what `fx.ptr_load`
+            # reads from a typed pointer. With `num_records_bytes=`, the shim ignores `max_size=`.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith, vector\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, addr, tid, x: fx.Float32, v4):\n"
+            "    out = buffer_ops.create_buffer_resource(Out, max_size=False, num_records_bytes=4096)\n"
+            "    buffer_ops.buffer_store(x.ir_value(), out, tid)\n"
+            "    buffer_ops.buffer_store(arith.TruncIOp(T.i8, x.bitcast(fx.Int32)).result, out, tid)\n"
+            "    words = fx.Vector(v4).bitcast(fx.Int32)\n"
+            "    buffer_ops.buffer_store(vector.extract(words, static_position=[0], dynamic_position=[]), out, tid)\n"
+            "    buffer_ops.buffer_store(vector.extract_strided_slice(T.vec(2, T.i32), words, offsets=[0], sizes=[2], strides=[1]), out, tid)\n"
+            "    table = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), addr))\n"
+            "    buffer_ops.buffer_store(fx.ptr_load(table + tid), out, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith, vector\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(Out, addr, tid, x: fx.Float32, v4):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out, num_records_bytes=4096)\n"
+            "    fx.ptr_store(x.ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(arith.TruncIOp(T.i8, x.bitcast(fx.Int32)).result, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid))\n"
+            "    words = fx.Vector(v4).bitcast(fx.Int32)\n"
+            "    fx.ptr_store(vector.extract(words, static_position=[0], dynamic_position=[]), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(vector.extract_strided_slice(T.vec(2, T.i32), words, offsets=[0], sizes=[2], strides=[1]), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    table = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int64.ir_type, fx.AddressSpace.Global, 8), addr))\n"
+            "    fx.ptr_store(fx.ptr_load(table + tid), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 8)\n",
+            unsafe=True,
+            count=6,
+        ),
+        Invalid(
+            # Resources passed to helpers of this file (a nested function, a private one of the
+            # module) move with the helpers' accesses and every resource the helpers are called
+            # with; a store the fix cannot say keeps the shim, on the tensor's raw resource.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "def _zero(rsrc, idx):\n"
+            "    buffer_ops.buffer_store(fx.Vector.filled(4, 0, fx.Int32), rsrc, idx * 4)\n"
+            "\n"
+            "\n"
+            "def kernel(A, B, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A, max_size=True)\n"
+            "    b = buffer_ops.create_buffer_resource(B)\n"
+            "\n"
+            "    def load(r, off):\n"
+            "        return buffer_ops.buffer_load(r, off, vec_width=1, dtype=fx.Float32)\n"
+            "\n"
+            "    x = load(a, tid) + load(b, tid)\n"
+            "    _zero(a, tid)\n"
+            "    buffer_ops.buffer_store(x, b, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "def _zero(rsrc, idx):\n"
+            "    fx.ptr_store(fx.Vector.filled(4, 0, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(idx * 4) * 4)\n"
+            "\n"
+            "\n"
+            "def kernel(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    b = fx.rocdl.make_buffer_tensor(B)\n"
+            "\n"
+            "    def load(r, off):\n"
+            "        return fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(r)) + fx.Int32(off) * 4, fx.Float32)\n"
+            "\n"
+            "    x = load(a, tid) + load(b, tid)\n"
+            "    _zero(a, tid)\n"
+            "    buffer_ops.buffer_store(x, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
+            unsafe=True,
+            count=5,
+        ),
+        Invalid(
+            # A helper also called with a resource from elsewhere: no fix for any of them.
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def _load(rsrc, i):\n"
+            "    return buffer_ops.buffer_load(rsrc, i, vec_width=1, dtype=fx.Int32)\n"
+            "def f(A, raw, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A)\n"
+            "    return _load(a, tid) + _load(raw, tid)\n",
+            count=2,
+            message="`_load` is also called at line 7 with a resource this rule does not build",
+        ),
+        Invalid(
+            # A keyword-only resource parameter is not followed (the helper keeps the shim).
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, tid):\n"
+            "    a = buffer_ops.create_buffer_resource(A)\n"
+            "    def g(i, *, r):\n"
+            "        return buffer_ops.buffer_load(r, i, vec_width=1, dtype=fx.Int32)\n"
+            "    return g(tid, r=a)\n",
+            count=2,
+            message="the resource is passed to `g` (line 7), which may need the raw resource",
+        ),
+        Invalid(
+            # A value bound in both branches of an `if`, alike; a vector unwrapped.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, tid, a: fx.Int32, b: fx.Int32, ok):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    if ok:\n"
+            "        v = a\n"
+            "    else:\n"
+            "        v = b + 1\n"
+            "    buffer_ops.buffer_store(v, out, tid)\n"
+            "    buffer_ops.buffer_store(fx.Vector.from_elements([a, b], fx.Int32).ir_value(), out, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(Out, tid, a: fx.Int32, b: fx.Int32, ok):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    if ok:\n"
+            "        v = a\n"
+            "    else:\n"
+            "        v = b + 1\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n"
+            "    fx.ptr_store(fx.Vector.from_elements([a, b], fx.Int32).ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # A `@flyc.jit` helper (called while tracing, it runs the function itself), also
+            # given a buffer tensor's raw resource: that call passes the tensor.
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _bump(rsrc, i):\n"
+            "    buffer_ops.buffer_store(fx.Int32(1), rsrc, i)\n"
+            "\n"
+            "\n"
+            "def f(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    _bump(fx.rocdl.get_buffer_rsrc(fx.get_iter(a)), tid)\n"
+            "    b = buffer_ops.create_buffer_resource(B)\n"
+            "    _bump(b, tid)\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _bump(rsrc, i):\n"
+            "    fx.ptr_store(fx.Int32(1), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(i) * 4)\n"
+            "\n"
+            "\n"
+            "def f(A, B, tid):\n"
+            "    a = fx.rocdl.make_buffer_tensor(A)\n"
+            "    _bump(a, tid)\n"
+            "    b = fx.rocdl.make_buffer_tensor(B)\n"
+            "    _bump(b, tid)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            # `base_byte_offset=`: the shim's 64-bit GEP of the base is a byte pointer plus an
+            # fx.Int64 (`getelementptr i8, ..., i64` either way), made a buffer pointer.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(A, B, slot, tid, off: fx.Int64):\n"
+            "    base = arith.muli(arith.extsi(T.i64, slot), arith.constant(4096, type=T.i64))\n"
+            "    a = buffer_ops.create_buffer_resource(A, max_size=True, base_byte_offset=base)\n"
+            "    v = buffer_ops.buffer_load(a, tid, vec_width=4, dtype=fx.Float32)\n"
+            "    buffer_ops.buffer_store(v, a, tid + 64)\n"
+            "    return buffer_ops.buffer_load(buffer_ops.create_buffer_resource(B, base_byte_offset=off), tid, vec_width=1, dtype=fx.Int8)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(A, B, slot, tid, off: fx.Int64):\n"
+            "    base = arith.muli(arith.extsi(T.i64, slot), arith.constant(4096, type=T.i64))\n"
+            "    a = fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(A)) + fx.Int64(base))\n"
+            "    v = fx.ptr_load(a + fx.Int32(tid) * 4, fx.Vector.make_type(4, fx.Float32))\n"
+            "    fx.ptr_store(v, a + fx.Int32(tid + 64) * 4)\n"
+            "    return fx.ptr_load(fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(B)) + off) + fx.Int32(tid)).ir_value()\n",
+            unsafe=True,
+            count=5,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # A helper also given a resource with no fix: the other resource keeps the shim too
+            # (the helper's loads stay raw).
+            "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+            "def f(A, B, tid):\n"
+            "    def load(r, i):\n"
+            "        return buffer_ops.buffer_load(r, i, vec_width=1, dtype=fx.Int32)\n"
+            "    bad = buffer_ops.create_buffer_resource(B, stride=4)\n"
+            "    x = load(bad, tid)\n"
+            "    good = buffer_ops.create_buffer_resource(A)\n"
+            "    return x + load(good, tid)\n",
+            count=3,
+            expected=None,
+            message="the resource is built with `stride=`",
+        ),
+        Invalid(
             # aiter's ptr_rsrc(p) is a buffer pointer over the fx pointer p.
             "import flydsl.expr as fx\n"
             "from aiter.ops.flydsl.kernels.buffer_ops import buffer_load, buffer_store\n"
@@ -689,13 +1109,13 @@ class BufferOps(Rule):
             unsafe=True,
         ),
         Invalid(
-            # No layout form: the guide lets it stay; its resource is consumed raw.
+            # No layout form: the guide lets it stay, and its resource with it (both noted).
             "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
             "def f(A, tid, ok):\n"
             "    rsrc = buffer_ops.create_buffer_resource(A)\n"
             "    return buffer_ops.buffer_load(rsrc, tid, vec_width=1, dtype=fx.Int32, mask=ok)\n",
             count=2,
-            message="consumed raw by `buffer_ops.buffer_load` (line 5), which keeps it: `mask=` has no counterpart",
+            message="no fix: every access of the resource stays on buffer_ops: `mask=` has no counterpart",
         ),
         Invalid(
             # The shim's integer has no signedness: `>>` shifts in zeros; an fx integer's
@@ -764,6 +1184,23 @@ class BufferOps(Rule):
             message="fx.inttoptr",
         ),
     ]
+
+
+def _rebase(create: ast.Call) -> ast.expr | None:
+    """The `base_byte_offset=` of a `create_buffer_resource` call, if it is not None."""
+    offset = next((kw.value for kw in create.keywords if kw.arg == "base_byte_offset"), None)
+    return None if offset is None or (isinstance(offset, ast.Constant) and offset.value is None) else offset
+
+
+def _argument(call: ast.Call, function: ast.FunctionDef, param) -> ast.expr | None:
+    """What ``call`` passes for ``param`` of ``function`` (positionally or by name)."""
+    names = [a.arg for a in function.args.args]
+    if param.name not in names:
+        return None
+    index = names.index(param.name)
+    if index < len(call.args):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == param.name), None)
 
 
 def _takes_raw(symbol: str) -> bool:

@@ -4,8 +4,12 @@ these tests; FlyDSL's wheel does not ship the real one). Only what the test kern
 import flydsl.expr as fx
 
 
-def create_buffer_resource(tensor, max_size=True):
-    """The raw buffer resource (!llvm.ptr<8>) of ``tensor``."""
+def create_buffer_resource(tensor, max_size=True, *, num_records_bytes=None):
+    """The raw buffer resource (!llvm.ptr<8>) of ``tensor``; ``num_records_bytes`` wins over
+    ``max_size``, as in the real shim."""
+    if num_records_bytes is not None:
+        bounded = fx.rocdl.make_buffer_tensor(tensor, num_records_bytes=num_records_bytes)
+        return fx.rocdl.get_buffer_rsrc(fx.get_iter(bounded))
     return fx.rocdl.get_buffer_rsrc(fx.get_iter(fx.rocdl.make_buffer_tensor(tensor, max_size)))
 
 
