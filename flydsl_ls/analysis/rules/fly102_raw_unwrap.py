@@ -1,7 +1,9 @@
 import ast
 
-from flydsl_ls.analysis.model.rewrite import replacement_text
+from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
+from flydsl_ls.analysis.model.valueflow import value_kind
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
+from flydsl_ls.analysis.rules._parameter_kind import parameter_kind
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 # `buffer_ops._unwrap_value` (FlyDSL's and aiter's buffer_ops shims) unwraps as `_to_raw` does:
@@ -47,6 +49,7 @@ class RawUnwrap(Rule):
         "none for values of unknown kind or carried from an enclosing function"
     )
     fix_title = "Replace with v.ir_value()"
+    fix_title_either = "Replace with fx.as_ir_value(v)"
     example_before = "cond = arith.unwrap(idx >= limit)"
     example_after = "cond = (idx >= limit).ir_value()"
 
@@ -59,9 +62,11 @@ class RawUnwrap(Rule):
             self.report(node, f"`{spelled}(...)` is legacy: use `.ir_value()` on the fx value")
             return
         inner = node.args[0]
-        kind = self.model.type_of(inner)
+        kind = value_kind(self.model.type_of(inner))
+        if kind == "unknown" and isinstance(inner, ast.Name):
+            kind = parameter_kind(self.model, inner)
         message = f"`{spelled}(v)` is legacy: use `v.ir_value()` where a raw value is needed"
-        if kind.is_fx_scalar or kind.name == "fx.Vector":
+        if kind == "fx":
             receiver = self._receiver(inner)
             state = method_call_state(self.model, self.ctx.parents, node, inner)
             if state is not None and state.closure:
@@ -72,23 +77,44 @@ class RawUnwrap(Rule):
                 f"{message} (unsafe: {state.describe()})" if state else message,
                 fix=self.replace(node, f"{receiver}.ir_value()", self.fix_title, safe=state is None),
             )
-        elif kind.is_raw or kind.name == "ArithValue":
+        elif kind == "raw":
             text = replacement_text(self.model, inner, node, self.ctx.parent)
             self.report(
                 node,
                 f"`{spelled}(v)` on a value that is already an ir.Value: drop it",
                 fix=self.replace(node, text, "Remove the unwrap"),
             )
-        elif kind.is_python:
-            self.report(node, f"{message} (a Python {kind.name} needs an fx type first)")
+        elif kind == "python":
+            python = self.model.type_of(inner).name
+            self.report(node, f"{message} (a Python {python if python != 'constexpr' else 'value'} needs an fx type first)")
         else:
-            # A raw ir.Value has no `.ir_value()`, an fx value must not lose the call.
-            self.report(
-                node,
-                f"`{spelled}(v)` is legacy: on an fx value use `v.ir_value()` where a raw value is "
-                "needed; on a value that is already an ir.Value drop the call (no fix: "
-                f"`{self.text(inner)}` may be either, and a raw ir.Value has no `.ir_value()`)",
-            )
+            self._either(node, spelled, inner)
+
+    def _either(self, node: ast.Call, spelled: str, inner: ast.expr) -> None:
+        """A value of unknown kind: FlyDSL's converter `fx.as_ir_value` takes both (a raw
+        ir.Value has no `.ir_value()`, an fx value must not lose the call)."""
+        message = (
+            f"`{spelled}(v)` is legacy: `fx.as_ir_value(v)` is FlyDSL's converter for a value that may be "
+            "fx or already an ir.Value"
+        )
+        fx, imports = fx_alias(self.model)
+        if any(fx in scope.bindings for scope in self._enclosing_scopes()):
+            self.report(node, f"{message} (no fix: `{fx}` is a local name here, not `flydsl.expr`)")
+            return
+        self.report(
+            node,
+            f"{message} (unsafe: the kind of `{self.text(inner)}` is not known, and on a Python scalar or a "
+            "value made of several IR values the converter differs)",
+            fix=self.replace(node, f"{fx}.as_ir_value({self.text(inner)})", self.fix_title_either, safe=False,
+                             extra=imports),
+        )
+
+    def _enclosing_scopes(self):
+        for parent in self.ctx.parents:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                scope = self.model.function_scope(parent)
+                if scope is not None:
+                    yield scope
 
     def _receiver(self, inner: ast.expr) -> str:
         text = self.text(inner)
@@ -128,11 +154,65 @@ class RawUnwrap(Rule):
                      "x = fx.Float32(1.0)\n"
                      "y = x.ir_value()\n",
         ),
+        # A value of unknown kind: FlyDSL's converter, which takes both (the import added).
         Invalid(
             "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
             "def f(v):\n    return as_mlir_value(v)\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.as_ir_value(v)\n",
+            unsafe=True,
+            message="(unsafe: the kind of `v` is not known",
+        ),
+        # ... under the module's own alias, or a free one when `fx` is something else; none
+        # where a local `fx` would shadow it.
+        Invalid(
+            "import flydsl.expr as flx\nfrom flydsl.expr import arith\ndef f(v):\n    return arith.unwrap(v)\n",
+            expected="import flydsl.expr as flx\ndef f(v):\n    return flx.as_ir_value(v)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "fx = 3\nfrom flydsl.expr import arith\ndef f(v):\n    return arith.unwrap(v)\n",
+            expected="fx = 3\nimport flydsl.expr as _fx\ndef f(v):\n    return _fx.as_ir_value(v)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "from flydsl.expr import arith\ndef f(fx, v):\n    return arith.unwrap(v)\n",
             expected=None,
-            message="on a value that is already an ir.Value drop the call (no fix: `v` may be either",
+            message="no fix: `fx` is a local name here",
+        ),
+        # A helper's parameter takes the kind every call passes: fx values...
+        Invalid(
+            _KERNEL + _RAW_IMPORT + "@flyc.kernel\ndef k(n: fx.Int32):\n"
+            "    def addr(v):\n        return _raw(v)\n    a = addr(n)\n    b = addr(v=n + 1)\n",
+            expected=_KERNEL + "@flyc.kernel\ndef k(n: fx.Int32):\n"
+            "    def addr(v):\n        return v.ir_value()\n    a = addr(n)\n    b = addr(v=n + 1)\n",
+        ),
+        # ... raw values, also handed on through another helper's parameter...
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    def g(v):\n        return arith.unwrap(v)\n"
+            "    def h(w):\n        return g(w)\n    return h(std_arith.addi(a, b))\n",
+            expected="from flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b):\n    def g(v):\n        return v\n"
+            "    def h(w):\n        return g(w)\n    return h(std_arith.addi(a, b))\n",
+        ),
+        # ... but not when the calls disagree, or the helper is also passed as a value.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b, n: fx.Int32):\n    def g(v):\n        return arith.unwrap(v)\n"
+            "    return g(std_arith.addi(a, b)), g(n)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\n"
+            "def f(a, b, n: fx.Int32):\n    def g(v):\n        return fx.as_ir_value(v)\n"
+            "    return g(std_arith.addi(a, b)), g(n)\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(n: fx.Int32):\n    def g(v):\n        return arith.unwrap(v)\n"
+            "    h = g\n    return g(n), h\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(n: fx.Int32):\n    def g(v):\n        return fx.as_ir_value(v)\n"
+            "    h = g\n    return g(n), h\n",
+            unsafe=True,
         ),
         # The buffer_ops shims' `_unwrap_value` is `_to_raw` by another name.
         Invalid(
