@@ -2,7 +2,7 @@ import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.model.valueflow import value_kind
-from flydsl_ls.analysis.rules._control_flow_support import method_call_state
+from flydsl_ls.analysis.rules._control_flow_support import call_base, method_call_state
 from flydsl_ls.analysis.rules._parameter_kind import parameter_kind
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -98,16 +98,58 @@ class RawUnwrap(Rule):
             "fx or already an ir.Value"
         )
         fx, imports = fx_alias(self.model)
-        if any(fx in scope.bindings for scope in self._enclosing_scopes()):
+        if self._local(fx):
             self.report(node, f"{message} (no fix: `{fx}` is a local name here, not `flydsl.expr`)")
+            return
+        fix = f"{fx}.as_ir_value({self.text(inner)})"
+        unsafe = self._hand_rolled(node.func)
+        if unsafe is None and isinstance(node.func, ast.Attribute):
+            base = call_base(node.func)
+            if base is not None and self._local(base.id):
+                unsafe = f"a dynamic region may no longer carry `{base.id}`, a local the call was a method of"
+        if unsafe is None:
+            self.report(node, message, fix=self.replace(node, fix, self.fix_title_either, extra=imports))
             return
         self.report(
             node,
-            f"{message} (unsafe: the kind of `{self.text(inner)}` is not known, and on a Python scalar or a "
-            "value made of several IR values the converter differs)",
-            fix=self.replace(node, f"{fx}.as_ir_value({self.text(inner)})", self.fix_title_either, safe=False,
-                             extra=imports),
+            f"{message} (unsafe: {unsafe})",
+            fix=self.replace(node, fix, self.fix_title_either, safe=False, extra=imports),
         )
+
+    def _hand_rolled(self, func: ast.expr) -> str | None:
+        """Why `fx.as_ir_value` may differ from the callee, or None when the callee is FlyDSL's
+        `unwrap`/`_to_raw` (or the shims' copy of `_to_raw`): on every value they take, the
+        converter gives the same ir.Value (FlyDSL 0.3.1 and 0.5.0; a Python scalar becomes the
+        same constant as `unwrap`'s)."""
+        symbol = self.model.resolve(func)
+        if symbol in ("fx.arith.unwrap", "shim.tensor_shim._to_raw"):
+            return None
+        why = (
+            f"`{ast.unparse(func)}` is {{}}, which hands a Python scalar on as it is where `as_ir_value` makes it a "
+            "constant"
+        )
+        if symbol == "shim.buffer_ops._unwrap_value":
+            return why.format("the buffer_ops shim's unwrapper")
+        for _ in range(8):  # aliases in this file, down to FlyDSL's own import
+            if isinstance(func, ast.Attribute):
+                dotted = self.model.dotted(func)
+                return None if dotted and dotted.startswith("flydsl.") else why.format("defined elsewhere in the project")
+            binding = self.model.binding_of(func) if isinstance(func, ast.Name) else None
+            if binding is None:
+                break
+            if binding.kind == "import":
+                dotted = binding.dotted or ""
+                return None if dotted.startswith("flydsl.") else why.format("defined elsewhere in the project")
+            if binding.kind == "def":
+                return why.format("a hand-rolled unwrapper")
+            if binding.kind not in ("assign", "annassign") or not isinstance(binding.value, (ast.Name, ast.Attribute)):
+                break
+            func = binding.value
+        return why.format("not known to be FlyDSL's `_to_raw`")
+
+    def _local(self, name: str) -> bool:
+        """``name`` is bound in a function around the finding (it shadows a module-level one)."""
+        return any(name in scope.bindings for scope in self._enclosing_scopes())
 
     def _enclosing_scopes(self):
         for parent in self.ctx.parents:
@@ -159,20 +201,42 @@ class RawUnwrap(Rule):
             "from aiter.ops.flydsl.kernels.tensor_shim import _to_raw as as_mlir_value\n"
             "def f(v):\n    return as_mlir_value(v)\n",
             expected="import flydsl.expr as fx\ndef f(v):\n    return fx.as_ir_value(v)\n",
+            message="`fx.as_ir_value(v)` is FlyDSL's converter for a value that may be fx or already an ir.Value",
+        ),
+        # A hand-rolled unwrapper (or the buffer_ops shims') hands a Python scalar on: unsafe.
+        Invalid(
+            "def _raw(v):\n    return v.ir_value() if hasattr(v, 'ir_value') else v\n"
+            "def f(v):\n    return _raw(v)\n",
+            expected="import flydsl.expr as fx\ndef _raw(v):\n    return v.ir_value() if hasattr(v, 'ir_value') else v\n"
+            "def f(v):\n    return fx.as_ir_value(v)\n",
             unsafe=True,
-            message="(unsafe: the kind of `v` is not known",
+            message="(unsafe: `_raw` is a hand-rolled unwrapper, which hands a Python scalar on as it is",
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import buffer_ops\n"
+            "def f(v):\n    return buffer_ops._unwrap_value(v)\n",
+            expected="import flydsl.expr as fx\ndef f(v):\n    return fx.as_ir_value(v)\n",
+            unsafe=True,
+            message="is the buffer_ops shim's unwrapper",
+        ),
+        # `arith` a local (a module passed in): a dynamic region carried it for the method call.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(arith, v):\n    return arith.unwrap(v)\ndef g(v):\n    return f(fx.arith, v)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(arith, v):\n    return fx.as_ir_value(v)\ndef g(v):\n    return f(fx.arith, v)\n",
+            unsafe=True,
+            message="a dynamic region may no longer carry `arith`",
         ),
         # ... under the module's own alias, or a free one when `fx` is something else; none
         # where a local `fx` would shadow it.
         Invalid(
             "import flydsl.expr as flx\nfrom flydsl.expr import arith\ndef f(v):\n    return arith.unwrap(v)\n",
             expected="import flydsl.expr as flx\ndef f(v):\n    return flx.as_ir_value(v)\n",
-            unsafe=True,
         ),
         Invalid(
             "fx = 3\nfrom flydsl.expr import arith\ndef f(v):\n    return arith.unwrap(v)\n",
             expected="fx = 3\nimport flydsl.expr as _fx\ndef f(v):\n    return _fx.as_ir_value(v)\n",
-            unsafe=True,
         ),
         Invalid(
             "from flydsl.expr import arith\ndef f(fx, v):\n    return arith.unwrap(v)\n",
@@ -203,7 +267,6 @@ class RawUnwrap(Rule):
             expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith as std_arith\n"
             "def f(a, b, n: fx.Int32):\n    def g(v):\n        return fx.as_ir_value(v)\n"
             "    return g(std_arith.addi(a, b)), g(n)\n",
-            unsafe=True,
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
@@ -212,7 +275,6 @@ class RawUnwrap(Rule):
             expected="import flydsl.expr as fx\n"
             "def f(n: fx.Int32):\n    def g(v):\n        return fx.as_ir_value(v)\n"
             "    h = g\n    return g(n), h\n",
-            unsafe=True,
         ),
         # The buffer_ops shims' `_unwrap_value` is `_to_raw` by another name.
         Invalid(
