@@ -33,11 +33,23 @@ class RawUnwrap(Rule):
     canonical converter) are not flagged.
 
     The fix is safe when `v` is an fx value (`_to_raw(v)` is then exactly
-    `v.ir_value()`), and when `v` is already raw (the call is the identity). It is not
-    offered for Python scalars (which `unwrap` materialises as constants), when
-    `unwrap` is given `type=`/`index=`, or when the kind of `v` is unknown: `.ir_value()`
-    on a raw value (a `vector.extract` result, say) fails when traced, and dropping the
-    call would hand an fx value to a raw builder.
+    `v.ir_value()`), and when `v` is already raw (the call is the identity). A helper's
+    parameter is of the kind every call of the helper passes, when all its calls are
+    known (a helper nested in a kernel, or one no other project file mentions).
+
+    When the kind of `v` is unknown, `.ir_value()` would fail on a raw value (a
+    `vector.extract` result, say) and dropping the call would hand an fx value to a raw
+    builder: the fix is then `fx.as_ir_value(v)`, FlyDSL's canonical converter, which
+    takes both (the `flydsl.expr` import is added when missing). It is safe after
+    FlyDSL's `unwrap`/`_to_raw` and the shims' copy of `_to_raw`: on every value they
+    accept, `as_ir_value` returns the same `ir.Value` (FlyDSL 0.3.1 and 0.5.0; for a
+    Python scalar, the same constant as `unwrap`), and a function call adds nothing to
+    the state FlyDSL's rewriter carries. It is unsafe after a hand-rolled unwrapper, the
+    buffer_ops shims' `_unwrap_value` or one imported from elsewhere in the project
+    (they hand a Python scalar on as it is), and after `arith.unwrap` on a local `arith`
+    (a module passed in: a dynamic region may have carried it). No fix for Python
+    scalars (which `unwrap` materialises as constants), when `unwrap` is given
+    `type=`/`index=`, or where a local name shadows the `flydsl.expr` alias.
     """
 
     code = "FLY102"
@@ -45,8 +57,9 @@ class RawUnwrap(Rule):
     summary = "`arith.unwrap(v)` / `arith._to_raw(v)` (any alias)"
     replacement = "`v.ir_value()`, only where a raw ir.Value is needed"
     fix_safety = (
-        "safe for fx and raw values; unsafe inside control flow that would then carry the value; "
-        "none for values of unknown kind or carried from an enclosing function"
+        "safe for fx and raw values, and `fx.as_ir_value(v)` for values of unknown kind after FlyDSL's "
+        "own unwrappers; unsafe after hand-rolled ones, or inside control flow that would then carry "
+        "the value; none for Python scalars or values carried from an enclosing function"
     )
     fix_title = "Replace with v.ir_value()"
     fix_title_either = "Replace with fx.as_ir_value(v)"
@@ -69,6 +82,18 @@ class RawUnwrap(Rule):
         if kind == "fx":
             receiver = self._receiver(inner)
             state = method_call_state(self.model, self.ctx.parents, node, inner)
+            fx, imports = fx_alias(self.model)
+            if state is not None and not self._local(fx):
+                # The converter is a function call: nothing more for the rewriter to carry,
+                # and on an fx value it is exactly `v.ir_value()`.
+                self.report(
+                    node,
+                    f"`{spelled}(v)` is legacy: use `fx.as_ir_value(v)` here, where `.ir_value()` would not do: "
+                    f"{state.describe().replace('makes', 'would make', 1)}",
+                    fix=self.replace(node, f"{fx}.as_ir_value({self.text(inner)})", self.fix_title_either,
+                                     extra=imports),
+                )
+                return
             if state is not None and state.closure:
                 self.report(node, f"{message} (no fix: {state.describe()})")
                 return
@@ -315,8 +340,9 @@ class RawUnwrap(Rule):
             "from flydsl.expr import arith\nc = arith.unwrap(4, index=True)\n",
             expected=None,
         ),
-        # FlyDSL's rewriter carries every name a dynamic region calls a method on: the
-        # scf.if gains a result (compiled in tests/semantics/).
+        # FlyDSL's rewriter carries every name a dynamic region calls a method on:
+        # `zero.ir_value()` would give the scf.if a result; the converter, a function call,
+        # does not (compiled in tests/semantics/).
         Invalid(
             _KERNEL + _RAW_IMPORT + _KERNEL_HEAD +
             "    if n > 0:\n"
@@ -324,19 +350,43 @@ class RawUnwrap(Rule):
             expected=(
             _KERNEL + _KERNEL_HEAD +
             "    if n > 0:\n"
-            "        fx.printf(zero.ir_value())\n"),
-            unsafe=True,
-            message="inside the `if` on line 7, a method call on `zero` makes FlyDSL's rewriter carry it",
+            "        fx.printf(fx.as_ir_value(zero))\n"),
+            message="inside the `if` on line 7, a method call on `zero` would make FlyDSL's rewriter carry it",
         ),
-        # ... and a variable of an enclosing function cannot be carried: the trace fails.
+        # ... also for a variable of an enclosing function, where the method call would not trace.
         Invalid(
             _KERNEL + _RAW_IMPORT + _KERNEL_HEAD +
             "    def body():\n"
             "        for i in range(n):\n"
             "            fx.printf(_raw(zero))\n"
             "    body()\n",
-            expected=None,
-            message="no fix: inside the `for` on line 8, a method call on `zero` would make",
+            expected=(
+            _KERNEL + _KERNEL_HEAD +
+            "    def body():\n"
+            "        for i in range(n):\n"
+            "            fx.printf(fx.as_ir_value(zero))\n"
+            "    body()\n"),
+        ),
+        # With `fx` a local name, `.ir_value()` it is (unsafe), and no fix for a closure variable.
+        Invalid(
+            "import flydsl.compiler as flyc\n" + _RAW_IMPORT +
+            "@flyc.kernel\ndef k(n):\n    import flydsl.expr as fx\n    zero = fx.Int32(0)\n"
+            "    if n > 0:\n"
+            "        fx.printf(_raw(zero))\n"
+            "    def body():\n"
+            "        for i in range(n):\n"
+            "            fx.printf(_raw(zero))\n",
+            expected=(
+            "import flydsl.compiler as flyc\n" + _RAW_IMPORT +
+            "@flyc.kernel\ndef k(n):\n    import flydsl.expr as fx\n    zero = fx.Int32(0)\n"
+            "    if n > 0:\n"
+            "        fx.printf(zero.ir_value())\n"
+            "    def body():\n"
+            "        for i in range(n):\n"
+            "            fx.printf(_raw(zero))\n"),
+            unsafe=True,
+            count=2,
+            message="(unsafe: inside the `if` on line 7, a method call on `zero` makes",
         ),
         # A compile-time branch, or a region that already calls a method on it: unchanged.
         Invalid(
