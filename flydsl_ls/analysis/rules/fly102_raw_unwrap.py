@@ -110,8 +110,8 @@ class RawUnwrap(Rule):
                 fix=self.replace(node, text, "Remove the unwrap"),
             )
         elif kind == "python":
-            python = self.model.type_of(inner).name
-            self.report(node, f"{message} (a Python {python if python != 'constexpr' else 'value'} needs an fx type first)")
+            python = self.model.type_of(inner)  # unknown for a parameter its callers give Python values
+            self.report(node, f"{message} (a Python {python.name if python.is_python else 'value'} needs an fx type first)")
         else:
             self._either(node, spelled, inner)
 
@@ -283,6 +283,13 @@ class RawUnwrap(Rule):
             expected="from flydsl._mlir.dialects import arith as std_arith\n"
             "def f(a, b):\n    def g(v):\n        return v\n"
             "    def h(w):\n        return g(w)\n    return h(std_arith.addi(a, b))\n",
+        ),
+        # ... Python values, which `unwrap` materialises as constants: no fix...
+        Invalid(
+            "from flydsl.expr import arith\ndef f():\n    def g(v):\n        return arith.unwrap(v)\n"
+            "    return g(4), g(v=5)\n",
+            expected=None,
+            message="(a Python value needs an fx type first)",
         ),
         # ... but not when the calls disagree, or the helper is also passed as a value.
         Invalid(
