@@ -35,7 +35,11 @@ class RawUnwrap(Rule):
     The fix is safe when `v` is an fx value (`_to_raw(v)` is then exactly
     `v.ir_value()`), and when `v` is already raw (the call is the identity). A helper's
     parameter is of the kind every call of the helper passes, when all its calls are
-    known (a helper nested in a kernel, or one no other project file mentions).
+    known (a helper nested in a kernel, or one no other project file mentions). Inside
+    a dynamic `if`/`while`/`for` of a traced function, a method call on `v` makes
+    FlyDSL's rewriter carry `v` (the `scf.if` gains a result; for a variable of an
+    enclosing function the trace fails): there the fix is `fx.as_ir_value(v)`, a
+    function call that on an fx value is exactly `v.ir_value()`.
 
     When the kind of `v` is unknown, `.ir_value()` would fail on a raw value (a
     `vector.extract` result, say) and dropping the call would hand an fx value to a raw
@@ -57,9 +61,9 @@ class RawUnwrap(Rule):
     summary = "`arith.unwrap(v)` / `arith._to_raw(v)` (any alias)"
     replacement = "`v.ir_value()`, only where a raw ir.Value is needed"
     fix_safety = (
-        "safe for fx and raw values, and `fx.as_ir_value(v)` for values of unknown kind after FlyDSL's "
-        "own unwrappers; unsafe after hand-rolled ones, or inside control flow that would then carry "
-        "the value; none for Python scalars or values carried from an enclosing function"
+        "safe for fx and raw values, and `fx.as_ir_value(v)` for values of unknown kind (or that control "
+        "flow would carry) after FlyDSL's own unwrappers; unsafe after hand-rolled ones; none for Python "
+        "scalars, or where a local name shadows `fx`"
     )
     fix_title = "Replace with v.ir_value()"
     fix_title_either = "Replace with fx.as_ir_value(v)"
