@@ -54,3 +54,29 @@ def test_what_a_file_reads_through_the_index_is_recorded(tmp_path):
     assert not asked.scanned
     view.index.all_files()  # as FLY402 reads every other file
     assert index.dependencies(tmp_path / "kern.py").scanned
+
+
+def test_a_helper_called_from_another_file_has_callers_we_do_not_see(tmp_path):
+    """FLY102 reads a module-level helper's parameter kind from its callers only when no other
+    project file mentions the helper (it is recorded as asked, for the incremental caches)."""
+    from flydsl_ls.checker import check_source
+    from flydsl_ls.config import Settings
+
+    helpers = (
+        "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+        "def addr(v):\n    return arith.unwrap(v)\n"
+        "def k(n: fx.Int32):\n    return addr(n)\n"
+    )
+    (tmp_path / "helpers.py").write_text(helpers)
+    (tmp_path / "other.py").write_text("x = 1\n")
+    path = tmp_path / "helpers.py"
+
+    def fix_text() -> str:
+        index = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+        [finding] = [d for d in check_source(helpers, path, Settings(), index).diagnostics if d.code == "FLY102"]
+        assert "addr" in index.dependencies(path).needles
+        return finding.fix.edits[0].content
+
+    assert fix_text() == "v.ir_value()"  # its one caller passes an fx.Int32
+    (tmp_path / "other.py").write_text("from helpers import addr\nraw = addr(object())\n")
+    assert fix_text() == "fx.as_ir_value(v)"  # a caller elsewhere: the kind is not known

@@ -48,3 +48,20 @@ def test_an_added_import_must_parse_on_its_own():
     assert not fix_parses(index, header)
     header.fix = Fix("t", Applicability.SAFE, (Edit(Range(start, start), ""), Edit(top, "import os\n")))
     assert fix_parses(index, header)
+
+
+def test_a_header_followed_by_comments_gets_a_body():
+    """The header's statement runs on through the comment lines under it (real kernels
+    comment a branch before its first statement): the header still parses."""
+    source = (
+        "import flydsl.expr as fx\n"
+        "def f(n):\n"
+        "    if fx.Int32(fx.Int32(n)):\n"
+        "        # the first branch\n"
+        "        # says what it does\n"
+        "        return 1\n"
+    )
+    result = analyze(AnalysisRequest(source))
+    [header] = [d for d in result.diagnostics if d.code == "FLY104"]
+    assert header.statement.end.line > header.statement.start.line
+    assert fix_parses(result.model.index, header)

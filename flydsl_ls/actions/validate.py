@@ -77,7 +77,8 @@ def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
     snippet = textwrap.dedent(text)
     if not snippet.endswith("\n"):
         snippet += "\n"
-    if snippet.rstrip().endswith(":"):  # a compound statement's header: give it a body
+    code = [line for line in snippet.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if code and code[-1].rstrip().endswith(":"):  # a compound statement's header (comments may follow): a body
         snippet += "    pass\n"
     try:
         ast.parse(snippet)

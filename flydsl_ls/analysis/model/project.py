@@ -309,6 +309,11 @@ class ProjectIndex:
         # [] while resolving the callers' own parameters comes back here
         return self._memo("_arguments", memo, callers)
 
+    def mentioned_elsewhere(self, view: ProjectView, word: str) -> bool:
+        """Another project file's text mentions ``word`` (it may call the function so named)."""
+        self._record(view.path, needle=word)
+        return any(path != view.path and word in self._text(path) for path in self._mentioning(word))
+
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
@@ -639,6 +644,9 @@ class ProjectView:
 
     def module_arguments(self, function: str) -> list[dict]:
         return self._index.module_arguments(self, function)
+
+    def mentioned_elsewhere(self, word: str) -> bool:
+        return self._index.mentioned_elsewhere(self, word)
 
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""

@@ -106,7 +106,7 @@ def method_call_state(
 ) -> CarriedState | None:
     """What calling a method on ``receiver`` at ``site`` (under ``parents``) would add to the
     state the rewriter carries, or None when nothing changes."""
-    root = _call_base(receiver)
+    root = call_base(receiver)
     if root is None or root.id == "self" or not rewritten(model, parents):
         return None
     parents = [*parents, site]
@@ -122,7 +122,7 @@ def method_call_state(
     return None
 
 
-def _call_base(expr: ast.expr) -> ast.Name | None:
+def call_base(expr: ast.expr) -> ast.Name | None:
     """The name the rewriter sees as the base of ``expr.method(...)``."""
     while isinstance(expr, ast.Attribute):
         expr = expr.value
@@ -187,7 +187,7 @@ def carried_names(roots: list[ast.AST]) -> set[str]:
                     base = base.value
                 if isinstance(base, ast.Name):
                     names.add(base.id)
-            elif isinstance(node, ast.Call) and (base := _call_base(node.func)) is not None:
+            elif isinstance(node, ast.Call) and (base := call_base(node.func)) is not None:
                 if base is not node.func:
                     names.add(base.id)
     names.discard("self")
