@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from flydsl_ls import __version__
-from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, inlay_hints, workspace
+from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, inlay_hints, work, workspace
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.protocol import FlyProtocol
 from flydsl_ls.server.session import ClientFeatures, Session
@@ -74,7 +74,7 @@ def shutdown(server: FlyServer, params: Any) -> None:
     for doc in server.session.documents.values():
         if doc.pending is not None:
             doc.pending.cancel()
-    commands.close(server)  # the compile worker process
+    work.close(server)  # the compile worker process
 
 
 # method -> (handler, options, is_request)

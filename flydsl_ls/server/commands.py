@@ -48,7 +48,7 @@ from flydsl_ls.compile import (
 from flydsl_ls.server import code_actions, diagnostics, migrate
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.session import Document
-from flydsl_ls.server.work import WorkProgress, close, service, target_arch
+from flydsl_ls.server.work import WorkProgress, service, target_arch
 from flydsl_ls.server.work import cancel_with_request as _cancel_with_request
 from flydsl_ls.server.work import show as _show
 

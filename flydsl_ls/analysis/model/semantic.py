@@ -444,7 +444,7 @@ class SemanticModel:
                 return FxType(T.ARITH_VALUE, "ArithValue(...)", line)
             if symbol in RAW_ID_CALLS:
                 return FxType(T.RAW, f"{ast.unparse(func)}(...) returns a raw ir.Value", line)
-            if _is_raw_op(symbol):
+            if is_raw_op(symbol):
                 return FxType(T.RAW, f"raw dialect op {ast.unparse(func)}", line)
             if symbol in _RESULT_KIND_OF:
                 return FxType(_RESULT_KIND_OF[symbol], f"{symbol}(...)", line)
@@ -526,7 +526,7 @@ def _dunder_all(tree: ast.Module) -> list[str]:
 _TYPED_ARITH = {"max", "min", "maxnumf", "minnumf", "maximumf", "minimumf", "ceildiv", "fastmath"}
 
 
-def _is_raw_op(symbol: str) -> bool:
+def is_raw_op(symbol: str) -> bool:
     module, _, op = symbol.rpartition(".")
     if module.startswith("mlir.ir"):  # types, attributes, locations: `ir.Type.parse(...)`
         return False

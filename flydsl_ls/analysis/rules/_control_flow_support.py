@@ -136,18 +136,18 @@ def _carries_state(model: SemanticModel, node: ast.AST, child: ast.AST | None) -
         return False
     in_region = child is not None and (child in node.body or child in node.orelse)
     if isinstance(node, ast.If):
-        return in_region and not _called(node.test, "const_expr")
+        return in_region and not called(node.test, "const_expr")
     if isinstance(node, ast.For):
         iterated = node.iter
         return (
             in_region
-            and _called(iterated, "range")
+            and called(iterated, "range")
             and not any(k.arg == "init" for k in iterated.keywords)
         )
     return False
 
 
-def _called(expr: ast.expr, name: str) -> bool:
+def called(expr: ast.expr, name: str) -> bool:
     """The rewriter's own test: a call whose callee is named ``name`` (any module)."""
     if not isinstance(expr, ast.Call):
         return False

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
-from flydsl_ls.analysis.model.semantic import _is_raw_op
+from flydsl_ls.analysis.model.semantic import is_raw_op
 
 if TYPE_CHECKING:
     from flydsl_ls.analysis.model.semantic import SemanticModel
@@ -313,14 +313,14 @@ def accepts_typed_vector(model: SemanticModel, use: ast.AST, parent: ast.AST | N
 
 def is_raw_builder(symbol: str) -> bool:
     module = symbol.rpartition(".")[0]
-    return _is_raw_op(symbol) or module.startswith(("mlir.", "shim.")) or module == "fx.rocdl"
+    return is_raw_op(symbol) or module.startswith(("mlir.", "shim.")) or module == "fx.rocdl"
 
 
 def result_uses_accept(rule: Rule, replaced: ast.AST, accept) -> bool:
     """True when every use of the value ``replaced`` computes is accepted by
     ``accept(model, use, parent)``: the expression itself when it is used in place, or
     every read of the one name it is assigned to."""
-    parent = _parent_of(rule, replaced)
+    parent = parent_of(rule, replaced)
     if isinstance(parent, ast.Expr):
         return True
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is replaced:
@@ -333,15 +333,15 @@ def result_uses_accept(rule: Rule, replaced: ast.AST, accept) -> bool:
         if binding.name in binding.scope.nonlocal_names or _rebound_in_place(binding):
             return False
         root = binding.scope.node
-        parent_of = rule.model.parent_map(root)
+        parents = rule.model.parent_map(root)
         for use in rule.model.uses_of(binding):
-            if not accept(rule.model, use, parent_of.get(id(use))):
+            if not accept(rule.model, use, parents.get(id(use))):
                 return False
         return True
     return accept(rule.model, replaced, parent)
 
 
-def _parent_of(rule: Rule, replaced: ast.AST) -> ast.AST | None:
+def parent_of(rule: Rule, replaced: ast.AST) -> ast.AST | None:
     parents = rule.ctx.parents
     # ``replaced`` is the visited node (parent = parents[-1]) or its parent (``.result``).
     if parents and parents[-1] is replaced:

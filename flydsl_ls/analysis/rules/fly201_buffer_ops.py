@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix, Severity
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.model.semantic import _is_raw_op
+from flydsl_ls.analysis.model.semantic import is_raw_op
 from flydsl_ls.analysis.model.valueflow import (
     Sink,
     fx_result_blocker,
@@ -1204,7 +1204,7 @@ def _argument(call: ast.Call, function: ast.FunctionDef, param) -> ast.expr | No
 
 
 def _takes_raw(symbol: str) -> bool:
-    return symbol.startswith(SHIM) or symbol.startswith("mlir.") or _is_raw_op(symbol) or is_raw_builder(symbol)
+    return symbol.startswith(SHIM) or symbol.startswith("mlir.") or is_raw_op(symbol) or is_raw_builder(symbol)
 
 
 def _outermost_spans(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -800,7 +800,7 @@ class Handler:
         if text is not None and S.comments_dropped(self.rule, self.replaced, kept):
             message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
         elif text is not None:
-            text = S.in_context(text, prec, self.replaced, S._parent_of(self.rule, self.replaced))
+            text = S.in_context(text, prec, self.replaced, S.parent_of(self.rule, self.replaced))
             fix = self.rule.replace(self.replaced, text, title or self.rule.fix_title, safe=safe, extra=extra)
         self.rule.report(
             self.node,

@@ -116,7 +116,7 @@ class RawVector(Rule):
         if text is not None and S.comments_dropped(self, replaced, list(node.args)):
             message = f"{message.split(' (unsafe: ')[0]}{S.COMMENTS_WHY}"
         elif text is not None:
-            text = S.in_context(text, S.ATOM, replaced, S._parent_of(self, replaced))
+            text = S.in_context(text, S.ATOM, replaced, S.parent_of(self, replaced))
             fix = self.replace(replaced, text, title or self.fix_title, safe=safe, extra=(*imports, *edits))
         self.report(node, f"`{spelled}` is a raw vector op: {message}", fix=fix)
 

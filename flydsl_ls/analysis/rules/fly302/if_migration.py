@@ -183,7 +183,7 @@ class IfMigration:
                 yield [*node.body, *node.orelse], False
             elif isinstance(node, ast.While):
                 yield [node.test, *node.body, *node.orelse], False
-            elif isinstance(node, ast.For) and cf._called(node.iter, "range") and not any(
+            elif isinstance(node, ast.For) and cf.called(node.iter, "range") and not any(
                 k.arg == "init" for k in node.iter.keywords
             ):
                 yield node.body, False

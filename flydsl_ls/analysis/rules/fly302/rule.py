@@ -176,7 +176,7 @@ class RawScf(IfMigration, LoopMigration, Rule):
                 continue
             if isinstance(node, ast.While):
                 return f"its `while` (line {node.lineno}) would become an `scf.while`"
-            if isinstance(node, ast.For) and cf._called(node.iter, "range"):
+            if isinstance(node, ast.For) and cf.called(node.iter, "range"):
                 return f"its `for` over `range(...)` (line {node.lineno}) would become an `scf.for`"
             if isinstance(node, ast.If) and not const_expr_test(node):
                 names = bound_in(node)

@@ -85,7 +85,7 @@ def still_recorded(binding, site: ast.stmt, parent_of: dict) -> bool:
 def const_expr_test(node: ast.If) -> bool:
     """The rewriter's own test (`_is_constexpr`): a call of something named `const_expr`."""
     test = node.test
-    return isinstance(test, ast.Call) and cf._called(test, "const_expr")
+    return isinstance(test, ast.Call) and cf.called(test, "const_expr")
 
 
 def method_call(stmt, name: str, method: str) -> bool:
