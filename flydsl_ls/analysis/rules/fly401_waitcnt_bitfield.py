@@ -84,7 +84,8 @@ class WaitcntBitfield(Rule):
         self.report(
             node,
             f"magic s_waitcnt bitfield `{node.arg}={self.text(node.value)}`{self._meaning(value)} "
-            "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used",
+            "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used "
+            "(no fix: the waits that read it are elsewhere; migrate them, then drop the field)",
         )
 
     # --- helpers ----------------------------------------------------------------------------
