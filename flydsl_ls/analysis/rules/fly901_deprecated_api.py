@@ -41,7 +41,7 @@ TDM_OPS = Deprecation(
     "fx.tdm_ops",
     "`from flydsl.expr.rocdl import tdm_ops` (a target-specific, unstable path)",
     "0.4",
-    no_fix="the import that names it changes, not this use",
+    no_fix="only a one-line module-level `from flydsl.expr import tdm_ops` is rewritten; import it from `flydsl.expr.rocdl` by hand",
 )
 DEPRECATED_METHODS = {
     "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)`", "0.4"),
@@ -102,15 +102,16 @@ class DeprecatedApi(Rule):
     is when the project's release is unknown. `x.shrui(a)` becomes `fx.arith.shrui(x, a)`,
     the same op typed the same way in every release: safe when `x` and `a` are known fx or
     raw values (a Python-number amount, which the method cannot take, makes it unsafe).
-    `addf`, `fx.get`,
-    `fx.constant_vector` and `tdm_ops` have no 1:1 replacement and no fix.
+    `tdm_ops` imported from `flydsl.expr` is imported from `flydsl.expr.rocdl` instead (the
+    same module object: safe; the uses stay). `addf`, `fx.get`, `fx.constant_vector` and
+    `fx.tdm_ops` have no 1:1 replacement and no fix.
     """
 
     code = "FLY901"
     name = "deprecated-api"
     summary = "A FlyDSL API on FlyDSL's deprecated list"
     replacement = "the API FlyDSL names for it (see the message)"
-    fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+; unsafe before; none for the rest"
+    fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+, unsafe before; `.shrui` safe with fx or raw operands; the `tdm_ops` import safe; none for the rest"
     example_before = "m = acc.maximumf(peer)"
     example_after = "m = fx.maximumf(acc, peer)"
 
@@ -128,7 +129,7 @@ class DeprecatedApi(Rule):
     def _flag_symbol(self, node: ast.Name | ast.Attribute) -> None:
         """Flag a name or attribute that names a deprecated API (methods: visit_Call)."""
         if self.model.dotted(node) == TDM_OPS_ALIAS:
-            self._flag(node, TDM_OPS)
+            self._flag(node, TDM_OPS, fix=self._tdm_ops_import(node))
             return
         entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
         if entry and entry.owner is None:
@@ -144,6 +145,35 @@ class DeprecatedApi(Rule):
         kind = self.model.type_of(receiver)
         if kind.is_typed or kind.is_raw or (not kind.known and func.attr in _DISTINCTIVE_METHODS):
             self._flag(func, DEPRECATED_METHODS[func.attr], fix=self._function_form(node))
+
+    def _tdm_ops_import(self, node: ast.AST) -> Fix | None:
+        """`from flydsl.expr import a, tdm_ops` -> `from flydsl.expr import a` plus
+        `from flydsl.expr.rocdl import tdm_ops`: the same module object (FlyDSL re-exports
+        it), so every use stays as it is. One edit of the import, the same for every use.
+        Only a one-line, module-level import; `fx.tdm_ops` needs no import and gets none."""
+        if not isinstance(node, ast.Name):
+            return None
+        binding = self.model.binding_of(node)
+        if binding is None or binding.kind != "import" or not isinstance(binding.node, ast.alias):
+            return None
+        alias = binding.node
+        statement = next(
+            (
+                stmt
+                for stmt in self.model.tree.body
+                if isinstance(stmt, ast.ImportFrom) and any(a is alias for a in stmt.names)
+            ),
+            None,
+        )
+        if statement is None or statement.module != "flydsl.expr" or statement.level or statement.lineno != statement.end_lineno:
+            return None
+        rest = [a for a in statement.names if a is not alias]
+        moved = f"from flydsl.expr.rocdl import tdm_ops{f' as {alias.asname}' if alias.asname else ''}"
+        if rest:
+            kept = ", ".join(self.text(a) for a in rest)
+            indent = " " * statement.col_offset
+            moved = f"from flydsl.expr import {kept}\n{indent}{moved}"
+        return self.replace(statement, moved, "Import tdm_ops from flydsl.expr.rocdl")
 
     def _function_form(self, call: ast.Call) -> Fix | None:
         """`x.shuffle_xor(o, w)` -> `fx.gpu.shuffle_xor(x, o, w)` and the like."""
@@ -236,7 +266,21 @@ class DeprecatedApi(Rule):
         ),
         Invalid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS64b()\n", message="BufferCopyLDS32b"),
         Invalid("import flydsl.expr as fx\nops = fx.tdm_ops.make_tdm_desc\n", column=7),
-        Invalid("from flydsl.expr import tdm_ops\nx = tdm_ops.foo\n", message="(no fix: the import that names it changes, not this use)"),
+        Invalid(
+            "from flydsl.expr import rocdl, tdm_ops\ndef f(n):\n    tdm_ops.tensor_wait(n)\n    tdm_ops.tensor_wait(0)\n",
+            expected="from flydsl.expr import rocdl\nfrom flydsl.expr.rocdl import tdm_ops\ndef f(n):\n    tdm_ops.tensor_wait(n)\n    tdm_ops.tensor_wait(0)\n",
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import tdm_ops as tdm\nx = tdm.foo\n",
+            expected="from flydsl.expr.rocdl import tdm_ops as tdm\nx = tdm.foo\n",
+        ),
+        # Not at module level: the message says why there is no fix.
+        Invalid(
+            "def f():\n    from flydsl.expr import tdm_ops\n    return tdm_ops.foo\n",
+            expected=None,
+            message="(no fix: only a one-line module-level `from flydsl.expr import tdm_ops` is rewritten",
+        ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
             message="declared removal in FlyDSL 0.4): use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (no fix: `fx.get` casts the element to `index`",
