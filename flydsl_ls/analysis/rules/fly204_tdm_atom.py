@@ -62,7 +62,8 @@ class TdmAtom(Rule):
             "`fx.rocdl.cdna5.make_tiled_tdm_atom` + `fx.rocdl.cdna5.tdm_partition`; "
             + "; ".join(moved)
             + " (keep this form only for the gather/scatter family or a tile whose innermost "
-            "dimension spans under 16 bytes per warp)",
+            "dimension spans under 16 bytes per warp; no fix: the global view, the atom and every "
+            "`fx.copy` that uses it change together)",
         )
 
     def _gather_family(self, tensor: ast.expr) -> bool:
@@ -110,7 +111,7 @@ class TdmAtom(Rule):
             expected=None,
             line=3,
             column=12,
-            message="fx.rocdl.cdna5.make_tiled_tdm_atom",
+            message="no fix: the global view, the atom and every `fx.copy` that uses it change together)",
             settings={"target_arch": "gfx1250", "flydsl_version": "0.5.0"},
         ),
         Invalid(

@@ -1,7 +1,8 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Severity
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 
 LLVM_KINDS = {
     "load": "load", "LoadOp": "load", "store": "store", "StoreOp": "store",
@@ -32,7 +33,33 @@ KEPT_OPTIONS = {
     "noalias_scopes": "alias-scoped",
     "tbaa": "TBAA-tagged",
 }
+# Why no fix is offered, per kind (the pointer kinds depend on where the pointer comes from).
+RAW_POINTER = "{ptr} is no fx pointer's `.llvm_ptr`, and `fx.{fx_op}` takes an fx pointer: make one with `fx.inttoptr` or `fx.get_iter` where it is built"
+FX_POINTER_ALIGNED = "it states `alignment={align}`, and `fx.{fx_op}` takes the alignment its fx pointer carries"
+FX_POINTER = "`fx.{fx_op}` on the fx pointer behind {ptr} is a different op that takes the pointer's alignment: swap it by hand and compare the loads and stores"
+NO_FIX = {
+    "GEP": "it offsets a raw `!llvm.ptr` by bytes, and `fx.add_offset` offsets an fx pointer by elements",
+    "constant": "an fx constant is an `arith.constant`, and the raw llvm ops it feeds take `llvm.mlir.constant`",
+    "memref-alloc": "the builtin memref it makes is used by raw memref ops; move them together to `fx.SharedAllocator`",
+    "memref-access": "the builtin memref it reads comes from a hand-managed buffer that has no fx layout; give that buffer one first",
+    "memref-address": "it reads the address of a builtin memref, and `fx.ptrtoint` takes an fx pointer (`fx.get_iter` of an fx tensor)",
+}
 MEMREF_ALLOC = {"global_", "get_global", "alloca", "alloc", "AllocaOp", "AllocOp", "GlobalOp", "GetGlobalOp"}
+
+
+def _is_fx_pointer_view(model: SemanticModel, expr: ast.expr, depth: int = 0) -> bool:
+    """``expr`` is an fx pointer's `!llvm.ptr` view (``p.llvm_ptr``, ``fx.to_llvm_ptr(p)``),
+    or a name only ever bound to one."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "llvm_ptr"
+    if isinstance(expr, ast.Call):
+        return model.resolve(expr.func) == "fx.to_llvm_ptr"
+    if isinstance(expr, ast.Name) and depth < 4:
+        bindings = model.reaching_bindings(expr)
+        return bool(bindings) and all(
+            b.kind == "assign" and b.value is not None and _is_fx_pointer_view(model, b.value, depth + 1) for b in bindings
+        )
+    return False
 
 
 class RawLlvmMemref(Rule):
@@ -53,7 +80,11 @@ class RawLlvmMemref(Rule):
     `generic_load/store`, and type references that are not calls. Diagnostic only: the
     replacement depends on the surrounding data layout. A load or store that is volatile,
     atomic (`ordering=`, `syncscope=`), nontemporal, invariant or carries alias-scope / TBAA
-    metadata is reported as one to keep: a layout view cannot say any of that.
+    metadata is reported as one to keep: a layout view cannot say any of that. Every other
+    finding says why it has no fix: a load/store pointer that is not an fx pointer's
+    `.llvm_ptr` (`fx.ptr_load`/`fx.ptr_store` take the fx pointer), an explicit `alignment=`
+    the fx pointer would not carry, a byte-offset GEP, an `llvm.mlir.constant` feeding raw
+    llvm ops, a builtin memref with no fx layout.
     """
 
     code = "FLY305"
@@ -81,10 +112,28 @@ class RawLlvmMemref(Rule):
                     severity=Severity.INFORMATION,
                 )
                 return
-            self.report(node, f"raw llvm {kind} `{spelled}(...)`: {ADVICE[kind]}")
+            why = self._access_reason(node, kind) if kind in ("load", "store") else NO_FIX[kind]
+            self.report(node, f"raw llvm {kind} `{spelled}(...)`: {ADVICE[kind]} (no fix: {why})")
         elif module == "mlir.memref" and op[:1].isalpha():
             kind = "memref-alloc" if op in MEMREF_ALLOC else "memref-access"
-            self.report(node, f"raw memref op `{spelled}(...)` works on builtin memrefs fx layouts cannot see: {ADVICE[kind]}")
+            why = NO_FIX["memref-address" if op == "extract_aligned_pointer_as_index" else kind]
+            self.report(
+                node,
+                f"raw memref op `{spelled}(...)` works on builtin memrefs fx layouts cannot see: {ADVICE[kind]} (no fix: {why})",
+            )
+
+    def _access_reason(self, node: ast.Call, kind: str) -> str:
+        """Why a plain llvm load/store gets no fix: what its pointer operand is."""
+        fx_op = "ptr_load" if kind == "load" else "ptr_store"
+        pointer = call_argument(node, 1, "addr")
+        spelled = ast.unparse(pointer) if pointer is not None else ""
+        spelled = f"`{spelled}`" if 0 < len(spelled) <= 40 else "its pointer"
+        if pointer is None or not _is_fx_pointer_view(self.model, pointer):
+            return RAW_POINTER.format(ptr=spelled, fx_op=fx_op)
+        align = next((k.value for k in node.keywords if k.arg == "alignment"), None)
+        if align is not None:
+            return FX_POINTER_ALIGNED.format(align=ast.unparse(align), fx_op=fx_op)
+        return FX_POINTER.format(ptr=spelled, fx_op=fx_op)
 
     @staticmethod
     def _kept_options(node: ast.Call) -> list[str]:
@@ -130,6 +179,31 @@ class RawLlvmMemref(Rule):
     ]
     INVALID = [
         Invalid(
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(p, v):\n"
+            "    q = (fx.recast_iter(fx.Uint8, p) + fx.Int32(4)).llvm_ptr\n"
+            "    llvm.StoreOp(v, q, alignment=16)\n",
+            expected=None,
+            message="(no fix: it states `alignment=16`, and `fx.ptr_store` takes the alignment its fx pointer carries)",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(p, ty):\n"
+            "    return llvm.LoadOp(ty, fx.to_llvm_ptr(p)).result\n",
+            expected=None,
+            message="(no fix: `fx.ptr_load` on the fx pointer behind `fx.to_llvm_ptr(p)` is a different op",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(ty, addr):\n"
+            "    ptr = llvm.IntToPtrOp(llvm.PointerType.get(address_space=1), addr).result\n"
+            "    return llvm.load(ty, ptr)\n",
+            expected=None,
+            message="(no fix: `ptr` is no fx pointer's `.llvm_ptr`, and `fx.ptr_load` takes an fx pointer",
+        ),
+        Invalid(
             "from flydsl._mlir.dialects import llvm\n"
             "def f(ty, p):\n"
             "    return llvm.load(ty, p)\n",
@@ -145,7 +219,7 @@ class RawLlvmMemref(Rule):
             "    llvm_dialect.StoreOp(v, p)\n",
             expected=None,
             count=2,
-            message="fx.add_offset",
+            message="raw llvm GEP",
         ),
         Invalid(
             "import flydsl.expr as fx\n"
@@ -161,6 +235,14 @@ class RawLlvmMemref(Rule):
             "    return memref_dialect.load(v, [i])\n",
             expected=None,
             count=2,
+            message="(no fix: the builtin memref it reads comes from a hand-managed buffer",
+        ),
+        Invalid(
+            "from flydsl._mlir.dialects import memref\n"
+            "def f(m):\n"
+            "    return memref.extract_aligned_pointer_as_index(m)\n",
+            expected=None,
+            message="(no fix: it reads the address of a builtin memref, and `fx.ptrtoint` takes an fx pointer",
         ),
         Invalid(
             "from flydsl._mlir.dialects import llvm\n"
@@ -203,13 +285,13 @@ class RawLlvmMemref(Rule):
             "def f(ty):\n"
             '    return memref.get_global(ty, "smem")\n',
             expected=None,
-            message="SharedAllocator",
+            message="registers with `fx.make_rmem_tensor` (no fix: the builtin memref it makes",
         ),
         Invalid(
             "from flydsl._mlir.dialects import llvm\nfrom flydsl._mlir import ir\n"
             "def f():\n"
             "    return llvm.mlir_constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0))\n",
             expected=None,
-            message="Python constant",
+            message="Python constant or a typed fx value (`fx.Int32(c)`, `fx.Float32(c)`) (no fix: an fx constant is an `arith.constant`",
         ),
     ]

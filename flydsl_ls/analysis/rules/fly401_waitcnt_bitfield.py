@@ -30,7 +30,8 @@ class WaitcntBitfield(Rule):
     `vmcnt=0, lgkmcnt=0, expcnt=0`: it is never narrowed. The value is evaluated statically
     (literals, constants, bit arithmetic, calls of local side-effect-free helpers); a value
     that flows through an object (`traits.LGKMCNT_0_ONLY`) or a runtime variable gets the
-    diagnostic without a fix.
+    diagnostic without a fix, and the message names the first value it could not follow
+    (an object's attribute, a container element, a build-time parameter).
 
     The fix is **safe** only when the target arch is known (`target-arch` setting or
     `FLYDSL_GPU_ARCH`) and FlyDSL's own encoder for that arch, given our keywords, returns
@@ -83,7 +84,8 @@ class WaitcntBitfield(Rule):
         self.report(
             node,
             f"magic s_waitcnt bitfield `{node.arg}={self.text(node.value)}`{self._meaning(value)} "
-            "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used",
+            "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used "
+            "(no fix: the waits that read it are elsewhere; migrate them, then drop the field)",
         )
 
     # --- helpers ----------------------------------------------------------------------------
@@ -103,6 +105,38 @@ class WaitcntBitfield(Rule):
         function = self.ctx.enclosing_function()
         return function is not None and id(function) in self.facts.helpers
 
+    def _unknown_part(self, root: ast.expr, depth: int = 0) -> str:
+        """What in the wait's arguments has no static value, said in words ("" if none is found):
+        the first unknown name, attribute or element, followed through assignments."""
+        pending = [*root.args, *(k.value for k in root.keywords)] if isinstance(root, ast.Call) else [root]
+        while pending:
+            expr = pending.pop(0)
+            if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Name)) and self.facts.value(expr) is None:
+                return self._why_unknown(expr, depth)
+            if isinstance(expr, ast.Call):
+                pending.extend([*expr.args, *(k.value for k in expr.keywords)])
+            elif not isinstance(expr, (ast.Attribute, ast.Subscript, ast.Name)):
+                pending.extend(c for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+        return ""
+
+    def _why_unknown(self, expr: ast.expr, depth: int) -> str:
+        spelled = self.text(expr)
+        if isinstance(expr, ast.Attribute):
+            return f"it reads `{spelled}`, an attribute of an object, whose value is not followed"
+        if isinstance(expr, ast.Subscript):
+            return f"it reads `{spelled}`, an element of a container, whose value is not followed"
+        binding = self.model.binding_of(expr)
+        kind = binding.kind if binding is not None else None
+        if kind == "param":
+            return f"it reads the parameter `{spelled}`, known only when the kernel is built"
+        if kind in ("for", "comprehension"):
+            return f"it reads the loop variable `{spelled}`"
+        if kind == "assign" and binding.value is not None and depth < 4:
+            inner = self._unknown_part(binding.value, depth + 1)
+            if inner:
+                return inner if inner.endswith(")") and "(through" in inner else f"{inner} (through `{spelled}`)"
+        return f"`{spelled}` has no single constant value here"
+
     def _meaning(self, value: Value | None) -> str:
         if value is None:
             return ""
@@ -120,7 +154,7 @@ class WaitcntBitfield(Rule):
         options = self.ctx.options
         value = site.value
         if value is None:
-            reason = site.why_not or "its bitfield cannot be evaluated statically"
+            reason = site.why_not or self._unknown_part(node) or "its bitfield cannot be evaluated statically"
             self.report(
                 node,
                 f"{head}: write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` "
@@ -308,7 +342,25 @@ class WaitcntBitfield(Rule):
         Invalid(
             "from flydsl.expr import rocdl\n\ndef k(traits):\n    rocdl.s_waitcnt(traits.LGKMCNT_0_ONLY)\n",
             expected=None,
-            message="cannot be evaluated",
+            message="(no fix: it reads `traits.LGKMCNT_0_ONLY`, an attribute of an object, whose value is not followed)",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A build-time parameter, followed through the assignments that use it.
+        Invalid(
+            "from flydsl.expr import rocdl\n\n"
+            "def build(tile_n, threads):\n    loads = tile_n // threads\n\n"
+            "    def kernel():\n        rocdl.s_waitcnt(loads)\n\n    return kernel\n",
+            expected=None,
+            message="(no fix: it reads the parameter `tile_n`, known only when the kernel is built (through `loads`))",
+            settings={"target_arch": "gfx942"},
+        ),
+        Invalid(
+            "from flydsl.expr import rocdl\n\n"
+            "def _encode_waitcnt(vmcnt=63, lgkmcnt=63):\n"
+            "    return (vmcnt & 15) | ((vmcnt >> 4) << 14) | (7 << 4) | ((lgkmcnt & 15) << 8)\n\n"
+            "def k(waits, step):\n    rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=waits[step]))\n",
+            expected=None,
+            message="(no fix: it reads `waits[step]`, an element of a container, whose value is not followed)",
             settings={"target_arch": "gfx942"},
         ),
         # RDNA layout: gfx1100 and gfx1201.

@@ -14,6 +14,9 @@ PRIVATE_BASES = {
 }
 
 
+NO_FIX = "`@flyc.jit` goes on the function's definition, and the code that calls the rewritten function changes with it"
+
+
 class PrivateRewriter(Rule):
     """
     `flydsl.compiler.ast_rewriter` is FlyDSL's private machinery behind `@flyc.kernel` and
@@ -54,7 +57,8 @@ class PrivateRewriter(Rule):
                 self.report(
                     node,
                     f"`{node.name}` subclasses FlyDSL's private `{symbol.rsplit('.', 1)[-1]}`: "
-                    "a private AST rewriter; decorate the functions with `@flyc.jit` instead",
+                    "a private AST rewriter; decorate the functions with `@flyc.jit` instead "
+                    f"(no fix: {NO_FIX})",
                 )
                 return
 
@@ -65,7 +69,7 @@ class PrivateRewriter(Rule):
             return
         self.report(
             node,
-            f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead",
+            f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead (no fix: {NO_FIX})",
         )
 
     VALID = [
@@ -86,7 +90,7 @@ class PrivateRewriter(Rule):
             "helper = ASTRewriter.transform(helper)\n",
             line=4,
             column=10,
-            message="@flyc.jit",
+            message="instead (no fix: `@flyc.jit` goes on the function's definition",
         ),
         Invalid(
             "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"

@@ -78,8 +78,8 @@ class HandBuiltTvLayout(Rule):
             layout,
             f"hand-built TV layout `{ast.unparse(layout)[:60]}` inside `make_tiled_copy`: build it from thread "
             "and value layouts with `tile_mn, tv = fx.make_layout_tv(thr, val)` + `fx.make_tiled_copy(atom, tv, "
-            "tile_mn)` or `fx.make_tiled_copy_tv(atom, thr, val)` (`fx.make_tiled_copy_A/B/C` for MMA operands); "
-            "no automatic fix: a TV layout has no unique thread/value decomposition",
+            "tile_mn)` or `fx.make_tiled_copy_tv(atom, thr, val)` (`fx.make_tiled_copy_A/B/C` for MMA operands) "
+            "(no fix: a TV layout has no unique thread/value decomposition)",
         )
 
     def _broadcasts(self, layout: ast.expr) -> bool:
@@ -140,7 +140,7 @@ class HandBuiltTvLayout(Rule):
             expected=None,
             line=3,
             column=37,
-            message="fx.make_layout_tv",
+            message="(no fix: a TV layout has no unique thread/value decomposition)",
         ),
         Invalid(
             "import flydsl.expr as fx\n"

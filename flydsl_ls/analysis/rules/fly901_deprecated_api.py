@@ -14,15 +14,26 @@ class Deprecation:
     replacement: str
     removal: str  # declared removal release
     owner: str | None = None  # another rule reports this API (with a fix)
+    no_fix: str | None = None  # why the replacement is no drop-in edit
 
 
+CONSTANT_VECTOR_NO_FIX = (
+    "it gives a raw vector (a dense `arith.constant` of the MLIR vector type it is passed), and "
+    "`fx.Vector.filled` an fx Vector (a `vector.broadcast` of a width and an fx dtype)"
+)
 # FlyDSL docs/api_stability.md, section 3 ("Stable but deprecated").
 DEPRECATED_SYMBOLS = {
-    "fx.get": Deprecation("fx.get", "`fx.get_(...).unpack()` or `IntTuple[...].unpack()`", "0.4"),
+    "fx.get": Deprecation(
+        "fx.get", "`fx.get_(...).unpack()` or `IntTuple[...].unpack()`", "0.4",
+        no_fix="`fx.get` casts the element to `index`, and `fx.get_(...).unpack()` keeps the element's own type",
+    ),
     "fx.index_cast": Deprecation("fx.index_cast", "`fx.Index(x)`", "0.4", owner="FLY103"),
-    "fx.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4"),
-    "fx.arith.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4"),
-    "fx.rocdl.BufferCopyLDS64b": Deprecation("fx.rocdl.BufferCopyLDS64b", "`fx.rocdl.BufferCopyLDS32b`, or `fx.rocdl.BufferCopyLDS128b` on gfx950 (the 64b atom never worked: it now raises)", "0.4"),
+    "fx.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4", no_fix=CONSTANT_VECTOR_NO_FIX),
+    "fx.arith.constant_vector": Deprecation("fx.constant_vector", "`Numeric` and `Vector` member functions (`fx.Vector.filled`)", "0.4", no_fix=CONSTANT_VECTOR_NO_FIX),
+    "fx.rocdl.BufferCopyLDS64b": Deprecation(
+        "fx.rocdl.BufferCopyLDS64b", "`fx.rocdl.BufferCopyLDS32b`, or `fx.rocdl.BufferCopyLDS128b` on gfx950 (the 64b atom never worked: it now raises)", "0.4",
+        no_fix="the other atoms move another width per copy",
+    ),
 }
 TDM_OPS_ALIAS = "flydsl.expr.tdm_ops"
 # `fx.rocdl.tdm_ops` only exists once the submodule was imported: name the import.
@@ -30,12 +41,16 @@ TDM_OPS = Deprecation(
     "fx.tdm_ops",
     "`from flydsl.expr.rocdl import tdm_ops` (a target-specific, unstable path)",
     "0.4",
+    no_fix="only a one-line module-level `from flydsl.expr import tdm_ops` is rewritten; import it from `flydsl.expr.rocdl` by hand",
 )
 DEPRECATED_METHODS = {
     "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)`", "0.4"),
     "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.minimumf(x, y)`", "0.4"),
     "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
-    "addf": Deprecation("fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4"),
+    "addf": Deprecation(
+        "fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4",
+        no_fix="`x + y` reads the ambient `fastmath`, and the method takes it as an argument",
+    ),
     "exp2": Deprecation("fx.Numeric.exp2", "`fx.math.exp2(x)`", "0.4"),
     "shuffle_xor": Deprecation("fx.Numeric.shuffle_xor", "`fx.gpu.shuffle_xor(x, offset, width)`", "0.4"),
 }
@@ -53,8 +68,14 @@ METHOD_FUNCTIONS = {
     "minimumf": "minimumf",
     "shuffle_xor": "gpu.shuffle_xor",
     "exp2": "math.exp2",
+    "shrui": "arith.shrui",
 }
 _SAFE_SINCE = "0.5.0"
+# `x.shrui(a)` -> `fx.arith.shrui(x, a)` builds the same `arith.shrui` in every release
+# (0.2.0 to 0.5.0): the result keeps the receiver's fx type (`preserve_numeric_type`), a raw
+# receiver stays raw. The method cannot take a Python number as the amount (it has no IR
+# value), the function makes it an i32 constant: unsafe then.
+_SAFE_ANY_RELEASE = {"shrui"}
 
 
 class DeprecatedApi(Rule):
@@ -78,15 +99,19 @@ class DeprecatedApi(Rule):
     receiver's kind (raw stays raw, an fx float stays that fx type). That holds as FlyDSL
     0.5.0 builds them, so the fix is safe there; before 0.5.0 `fx.gpu.shuffle` typed its
     result from the IR type (an unsigned receiver came back signed), so it is unsafe, as it
-    is when the project's release is unknown. `shrui`, `addf`, `fx.get`,
-    `fx.constant_vector` and `tdm_ops` have no 1:1 replacement and no fix.
+    is when the project's release is unknown. `x.shrui(a)` becomes `fx.arith.shrui(x, a)`,
+    the same op typed the same way in every release: safe when `x` and `a` are known fx or
+    raw values (a Python-number amount, which the method cannot take, makes it unsafe).
+    `tdm_ops` imported from `flydsl.expr` is imported from `flydsl.expr.rocdl` instead (the
+    same module object: safe; the uses stay). `addf`, `fx.get`, `fx.constant_vector` and
+    `fx.tdm_ops` have no 1:1 replacement and no fix.
     """
 
     code = "FLY901"
     name = "deprecated-api"
     summary = "A FlyDSL API on FlyDSL's deprecated list"
     replacement = "the API FlyDSL names for it (see the message)"
-    fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+; unsafe before; none for the rest"
+    fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+, unsafe before; `.shrui` safe with fx or raw operands; the `tdm_ops` import safe; none for the rest"
     example_before = "m = acc.maximumf(peer)"
     example_after = "m = fx.maximumf(acc, peer)"
 
@@ -104,7 +129,7 @@ class DeprecatedApi(Rule):
     def _flag_symbol(self, node: ast.Name | ast.Attribute) -> None:
         """Flag a name or attribute that names a deprecated API (methods: visit_Call)."""
         if self.model.dotted(node) == TDM_OPS_ALIAS:
-            self._flag(node, TDM_OPS)
+            self._flag(node, TDM_OPS, fix=self._tdm_ops_import(node))
             return
         entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
         if entry and entry.owner is None:
@@ -121,6 +146,35 @@ class DeprecatedApi(Rule):
         if kind.is_typed or kind.is_raw or (not kind.known and func.attr in _DISTINCTIVE_METHODS):
             self._flag(func, DEPRECATED_METHODS[func.attr], fix=self._function_form(node))
 
+    def _tdm_ops_import(self, node: ast.AST) -> Fix | None:
+        """`from flydsl.expr import a, tdm_ops` -> `from flydsl.expr import a` plus
+        `from flydsl.expr.rocdl import tdm_ops`: the same module object (FlyDSL re-exports
+        it), so every use stays as it is. One edit of the import, the same for every use.
+        Only a one-line, module-level import; `fx.tdm_ops` needs no import and gets none."""
+        if not isinstance(node, ast.Name):
+            return None
+        binding = self.model.binding_of(node)
+        if binding is None or binding.kind != "import" or not isinstance(binding.node, ast.alias):
+            return None
+        alias = binding.node
+        statement = next(
+            (
+                stmt
+                for stmt in self.model.tree.body
+                if isinstance(stmt, ast.ImportFrom) and any(a is alias for a in stmt.names)
+            ),
+            None,
+        )
+        if statement is None or statement.module != "flydsl.expr" or statement.level or statement.lineno != statement.end_lineno:
+            return None
+        rest = [a for a in statement.names if a is not alias]
+        moved = f"from flydsl.expr.rocdl import tdm_ops{f' as {alias.asname}' if alias.asname else ''}"
+        if rest:
+            kept = ", ".join(self.text(a) for a in rest)
+            indent = " " * statement.col_offset
+            moved = f"from flydsl.expr import {kept}\n{indent}{moved}"
+        return self.replace(statement, moved, "Import tdm_ops from flydsl.expr.rocdl")
+
     def _function_form(self, call: ast.Call) -> Fix | None:
         """`x.shuffle_xor(o, w)` -> `fx.gpu.shuffle_xor(x, o, w)` and the like."""
         func = call.func
@@ -129,7 +183,11 @@ class DeprecatedApi(Rule):
             return None
         fx, imports = fx_alias(self.model)
         args = [self.text(func.value), *(self.text(a) for a in call.args), *(f"{k.arg}={self.text(k.value)}" for k in call.keywords)]
-        safe = at_least(self.ctx.options.flydsl_version, _SAFE_SINCE)
+        if func.attr in _SAFE_ANY_RELEASE:
+            kinds = [self.model.type_of(e) for e in (func.value, *call.args, *(k.value for k in call.keywords))]
+            safe = all(k.is_typed or k.is_raw for k in kinds)
+        else:
+            safe = at_least(self.ctx.options.flydsl_version, _SAFE_SINCE)
         return self.replace(call, f"{fx}.{function}({', '.join(args)})", f"Use {fx}.{function}(...)", safe=safe, extra=imports)
 
     def _is_imported(self, expr: ast.expr) -> bool:
@@ -150,9 +208,10 @@ class DeprecatedApi(Rule):
         else:
             # FlyDSL's table gives the earliest removal; the release may still have it.
             status = f"past its declared removal in FlyDSL {entry.removal}: any release after the project's {version} may drop it"
+        why = f" (no fix: {entry.no_fix})" if fix is None and entry.no_fix else ""
         self.report(
             node,
-            f"`{entry.api}` is deprecated ({status}): use {entry.replacement}",
+            f"`{entry.api}` is deprecated ({status}): use {entry.replacement}{why}",
             severity=Severity.ERROR if removed else Severity.WARNING,
             fix=fix,
         )
@@ -193,15 +252,44 @@ class DeprecatedApi(Rule):
             "def f(w):\n    return fx.gpu.shuffle_xor(ArithValue(w), 1, 64)\n",
             unsafe=True,
         ),
-        # No 1:1 replacement.
+        # shrui: the same op in every release.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(v: fx.Int32):\n    return v.shrui(fx.Int32(4)) & fx.Int32(15)\n",
+            expected="import flydsl.expr as fx\ndef f(v: fx.Int32):\n    return fx.arith.shrui(v, fx.Int32(4)) & fx.Int32(15)\n",
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        # A Python-number amount the method cannot take: unsafe.
         Invalid(
             "import flydsl.expr as fx\ndef f(v: fx.Int32):\n    return v.shrui(2)\n",
-            expected=None,
+            expected="import flydsl.expr as fx\ndef f(v: fx.Int32):\n    return fx.arith.shrui(v, 2)\n",
+            unsafe=True,
         ),
         Invalid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS64b()\n", message="BufferCopyLDS32b"),
         Invalid("import flydsl.expr as fx\nops = fx.tdm_ops.make_tdm_desc\n", column=7),
-        Invalid("from flydsl.expr import tdm_ops\nx = tdm_ops.foo\n"),
-        Invalid("import flydsl.expr as fx\nv = fx.get(t, 0)\n", message="declared removal in FlyDSL 0.4"),
+        Invalid(
+            "from flydsl.expr import rocdl, tdm_ops\ndef f(n):\n    tdm_ops.tensor_wait(n)\n    tdm_ops.tensor_wait(0)\n",
+            expected="from flydsl.expr import rocdl\nfrom flydsl.expr.rocdl import tdm_ops\ndef f(n):\n    tdm_ops.tensor_wait(n)\n    tdm_ops.tensor_wait(0)\n",
+            count=2,
+        ),
+        Invalid(
+            "from flydsl.expr import tdm_ops as tdm\nx = tdm.foo\n",
+            expected="from flydsl.expr.rocdl import tdm_ops as tdm\nx = tdm.foo\n",
+        ),
+        # Not at module level: the message says why there is no fix.
+        Invalid(
+            "def f():\n    from flydsl.expr import tdm_ops\n    return tdm_ops.foo\n",
+            expected=None,
+            message="(no fix: only a one-line module-level `from flydsl.expr import tdm_ops` is rewritten",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
+            message="declared removal in FlyDSL 0.4): use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (no fix: `fx.get` casts the element to `index`",
+        ),
+        Invalid(
+            "from flydsl.expr import arith\n"
+            "def f(ty):\n    return arith.constant_vector(0.0, ty)\n",
+            message="(no fix: it gives a raw vector (a dense `arith.constant`",
+        ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
             message="past its declared removal in FlyDSL 0.4: any release after the project's 0.5.0 may drop it",
