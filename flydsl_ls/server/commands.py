@@ -48,7 +48,7 @@ from flydsl_ls.compile import (
 from flydsl_ls.server import code_actions, diagnostics, migrate
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.session import Document
-from flydsl_ls.server.work import WorkProgress, service, target_arch
+from flydsl_ls.server.work import WorkProgress, reporting_compiler, service, target_arch
 from flydsl_ls.server.work import cancel_with_request as _cancel_with_request
 from flydsl_ls.server.work import show as _show
 
@@ -461,14 +461,7 @@ async def _verify_fix_all(
 
     title = f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}"
     async with WorkProgress(server, title, cancel) as progress:
-        count = 0
-
-        def compile_text(source: str, example: str, arch: str) -> CompileResult:
-            nonlocal count
-            count += 1
-            progress.report(f"compile {count}: {example} ({arch})")
-            return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped)
-
+        compile_text = reporting_compiler(compiler, path, progress, timeout, stopped)
         try:
             outcome = await asyncio.to_thread(
                 verify_fixes,

@@ -29,9 +29,9 @@ from flydsl_ls.actions.fix_verify import VerifyAborted
 from flydsl_ls.actions.migrate import Migration, UnknownFunction, migrate
 from flydsl_ls.actions.migrate_verify import CHECKED, MigrationCheck, not_compiled, verify_migration
 from flydsl_ls.checker import check_source
-from flydsl_ls.compile import CompileResult, find_examples
+from flydsl_ls.compile import find_examples
 from flydsl_ls.server import code_actions
-from flydsl_ls.server.work import WorkProgress, cancel_with_request, service, show, target_arch
+from flydsl_ls.server.work import WorkProgress, cancel_with_request, reporting_compiler, service, show, target_arch
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -143,14 +143,7 @@ async def _verify(
 
     title = f"Verifying the migration of {doc.path.name}"
     async with WorkProgress(server, title, cancel) as progress:
-        count = 0
-
-        def compile_text(source: str, example: str, arch: str) -> CompileResult:
-            nonlocal count
-            count += 1
-            progress.report(f"compile {count}: {example} ({arch})")
-            return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped)
-
+        compile_text = reporting_compiler(compiler, path, progress, timeout, stopped)
         try:
             check = await asyncio.to_thread(
                 verify_migration, migration.source, migration.text, compile_text, target_arch(server, doc)

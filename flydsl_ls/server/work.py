@@ -58,6 +58,21 @@ def cancel_with_request(server: FlyServer, cancel: threading.Event) -> None:
 
 
 
+def reporting_compiler(compiler: CompileService, path, progress: WorkProgress, timeout: float, stopped):
+    """``compile_text(source, example, arch)`` for a verification: each compile of ``path``'s
+    text is reported on ``progress`` ("compile 3: example (gfx942)") and stops when
+    ``stopped()`` says so."""
+    count = 0
+
+    def compile_text(source: str, example: str, arch: str):
+        nonlocal count
+        count += 1
+        progress.report(f"compile {count}: {example} ({arch})")
+        return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped)
+
+    return compile_text
+
+
 class WorkProgress:
     """``window/workDoneProgress`` around one command, when the client supports it; its
     cancel button sets ``cancel``. ``report`` may be called from any thread."""
