@@ -111,7 +111,8 @@ class LlvmPtrCast(Rule):
             self.report(
                 node,
                 f"`{spelled}(ptr, offset, dtype_bytes)` hand-builds a global !llvm.ptr: keep the "
-                "offset math (a layout view or `fx.add_offset`) and take `.llvm_ptr` of the fx pointer",
+                "offset math (a layout view or `fx.add_offset`) and take `.llvm_ptr` of the fx pointer (no fix: "
+                "it takes a raw base and a byte offset, and the fx pointer they were taken from is not in the call)",
             )
         elif symbol in RAW_INT_TO_PTR:
             replaced = node

@@ -121,7 +121,7 @@ class RawScf(IfMigration, LoopMigration, Rule):
             self.report(
                 node,
                 f"raw scf through `{ast.unparse(node.func)}(...)`: write a Python `if cond:`; "
-                "no automatic fix: the `scf.IfOp` is built elsewhere",
+                "no fix: the `scf.IfOp` is built elsewhere",
             )
 
     # --- reporting --------------------------------------------------------------
@@ -139,7 +139,7 @@ class RawScf(IfMigration, LoopMigration, Rule):
             edits, title = planner(node, function)
             edits = tuple(edits) + self._jit_edits(function)
         except NoFix as why:
-            self.report(node, f"{message}; no automatic fix: {why}")
+            self.report(node, f"{message}; no fix: {why}")
             return
         fix = Fix(f"{title} (unsafe)", Applicability.UNSAFE, edits)
         self.report(node, message, fix=fix, statement=cf.function_range(self.model, function))
