@@ -57,3 +57,26 @@ def test_a_fix_enabled_by_another_is_applied_only_with_it():
     both = fix_all(source, lint, unsafe=True, accept={wrap, fly105}.__contains__)
     assert set(both.keys) == {wrap, fly105}
     assert "Out[tid] = fx.Int32(quarter) + raw_lane +" in both.text
+
+
+def test_two_fixes_inserting_at_one_point_wait_for_each_other():
+    """FLY301's typed constants on both sides of `base + lo` each added `.ir_value()` at the
+    end of the sum in one pass: `(base + lo).ir_value().ir_value()` (aiter's
+    fused_compress_attn_hca, which then failed to trace). Two fixes inserting different text
+    at one point are applied one per pass; whole lines (imports) still go together."""
+    from flydsl_ls.actions.fixes import apply_edits_once
+    from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+    from flydsl_ls.analysis.model.text import Position, Range
+
+    def insert(line: int, column: int, text: str) -> Fix:
+        at = Position(line, column)
+        return Fix("insert", Applicability.UNSAFE, (Edit(Range(at, at), text),))
+
+    text = "f(a + b)\n"
+    once, counts = apply_edits_once(text, [("FLY301", insert(0, 2, "(")), ("FLY301", insert(0, 7, ").ir_value()")),
+                                           ("FLY301", insert(0, 7, ".ir_value()"))])
+    assert once == "f((a + b).ir_value())\n" and counts == {"FLY301": 2}
+    same, counts = apply_edits_once(text, [("FLY301", insert(0, 7, ".x")), ("FLY101", insert(0, 7, ".x"))])
+    assert same == "f(a + b.x)\n" and counts == {"FLY301": 1, "FLY101": 1}  # the same text: once
+    lines, counts = apply_edits_once(text, [("FLY301", insert(0, 0, "import a\n")), ("FLY101", insert(0, 0, "import b\n"))])
+    assert lines == "import a\nimport b\nf(a + b)\n" and counts == {"FLY301": 1, "FLY101": 1}
