@@ -80,7 +80,8 @@ def test_concise_format_and_summary(project):
         "legacy.py:4:8: FLY101 [*] `ArithValue(...)` around a value that is already `fx.Int32`: drop the wrapper",
         "legacy.py:5:8: FLY104 [*] `fx.Int32(fx.Int32(x))` wraps twice: one wrap is enough",
         "legacy.py:6:5: FLY901 `fx.get` is deprecated (declared removal in FlyDSL 0.4): "
-        "use `fx.get_(...).unpack()` or `IntTuple[...].unpack()`",
+        "use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (no fix: `fx.get` casts the element to "
+        "`index`, and `fx.get_(...).unpack()` keeps the element's own type)",
     ]
     assert "Found 3 errors in 2 files checked." in result.stdout
     assert result.stderr == ""

@@ -239,7 +239,8 @@ def test_unsafe_fixes_on_value_kinds_still_compile_and_refuse_what_cannot_trace(
     """All fixes, unsafe included, on value_kinds.py: the kernel compiles. The `_raw(zero)`s
     in dynamic regions become `fx.as_ir_value(zero)`, which the rewriter does not carry (no
     scf.if gains a result); the hand-rolled unwrapper's call gets the converter too; the
-    sites that would not trace keep their legacy spelling."""
+    sites that would not trace keep their legacy spelling; `ArithValue(v).index_cast(T.index)`
+    on a value of either kind is `fx.Index(v)`."""
     path = FIXTURES / "value_kinds.py"
     source = path.read_text(encoding="utf-8")
     outcome = fix_all(source, _lint(path, _settings("gfx942")), unsafe=True)
@@ -249,7 +250,7 @@ def test_unsafe_fixes_on_value_kinds_still_compile_and_refuse_what_cannot_trace(
     assert "            dst[tid + 64] = fx.Int32(fx.as_ir_value(zero))\n" in text
     assert "    return fx.as_ir_value(v)\n\n\ndef _uw(v):" in text  # unknown kind, FlyDSL's _to_raw
     assert "def hand_rolled(v):\n    return fx.as_ir_value(v)\n" in text  # unsafe
-    assert "return ArithValue(v).index_cast(T.index)\n" in text  # unknown kind: no fix
+    assert "return fx.Index(v)\n" in text  # either kind: fx.Index index_casts both
     before, after = compile_pair(path, "gfx942", text)
     _ok(before, "before")
     _ok(after, "after the unsafe fixes")

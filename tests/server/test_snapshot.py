@@ -34,6 +34,8 @@ WORKER_FUNCTIONS = {
     "_fix_all_edit": code_actions._fix_all_edit,
     "_add_example_edit": code_actions._add_example_edit,
     "lens_targets": code_lens.lens_targets,
+    "migrate_targets": code_lens.migrate_targets,
+    "_migrate_actions": code_actions._migrate_actions,
     "check_source": None,  # commands._verify_fix_all: the library function, on snapshot fields
     "_jedi_lookup": hover._jedi_lookup,
     "_flydsl_version": hover._flydsl_version,  # its warm-up
