@@ -107,10 +107,10 @@ def kernels(source: str) -> list[Kernel]:
 @functools.lru_cache(maxsize=8)  # the editor asks again for the same text (lenses, actions)
 def _kernels(source: str) -> tuple[Kernel, ...]:
     try:
-        tree = ast.parse(source)
+        module = _module(source)
     except (SyntaxError, ValueError):
         return ()
-    return tuple(k for k in (_classify(node) for node in _functions(tree)) if k is not None)
+    return tuple(k for k in (_classify(node) for node in module.functions) if k is not None)
 
 
 def _classify(node: ast.FunctionDef) -> Kernel | None:
@@ -147,10 +147,17 @@ class _Module:
         self.index = LineIndex(source)
 
 
+@functools.lru_cache(maxsize=2)  # the lens and the code action ask on the same text
+def _module(source: str) -> _Module:
+    """The parse of ``source``, shared (read only) by everything asked about the same text:
+    a code action is asked at every move of the cursor."""
+    return _Module(source)
+
+
 def scope_of(source: str, name: str | None = None, module: _Module | None = None) -> Scope:
     """The scope of the function ``name`` (None: of every kernel of the file).
     Raises :class:`UnknownFunction` when there is no such function, or no kernel at all."""
-    module = module or _Module(source)
+    module = module or _module(source)
     if name is None:
         roots = kernels(source)
         if not roots:
@@ -188,7 +195,7 @@ def with_fix(source: str, diagnostics: list[Diagnostic], line: int | None = None
     if not fixable:
         return []
     try:
-        module = _Module(source)
+        module = _module(source)
     except (SyntaxError, ValueError):
         return []
     every = (_classify(node) for node in module.functions)

@@ -176,7 +176,7 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
 # --- "Migrate this kernel" ----------------------------------------------------------------------
 def _migrate_actions(uri: str, text: str, version: int, diagnostics: list[Diagnostic], line: int) -> list[types.CodeAction]:
     """The action in the module-level kernel at ``line`` (0-based), when its scope has a fix
-    (worker thread: parses the text once per version)."""
+    (worker thread: the text is parsed once, see migrate._module)."""
     actions = []
     for kernel in migration.with_fix(text, diagnostics, line + 1):
         title = MIGRATE_TITLE.format(name=kernel.name)

@@ -636,9 +636,9 @@ class Planner(OffsetAlgebra, Rewriter):
         buffers.append(buffer)
         return buffer, self._field_view(buffer, view_of)
 
-    def _dtype(self, expr: ast.expr) -> str | None:
-        """fx class of an MLIR element type expression (`T.f32`, `ir.F16Type.get()`,
-        `fx.Float32.ir_type`), following single assignments such as `bf16_ty = T.bf16`."""
+    def _assigned(self, expr: ast.expr) -> ast.expr | None:
+        """``expr`` through single assignments (`bf16_ty = T.bf16`); None where a name has
+        several bindings or one without a value."""
         for _ in range(MAX_DEPTH):
             if not isinstance(expr, ast.Name):
                 break
@@ -646,6 +646,14 @@ class Planner(OffsetAlgebra, Rewriter):
             if len(bindings) != 1 or bindings[0].value is None:
                 return None
             expr = bindings[0].value
+        return expr
+
+    def _dtype(self, expr: ast.expr) -> str | None:
+        """fx class of an MLIR element type expression (`T.f32`, `ir.F16Type.get()`,
+        `fx.Float32.ir_type`), following single assignments such as `bf16_ty = T.bf16`."""
+        expr = self._assigned(expr)
+        if expr is None:
+            return None
         found = fx_type_of_mlir_type(self.model, expr)
         if found:
             return found
@@ -893,13 +901,9 @@ class Planner(OffsetAlgebra, Rewriter):
     def _memref_element(self, expr: ast.expr) -> str | None:
         """fx class of the element of a memref type expression (`T.memref(n, T.f32, ...)`,
         `MemRefType.get([n], F32Type.get(), ...)`), following single assignments."""
-        for _ in range(MAX_DEPTH):
-            if not isinstance(expr, ast.Name):
-                break
-            bindings = self.model.reaching_bindings(expr)
-            if len(bindings) != 1 or bindings[0].value is None:
-                return None
-            expr = bindings[0].value
+        expr = self._assigned(expr)
+        if expr is None:
+            return None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and len(expr.args) >= 2:
             if expr.func.attr in ("memref", "get"):
                 found = self._dtype(expr.args[1])
