@@ -28,17 +28,12 @@ HERE = Path(__file__).resolve().parent
 # this checkout's flydsl_ls, whatever the venv has installed (a worktree measures itself)
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)}
 
+from fix_audit import extract  # noqa: E402  (the same git archive of a pinned commit)
+
 TREES = {
     "FlyDSL": ("11c4174d", ["kernels"], "0.5.0"),
     "aiter": ("e4048607a5", ["aiter/ops/flydsl"], "0.3.1"),
 }
-
-
-def extract(mirror: str, commit: str, paths: list[str], dest: Path, release: str) -> None:
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", mirror, "archive", commit, *paths], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    (dest / "pyproject.toml").write_text(f'[tool.flydsl-ls]\nflydsl-version = "{release}"\n')
 
 
 def findings(root: Path, arch: str) -> list[dict]:
