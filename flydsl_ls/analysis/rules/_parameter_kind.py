@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 
-from flydsl_ls.analysis.model.scopes import Binding
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.valueflow import value_kind
+from flydsl_ls.analysis.rules.base import call_argument
 
 # Parameters handed on from caller to caller, followed this deep.
 _MAX_DEPTH = 3
@@ -30,7 +30,7 @@ def parameter_kind(model: SemanticModel, name: ast.Name, depth: int = 0) -> str:
         return "unknown"
     kinds = set()
     for call in calls:
-        arg = _argument(call, param)
+        arg = call_argument(call, param.param_index, param.name)
         if arg is None:
             return "unknown"  # the default, or a starred argument
         kind = value_kind(model.type_of(arg))
@@ -63,13 +63,3 @@ def _all_calls(model: SemanticModel, function: ast.AST) -> list[ast.Call] | None
     ):
         return None  # also passed as a value, or called with **kwargs
     return calls
-
-
-def _argument(call: ast.Call, param: Binding) -> ast.expr | None:
-    for keyword in call.keywords:
-        if keyword.arg == param.name:
-            return keyword.value
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    index = param.param_index
-    return call.args[index] if index is not None and index < len(call.args) else None
