@@ -80,3 +80,29 @@ def test_a_helper_called_from_another_file_has_callers_we_do_not_see(tmp_path):
     assert fix_text() == "v.ir_value()"  # its one caller passes an fx.Int32
     (tmp_path / "other.py").write_text("from helpers import addr\nraw = addr(object())\n")
     assert fix_text() == "fx.as_ir_value(v)"  # a caller elsewhere: the kind is not known
+
+
+def test_a_private_helper_another_file_names_keeps_its_raw_resource(tmp_path):
+    """FLY201 moves a resource into a private helper of its file with the helper's accesses;
+    once another project file names that helper (it may pass it a raw resource), the
+    helper's parameter stays a resource, and so does what the kernel passes it."""
+    from flydsl_ls.checker import check_source
+    from flydsl_ls.config import Settings
+
+    kernel = (
+        "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+        "def _zero(rsrc, idx):\n    buffer_ops.buffer_store(fx.Vector.filled(4, 0, fx.Int32), rsrc, idx * 4)\n"
+        "def kernel(A, tid):\n    a = buffer_ops.create_buffer_resource(A, max_size=True)\n    _zero(a, tid)\n"
+    )
+    path = tmp_path / "kern.py"
+    path.write_text(kernel)
+    (tmp_path / "other.py").write_text("x = 1\n")
+
+    def resource_fix():
+        index = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+        found = check_source(kernel, path, Settings(), index).diagnostics
+        return next(d for d in found if d.code == "FLY201" and "create_buffer_resource" in d.message).fix
+
+    assert resource_fix() is not None  # the helper's one caller is here: both move
+    (tmp_path / "other.py").write_text("from kern import _zero\n_zero(object(), 0)\n")
+    assert resource_fix() is None

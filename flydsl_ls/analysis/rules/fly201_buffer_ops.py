@@ -470,8 +470,12 @@ class BufferOps(Rule):
         # `@flyc.jit` called while tracing runs the function itself (FlyDSL 0.3.1 and 0.5.0)
         if any(self.model.resolve(d) != "flyc.jit" for d in function.decorator_list):
             return None
-        if callee.scope.kind == "module" and not function.name.startswith("_"):
-            return None  # a public function may be called from other files with raw resources
+        if callee.scope.kind == "module":
+            if not function.name.startswith("_"):
+                return None  # a public function may be called from other files with raw resources
+            project = self.model.project
+            if project is not None and project.mentioned_elsewhere(function.name):
+                return None  # ... and so may a private one another file names
         calls = self.model.calls_to(function)
         if len(calls) != len(self.model.uses_of(callee)):
             return None  # passed around as a value
