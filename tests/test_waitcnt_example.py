@@ -151,3 +151,30 @@ def test_dead_shims_another_project_file_uses_are_kept(tmp_path):
     assert flagged(index.view(path, package_of(path))) == [("_VMCNT_LO_MASK", "unsafe"), ("_waitcnt_vm_n", "unsafe")]
     # One file alone: everything private and unused here is flagged (unsafe).
     assert [name for name, _ in flagged(None)] == ["_VMCNT_LO_MASK", "_LGKMCNT_0_ONLY", "_s_waitcnt", "_waitcnt_vm_n"]
+
+
+def test_a_magic_field_read_through_an_object_takes_the_value_the_project_gives_it(tmp_path):
+    """`traits.LGKMCNT_0_ONLY` gets an (unsafe) fix when every project file that sets a field
+    so named sets the same bitfield; none when two files disagree."""
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.analysis.model.sources import package_of
+
+    kernel = "import flydsl.expr as fx\n\ndef body(traits):\n    fx.rocdl.s_waitcnt(traits.LGKMCNT_0_ONLY)\n"
+
+    def fixes(traits_files: dict) -> list:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name, text in {"kern/__init__.py": "", "kern/attn.py": kernel, **traits_files}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        path = root / "kern/attn.py"
+        view = ProjectIndex(files=sorted(root.rglob("*.py"))).view(path, package_of(path))
+        result = analyze(AnalysisRequest(kernel, rules=RULES, options=GFX942, package=package_of(path), project=view))
+        return [(d.fix.applicability.value, d.fix.edits[0].content) if d.fix else None for d in result.diagnostics]
+
+    make = "def make(**kw):\n    return kw\n\n"
+    agree = {
+        "kern/a.py": make + "A = make(LGKMCNT_0_ONLY=0xC07F)\n",
+        "kern/b.py": "class T:\n    LGKMCNT_0_ONLY = 0xC07F\n",
+    }
+    assert fixes(agree) == [("unsafe", "fx.rocdl.s_waitcnt(lgkmcnt=0)")]
+    assert fixes({**agree, "kern/c.py": make + "C = make(LGKMCNT_0_ONLY=0x0F70)\n"}) == [None]

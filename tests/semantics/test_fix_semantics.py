@@ -169,6 +169,20 @@ def test_fly101_drop_wrapper_before_shift_or_divide_changes_signedness(compile_p
     assert [line.split()[0] for line in isa_added] == ["v_cvt_f32_i32_e32"]
 
 
+def test_fly401_counted_waits_name_their_count_with_the_same_isa(compile_pair):
+    """Waits on a count no constant gives (a build-time count in a vmcnt-only shim, a magic
+    field read through an object, a parameter counted in a helper) -> keyword waits naming
+    the count (unsafe). The legacy shim's lgkmcnt=63 sets bits 13:12, which FlyDSL's encoder
+    leaves clear: the immediates differ in the MLIR, and the ISA is the same."""
+    outcome, before, after = _unsafe_pair(compile_pair, "waitcnt_counts.py", "FLY401")
+    assert "fx.rocdl.s_waitcnt(vmcnt=plan.NUM_LOADS + 1)" in outcome.text
+    assert "fx.rocdl.s_waitcnt(vmcnt=vmcnt, lgkmcnt=0)" in outcome.text
+    assert "fx.rocdl.s_waitcnt(lgkmcnt=0)" in outcome.text
+    removed, added = _changed_lines(before, after)
+    assert _ops(removed) == _ops(added) == ["rocdl.s.waitcnt", "rocdl.s.waitcnt"]
+    assert _texts(before, "isa") == _texts(after, "isa")
+
+
 def test_fly105_typed_thread_id_turns_index_arithmetic_into_i32(compile_pair):
     """`gpu.thread_id("x") % 16` -> `fx.Int32(gpu.thread_id("x")) % 16` (unsafe): the
     index `remui` becomes an `arith.index_cast` to i32 and a signed `remsi`. The thread id

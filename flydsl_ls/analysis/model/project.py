@@ -314,6 +314,19 @@ class ProjectIndex:
         self._record(view.path, needle=word)
         return any(path != view.path and word in self._text(path) for path in self._mentioning(word))
 
+    def field_settings(self, view: ProjectView, name: str) -> list[tuple[Path, ast.expr]]:
+        """Every value another project file gives a field ``name``: ``f(name=v)``,
+        ``obj.name = v``, ``name = v`` in a class body (a text filter first)."""
+        self._record(view.path, needle=name)
+        found = []
+        for path in self._mentioning(name):
+            if path == view.path or name not in self._text(path):
+                continue
+            model = self.model_of(path)
+            if model is not None:
+                found += [(path, value) for value in field_settings(model.tree, name)]
+        return found
+
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
@@ -471,6 +484,25 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
     except (SyntaxError, ValueError, RecursionError):
         return Scanned()  # model_of has no model either: no calls, no definitions
     return Scanned(_calls_in(model), functions)
+
+
+def field_settings(tree: ast.Module, name: str) -> list[ast.expr]:
+    """The values ``tree`` gives a field ``name`` (see ``ProjectIndex.field_settings``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == name:
+            found.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == name for t in targets):
+                found.append(node.value)
+        elif isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                        found.append(stmt.value)
+    return found
 
 
 def _calls_in(model: SemanticModel) -> list[tuple[str, dict]]:
@@ -647,6 +679,9 @@ class ProjectView:
 
     def mentioned_elsewhere(self, word: str) -> bool:
         return self._index.mentioned_elsewhere(self, word)
+
+    def field_settings(self, name: str) -> list[tuple[Path, ast.expr]]:
+        return self._index.field_settings(self, name)
 
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.model import waitcnt
 from flydsl_ls.analysis.model.modules import RELATIVE
+from flydsl_ls.analysis.model.project import field_settings
 from flydsl_ls.analysis.model.semantic import SemanticModel
 
 WAIT_CALLS = {"fx.rocdl.s_waitcnt", "mlir.rocdl.s_waitcnt"}
@@ -77,6 +78,8 @@ class WaitcntFacts:
     model: SemanticModel
     helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
     _siblings: dict = field(default_factory=dict)  # dotted -> (facts, Helper | None) | None
+    # While `waitcnt_counts` asks "what if this unknown were x": (hole key, x). See hole_key.
+    hole: tuple | None = None
 
     def __post_init__(self):
         for scope in self.model.scopes:  # every def opens a scope: no tree walk needed
@@ -256,6 +259,8 @@ class WaitcntFacts:
     def value(self, expr: ast.expr, env: dict | None = None, fn=None, depth: int = 0) -> Value | None:
         if depth > _DEPTH:
             return None
+        if self.hole is not None and self.hole_key(expr) == self.hole[0]:
+            return Value(self.hole[1])
         if isinstance(expr, ast.Constant):
             v = expr.value
             return Value(v) if isinstance(v, int) and not isinstance(v, bool) else None
@@ -279,7 +284,34 @@ class WaitcntFacts:
             return None if op is None else Value(op(inner.bits), inner.assumed)
         if isinstance(expr, ast.Call):
             return self._call_value(expr, env, fn, depth)
+        if isinstance(expr, ast.Attribute) and COUNTER_CONSTANT.search(expr.attr):
+            return self.field_value(expr.attr, depth + 1)
         return None
+
+    def field_value(self, name: str, depth: int = 0) -> Value | None:
+        """A magic counter field read through an object (``traits.LGKMCNT_0_ONLY``): the one
+        value every place in the project gives a field so named, taken on trust."""
+        project = getattr(self.model, "project", None)
+        settings = [(self, e) for e in field_settings(self.model.tree, name)]
+        if project is not None:
+            for path, expr in project.field_settings(name):
+                model = project.index.model_of(path)
+                if model is None:
+                    return None
+                settings.append((facts_for(model), expr))
+        values = {facts.value(expr, depth=depth + 1) for facts, expr in settings}
+        if len(values) != 1 or None in values:
+            return None
+        (value,) = values
+        return Value(value.bits, value.assumed | {"." + name})
+
+    def hole_key(self, expr: ast.expr) -> tuple:
+        """What stands for one unknown: a parameter (every read of it), else the expression."""
+        if isinstance(expr, ast.Name):
+            binding = self.model.binding_of(expr)
+            if binding is not None and binding.kind == "param":
+                return ("param", id(binding.node))
+        return ("node", id(expr))
 
     def _name_value(self, name: ast.Name, fn, depth: int) -> Value | None:
         binding = self.model.binding_of(name)

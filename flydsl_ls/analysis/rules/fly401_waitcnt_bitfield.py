@@ -2,6 +2,8 @@ import ast
 
 from flydsl_ls.analysis.model import waitcnt
 from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.statements import delete_statement
+from flydsl_ls.analysis.model.waitcnt_counts import counted_wait
 from flydsl_ls.analysis.model.waitcnt_facts import (
     COUNTER_CONSTANT,
     WAIT_CALLS,
@@ -153,6 +155,8 @@ class WaitcntBitfield(Rule):
         head = f"`{spelled}` hand-encodes s_waitcnt counters"
         options = self.ctx.options
         value = site.value
+        if value is None and self._report_count(node, site, head):
+            return
         if value is None:
             reason = site.why_not or self._unknown_part(node) or "its bitfield cannot be evaluated statically"
             self.report(
@@ -179,8 +183,7 @@ class WaitcntBitfield(Rule):
         if value.bits == 0:
             message += " (it waits for every counter; narrow it by hand only on purpose)"
         caveats = [chosen.reason] if not chosen.safe else []
-        for name in sorted(value.assumed):
-            caveats.append(f"`{name}` is defined in another module; its encoding is assumed from its name")
+        caveats += _assumed(value.assumed)
         safe = not caveats
         fixable = site.fixable_shape and self._replaceable(node, site)
         if caveats:
@@ -194,6 +197,50 @@ class WaitcntBitfield(Rule):
             fix=self.replace(node, replacement, self.fix_title, safe=safe, extra=imports),
             note=None if safe else "; ".join(caveats),
         )
+
+    def _report_count(self, node: ast.Call, site: Site, head: str) -> bool:
+        """A bitfield that counts one unknown (``_waitcnt_vm_n(ctx.NUM_DMA_V)``): the keyword
+        form names that unknown. Always unsafe: FlyDSL's keyword form raises on a count past
+        the counter's maximum, which the bitfield arithmetic masked."""
+        options = self.ctx.options
+        found = waitcnt.support(options.target_arch)
+        chosen = waitcnt.plan(0, options.target_arch, options.flydsl_version)
+        if found is None or found.layout is None or chosen.decoded is None or not site.fixable_shape:
+            return False
+        counted = counted_wait(self.facts, node, self.ctx.enclosing_function(), found.layout)
+        if counted is None or "\n" in self.text(counted.unknown) or not self._replaceable(node, site):
+            return False
+        spelled = self.text(counted.unknown)
+        fx, imports = fx_alias(self.model)
+        replacement = f"{fx}.rocdl.s_waitcnt({counted.keywords(spelled)})"
+        top = found.layout.maximum(counted.counter)
+        caveats = [f"`{spelled}` is taken to be a count of 0-{top}, which FlyDSL's keyword form checks"]
+        if not counted.exact:
+            caveats.append("the legacy immediate sets bits outside the counter fields, FlyDSL's does not")
+        caveats += _assumed(counted.assumed)
+        self.report(
+            node,
+            f"{head}: on {found.arch}, it waits for `{counted.counter}={spelled}`"
+            + "".join(f", `{c}={v}`" for c, v in counted.others.items())
+            + f"; use `{replacement}` (unsafe: " + "; ".join(caveats) + ")",
+            fix=self.replace(node, replacement, self.fix_title, safe=False, extra=(*imports, *self._spent_local(node))),
+            note="; ".join(caveats),
+        )
+        return True
+
+    def _spent_local(self, node: ast.Call) -> tuple:
+        """``bits = (n & 0xF) | ...`` read by this wait only: it goes with the wait (the
+        generic cleanup keeps it, as arithmetic on a parameter might build IR)."""
+        bits = node.args[0] if len(node.args) == 1 else None
+        function = self.ctx.enclosing_function()
+        binding = self.model.binding_of(bits) if isinstance(bits, ast.Name) else None
+        if binding is None or binding.kind != "assign" or binding.scope.node is not function:
+            return ()
+        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == bits.id]
+        statement = self.model.parent_map(function).get(id(binding.value))
+        if len(reads) != 2 or len(binding.scope.bindings[bits.id]) != 1 or not isinstance(statement, ast.Assign):
+            return ()
+        return (delete_statement(self.model, statement),)
 
     def _replaceable(self, node: ast.Call, site: Site) -> bool:
         if "#" in self.text(node):
@@ -359,8 +406,49 @@ class WaitcntBitfield(Rule):
             "def _encode_waitcnt(vmcnt=63, lgkmcnt=63):\n"
             "    return (vmcnt & 15) | ((vmcnt >> 4) << 14) | (7 << 4) | ((lgkmcnt & 15) << 8)\n\n"
             "def k(waits, step):\n    rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=waits[step]))\n",
-            expected=None,
-            message="(no fix: it reads `waits[step]`, an element of a container, whose value is not followed)",
+            expected="import flydsl.expr as fx\n\n"
+            "def _encode_waitcnt(vmcnt=63, lgkmcnt=63):\n"
+            "    return (vmcnt & 15) | ((vmcnt >> 4) << 14) | (7 << 4) | ((lgkmcnt & 15) << 8)\n\n"
+            "def k(waits, step):\n    fx.rocdl.s_waitcnt(lgkmcnt=waits[step])\n",
+            unsafe=True,
+            message="`waits[step]` is taken to be a count of 0-15, which FlyDSL's keyword form checks",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A count that is no constant, but what the bitfield counts for each value it can
+        # take: the keyword names it (unsafe: FlyDSL checks the range the bitfield masked).
+        Invalid(
+            "import flydsl.expr as fx\nfrom .flash_attn_utils import _waitcnt_vm_n\n\n"
+            "def k(ctx):\n    _waitcnt_vm_n(ctx.NUM_DMA_K + ctx.NUM_DMA_V)\n",
+            expected="import flydsl.expr as fx\n\n"
+            "def k(ctx):\n    fx.rocdl.s_waitcnt(vmcnt=ctx.NUM_DMA_K + ctx.NUM_DMA_V)\n",
+            unsafe=True,
+            message="`ctx.NUM_DMA_K + ctx.NUM_DMA_V` is taken to be a count of 0-63",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A parameter counted inside the wait's own function; the spent bitfield local goes.
+        Invalid(
+            "import flydsl.expr as fx\n\n"
+            "def wait_lds_barrier(vmcnt=63):\n"
+            "    waitcnt = (vmcnt & 0xF) | ((vmcnt & 0x30) << 10) | (7 << 4)\n"
+            "    fx.rocdl.s_waitcnt(waitcnt)\n    fx.barrier()\n",
+            expected="import flydsl.expr as fx\n\n"
+            "def wait_lds_barrier(vmcnt=63):\n"
+            "    fx.rocdl.s_waitcnt(vmcnt=vmcnt, lgkmcnt=0)\n    fx.barrier()\n",
+            unsafe=True,
+            message="it waits for `vmcnt=vmcnt`, `lgkmcnt=0`",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A magic field read through an object: the one value the project gives it.
+        Invalid(
+            "import flydsl.expr as fx\nfrom .flash_attn_utils import _s_waitcnt\n\n"
+            "traits = dict(LGKMCNT_0_ONLY=0xC07F)\n\n"
+            "def k(traits):\n    _s_waitcnt(traits.LGKMCNT_0_ONLY)\n",
+            expected="import flydsl.expr as fx\n\n"
+            "traits = dict(LGKMCNT_0_ONLY=0xC07F)\n\n"
+            "def k(traits):\n    fx.rocdl.s_waitcnt(lgkmcnt=0)\n",
+            line=4,  # the field's definition is reported too (the waits that read it are elsewhere)
+            count=2,
+            unsafe=True,
             settings={"target_arch": "gfx942"},
         ),
         # RDNA layout: gfx1100 and gfx1201.
@@ -419,6 +507,16 @@ def _spelled(rule: Rule, node: ast.Call) -> str:
     if "\n" in text or len(text) > 60:
         return f"{ast.unparse(node.func)}(...)"
     return text
+
+
+def _assumed(names: frozenset) -> list[str]:
+    """Why a value was taken on trust: a helper of another module, or a field (".NAME")."""
+    return [
+        f"it reads `{n[1:]}` through an object: the value every place in the project gives `{n[1:]}` is assumed"
+        if n.startswith(".")
+        else f"`{n}` is defined in another module; its encoding is assumed from its name"
+        for n in sorted(names)
+    ]
 
 
 def _hex(bits: int) -> str:
