@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.model.apis import table
 from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.model.rawtypes import element_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
@@ -345,6 +346,21 @@ class RawArith(Rule):
             expected="import flydsl.expr as fx\nm = fx.max(a, b)\nn = fx.min(a, b)\n",
             unsafe=True,
             count=2,
+        ),
+        # FlyDSL 0.3.1 has no fx.max/min: its typed float extrema keep the op's name.
+        Invalid(
+            "import flydsl.expr as fx\nm = fx.arith.maximumf(a, b)\nn = fx.arith.minimumf(a, b)\n",
+            expected="import flydsl.expr as fx\nm = fx.maximumf(a, b)\nn = fx.minimumf(a, b)\n",
+            unsafe=True,
+            count=2,
+            message="FlyDSL 0.3.1 has no `fx.max`; `fx.maximumf` is its typed form",
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nm = fx.arith.maxsi(a, b)\n",
+            expected=None,
+            message="(no fix: `fx.max` is not in FlyDSL 0.3.1; it arrives in FlyDSL 0.3.2)",
+            settings={"flydsl_version": "0.3.1"},
         ),
         # Safe: a 1:1 integer operator on matching fx integer operands, through FlyDSL's
         # helpers that accept fx values (andi/xori/shli, cmpi), the result consumed by a
@@ -917,6 +933,10 @@ class Handler:
                 f"use `fx.minnumf(a, b)`{note} (no fix: `fx.minnumf` is new in FlyDSL {MINNUMF_SINCE}, "
                 "and this project's release is older or not known)"
             )
+        if self.op in ("maximumf", "minimumf") and table().available(f"fx.{function}", self.rule.ctx.options.flydsl_version) is False:
+            # Releases before fx.max/min (0.3.1) have the float form under the op's own name.
+            note = f" (FlyDSL {self.rule.ctx.options.flydsl_version} has no `fx.{function}`; `fx.{self.op}` is its typed form)"
+            function = self.op
         if not self.clean or len(self.args) != 2:
             return self.report(f"use `fx.{function}(a, b)`{note}{self.unclean(2)}", info=unsigned)
         fx, imports = self.fx()
@@ -926,7 +946,8 @@ class Handler:
             f"{fx}.{function}({a}, {b})",
             imports=imports,
             title=f"Replace with {fx}.{function}(...)",
-            fx_result=True,
+            # fx.maximumf/minimumf give what their first operand is (a raw one stays raw).
+            fx_result=function not in ("maximumf", "minimumf"),
             info=unsigned,
         )
 
