@@ -242,7 +242,10 @@ def test_comprehension_variable_does_not_leak():
         ("import flydsl.expr as fx\nfor i in fx.range_constexpr(4):\n    y = i", "i", "int"),
         ("import flydsl.expr as fx\nx = fx.Int32(1) + 2\ny = x", "x", "fx.Int32"),
         ("import flydsl.expr as fx\nx = 2 * fx.Int64(1)\ny = x", "x", "fx.Int64"),
-        ("import flydsl.expr as fx\nx = fx.Int32(1) + fx.Int64(2)\ny = x", "x", "unknown"),
+        ("import flydsl.expr as fx\nx = fx.Int32(1) + fx.Int64(2)\ny = x", "x", "fx.Int64"),  # promoted, as FlyDSL does
+        ("import flydsl.expr as fx\nx = fx.Int32(1) / 2\ny = x", "x", "fx.Float32"),
+        ("import flydsl.expr as fx\nx = fx.Int32(1) + 3000000000\ny = x", "x", "fx.Int64"),
+        ("import flydsl.expr as fx\nx = fx.Float32(1) >> 1\ny = x", "x", "unknown"),  # FlyDSL raises
         ("import flydsl.expr as fx\ndef f(v: fx.Float32):\n    x = v.to(fx.BFloat16)\n    return x", "x", "fx.BFloat16"),
         ("import flydsl.expr as fx\ndef f(v: fx.Int32):\n    r = v.ir_value()\n    return r", "r", "ir.Value"),
         ("import flydsl.expr as fx\nv = fx.Vector.filled(4, 0.0, fx.Float32)\ny = v", "v", "fx.Vector"),

@@ -147,7 +147,7 @@ def test_interacting_fixes_the_result_is_the_verified_text(service):
     source = UNSAFE_FIXES.read_text()
     lint = linter(UNSAFE_FIXES, Settings(target_arch="gfx942"))
     outcome = verify_fixes(source, lint, _compiler(service, UNSAFE_FIXES), unsafe=True, default_arch="gfx942")
-    assert outcome.status == VERIFIED and outcome.wanted == 10
+    assert outcome.status == VERIFIED and outcome.wanted == 11
     assert [(d.fix.code, d.fix.line) for d in outcome.dropped] == [("FLY101", 17), ("FLY101", 18), ("FLY105", 23)]
     assert all(d.reason.startswith("changed the MLIR of unsafe_kernel_0 (example, gfx942): ") for d in outcome.dropped)
     assert outcome.applied == {"FLY101": 2, "FLY104": 3, "FLY301": 1}

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model import promotion
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
 from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
@@ -581,11 +582,28 @@ def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
         return FxType(name, "Python arithmetic")
     if left.name == T.ARITH_VALUE or right.name == T.ARITH_VALUE:
         return FxType(T.ARITH_VALUE, "arithmetic on an ArithValue", node.lineno)
+    if left.is_fx_scalar or right.is_fx_scalar:
+        operands = (node.target, node.value) if isinstance(node, ast.AugAssign) else (node.left, node.right)
+        classes = [_operand_class(t, e) for t, e in zip((left, right), operands)]
+        found = promotion.result(classes[0], node.op, classes[1]) if None not in classes else None
+        if found == promotion.RAISES:
+            return T.UNKNOWN_TYPE
+        if found is not None:
+            return FxType(f"fx.{found}", f"arithmetic on {left.name if left.is_fx_scalar else right.name}", node.lineno)
     if left.is_typed and (right.is_python or right.name == left.name):
         return FxType(left.name, f"arithmetic on {left.name}", node.lineno)
     if right.is_typed and left.is_python:
         return FxType(right.name, f"arithmetic on {right.name}", node.lineno)
     return T.UNKNOWN_TYPE
+
+
+def _operand_class(operand: FxType, expr: ast.expr) -> str | None:
+    """How the promotion table names an operand: its fx class, or its Python class."""
+    if operand.is_fx_scalar:
+        return operand.name[3:]
+    if operand.is_python:
+        return promotion.python_class(operand.name, expr)
+    return None
 
 
 def _importable(function: Scope) -> bool:

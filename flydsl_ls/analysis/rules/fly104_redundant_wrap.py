@@ -82,6 +82,13 @@ class RedundantWrap(Rule):
         Valid("import flydsl.expr as fx\ndef f(n):\n    return fx.make_layout(fx.Int32(n), 1)\n"),
         Valid("import flydsl.expr as fx\nx = fx.Int32(4) + 1\n"),
         Valid("import flydsl.expr as fx\nx = fx.Int64(fx.Int32(3))\n"),
+        # FlyDSL promotes: `/` on an fx integer is a float division, a float literal makes a
+        # float, a literal past i32 an Int64, a narrow integer an Int32. The wrap converts.
+        Valid(
+            "import flydsl.expr as fx\ndef f(a: fx.Int32, h: fx.Int16, b: fx.BFloat16):\n"
+            "    s = a / 2\n    t = (a + 1) / 3\n    u = a * 1.5\n    v = a + 3000000000\n"
+            "    return fx.Int32(s), fx.Int32(t), fx.Int32(u), fx.Int32(v), fx.Int16(h + 1), fx.BFloat16(b * 2)\n"
+        ),
     ]
     INVALID = [
         Invalid(
