@@ -314,6 +314,11 @@ class ProjectIndex:
         self._record(view.path, needle=word)
         return any(path != view.path and word in self._text(path) for path in self._mentioning(word))
 
+    def mentioning(self, view: ProjectView, word: str) -> list[Path]:
+        """The other project files whose text mentions ``word``."""
+        self._record(view.path, needle=word)
+        return [path for path in self._mentioning(word) if path != view.path and word in self._text(path)]
+
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
@@ -647,6 +652,9 @@ class ProjectView:
 
     def mentioned_elsewhere(self, word: str) -> bool:
         return self._index.mentioned_elsewhere(self, word)
+
+    def mentioning(self, word: str) -> list[Path]:
+        return self._index.mentioning(self, word)
 
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""

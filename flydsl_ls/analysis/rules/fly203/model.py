@@ -60,6 +60,7 @@ class Group:
     flagged: list[ast.Call] = field(default_factory=list)
     reason: str | None = None
     edits: tuple = ()
+    elsewhere: tuple = ()  # FileEdits of other modules' helpers the fix migrates too
     # What the survey found (Planner.survey):
     deleted: list[ast.stmt] = field(default_factory=list)  # bookkeeping the migration deletes
     offset_names: dict[int, ast.stmt] = field(default_factory=dict)  # id(binding) -> its statement

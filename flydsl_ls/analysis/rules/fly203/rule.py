@@ -143,12 +143,12 @@ class SmemAllocator(Rule):
                     group.reason = str(why)
             else:
                 for group in family:
-                    group.edits = edits
+                    group.edits, group.elsewhere = edits, planner.elsewhere
         findings: dict[int, tuple[ast.Call, str, object]] = {}  # id(call) -> the last verdict
         claimed: set[int] = set()
         for group in groups:
             claimed.update(id(c) for c in group.flagged)
-            fix = self.replace_edits(group.edits) if group.reason is None else None
+            fix = self.replace_edits(group.edits, group.elsewhere) if group.reason is None else None
             for call in group.flagged:
                 findings[id(call)] = (call, self._message(call, group), fix)
         for call in calls[SMEM_PTR]:
@@ -181,13 +181,14 @@ class SmemAllocator(Rule):
         finally:
             around[:] = saved
 
-    def replace_edits(self, edits):
+    def replace_edits(self, edits, elsewhere=()):
         from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 
         return Fix(
             title=f"{self.fix_title} (unsafe)",
             applicability=Applicability.UNSAFE,
             edits=tuple(edits),
+            elsewhere=tuple(elsewhere),
         )
 
     @staticmethod
