@@ -226,11 +226,15 @@ def without_stale_imports(before: str, after: str) -> str:
     return cleaned if parses(cleaned) else after
 
 
-def apply_fix(text: str, fix: Fix) -> str | None:
-    """The text after one quick fix and its import clean-up; None if it would not parse."""
-    candidate, applied = apply_edits_once(text, [("", fix)])
-    if not applied or not parses(candidate):
+def apply_fix(text: str, fix: Fix, others: OtherFiles | None = None) -> str | None:
+    """The text after one quick fix and its import clean-up; None if it would not parse.
+    ``others``: where its edits of other files go (without it, such a fix gives None)."""
+    pending = Pending(others)
+    spans, taken = _plan(text, [("", fix, None)], pending)
+    candidate = _replace(text, spans)
+    if not taken or not parses(candidate):
         return None
+    pending.commit()
     return without_stale_imports(text, candidate)
 
 

@@ -80,11 +80,17 @@ class ForeignHelpers:
             param = positional[position] if position < len(positional) else None
         if param is None:
             raise Unproven(f"{prefix}, which takes it through `*args`/`**kwargs`")
-        if model.project.mentioning(function_name) != [path.resolve()]:
-            others = [p.name for p in model.project.mentioning(function_name) if p != path.resolve()]
+        mentioning = model.project.mentioning(function_name)
+        if path.resolve() not in mentioning:
             raise Unproven(
-                f"{prefix}; {', '.join(others) or 'no file'} also mention `{function_name}`, and a caller that "
-                "keeps its builtin memref would break: migrate them together, by hand"
+                f"{prefix}, a file outside the files checked: whether other files call it cannot be "
+                "told (check the whole project)"
+            )
+        if len(mentioning) > 1:
+            others = ", ".join(p.name for p in mentioning if p != path.resolve())
+            raise Unproven(
+                f"{prefix}; {others} also mention `{function_name}`, and a caller that keeps its "
+                "builtin memref would break: migrate them together, by hand"
             )
         entry = self._modules.get(path)
         if entry is None:
