@@ -133,3 +133,13 @@ def test_the_same_other_file_edits_of_two_fixes_apply_once_and_different_ones_co
     assert apply_fix("a\n", same, others) == "b\n"  # already there: only the local part
     assert apply_fix("a\n", _fix(other, text_digest(OTHER), content="z"), others) is None  # computed on the old text
     assert others.changed()[str(other)][1] == "def f(y):\n    return y\n"
+
+
+def test_migrate_takes_the_helper_of_the_other_module_along(tmp_path):
+    root = project(tmp_path)
+    result = run("migrate", "pkg/kernel.py::k", cwd=root)
+    assert "pkg/epilogues.py: written" in result.stderr, result.stderr
+    assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == EPILOGUES_FIXED
+    assert "fx.SharedAllocator().allocate(SharedStorage).peek()" in (root / "pkg" / "kernel.py").read_text(encoding="utf-8")
+    diff = run("migrate", "--diff", "pkg/kernel.py::k", cwd=project(tmp_path / "again"))
+    assert "+++ b/pkg/epilogues.py" in diff.stdout
