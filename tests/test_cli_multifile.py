@@ -24,29 +24,35 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def test_fix_migrates_the_kernel_and_the_helper_of_the_other_module(tmp_path):
+def test_fix_migrates_the_kernels_and_the_helper_of_the_other_module_once(tmp_path):
     root = project(tmp_path)
     result = run("check", "--no-cache", "--select", "FLY203", "--fix", "--unsafe-fixes", "pkg", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 fixed, 0 remaining" in result.stdout
+    assert "6 fixed, 0 remaining" in result.stdout  # kernel.py and legacy_caller.py, 3 findings each
     assert (root / "pkg" / "kernel.py").read_text(encoding="utf-8") == KERNEL_FIXED
+    # both kernels' fixes carry the same edits of the helper: applied once
     assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == EPILOGUES_FIXED
-    # the helper's raw LDS load became a pointer load; `vector` it no longer uses is gone
-    assert "fx.ptr_load(lds_out + idx, result_type=" in EPILOGUES_FIXED
-    assert "dialects import arith\n" in EPILOGUES_FIXED and "vector" not in EPILOGUES_FIXED
+    assert "SharedAllocator" in (root / "pkg" / "legacy_caller.py").read_text(encoding="utf-8")
+    # the helper's LDS load takes the pointer, and still the memref of a legacy caller
+    assert (
+        "frag = (fx.ptr_load(lds_out + idx, result_type=ir.VectorType.get([n], ir.F16Type.get())) "
+        "if isinstance(lds_out, fx.Pointer) else vector.load(ir.VectorType.get([n], ir.F16Type.get()), "
+        "lds_out, [idx]))\n"
+    ) in EPILOGUES_FIXED
     again = run("check", "--no-cache", "--select", "FLY203", "--fix", "--unsafe-fixes", "pkg", cwd=root)
     assert "All checks passed" in again.stdout  # idempotent: nothing left, nothing rewritten
     assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == EPILOGUES_FIXED
 
 
-def test_a_helper_outside_the_files_checked_is_not_migrated(tmp_path):
-    # who else calls it cannot be told from the kernel alone
+def test_a_legacy_caller_outside_the_run_is_left_as_it_is(tmp_path):
+    # only kernel.py is checked: the helper (a project file it imports) gets its dual form
     root = project(tmp_path)
+    legacy = (root / "pkg" / "legacy_caller.py").read_text(encoding="utf-8")
     result = run("check", "--no-cache", "--select", "FLY203", "--fix", "--unsafe-fixes", "pkg/kernel.py", cwd=root)
-    assert "(epilogues.py:9), a file outside the files checked" in result.stdout
-    assert (root / "pkg" / "kernel.py").read_text(encoding="utf-8") == (FIXTURE / "pkg" / "kernel.py").read_text(
-        encoding="utf-8"
-    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (root / "pkg" / "kernel.py").read_text(encoding="utf-8") == KERNEL_FIXED
+    assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == EPILOGUES_FIXED
+    assert (root / "pkg" / "legacy_caller.py").read_text(encoding="utf-8") == legacy
 
 
 def test_diff_shows_both_files_and_changes_neither(tmp_path):
@@ -54,23 +60,13 @@ def test_diff_shows_both_files_and_changes_neither(tmp_path):
     before = {p.name: p.read_text(encoding="utf-8") for p in (root / "pkg").glob("*.py")}
     result = run("check", "--no-cache", "--select", "FLY203", "--diff", "--unsafe-fixes", "pkg", cwd=root)
     assert "--- a/pkg/kernel.py" in result.stdout and "--- a/pkg/epilogues.py" in result.stdout
-    assert "+    frag = fx.ptr_load(lds_out + idx" in result.stdout
+    assert "+    frag = (fx.ptr_load(lds_out + idx" in result.stdout
     assert {p.name: p.read_text(encoding="utf-8") for p in (root / "pkg").glob("*.py")} == before
 
 
 def test_without_unsafe_fixes_nothing_is_written(tmp_path):
     root = project(tmp_path)
     run("check", "--no-cache", "--select", "FLY203", "--fix", "pkg", cwd=root)
-    assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == (FIXTURE / "pkg" / "epilogues.py").read_text(
-        encoding="utf-8"
-    )
-
-
-def test_a_helper_another_file_also_calls_is_not_migrated(tmp_path):
-    root = project(tmp_path)
-    (root / "pkg" / "other.py").write_text("from .epilogues import shuffle_out\n", encoding="utf-8")
-    result = run("check", "--no-cache", "--select", "FLY203", "--fix", "--unsafe-fixes", "pkg", cwd=root)
-    assert "other.py also mention `shuffle_out`" in result.stdout
     assert (root / "pkg" / "epilogues.py").read_text(encoding="utf-8") == (FIXTURE / "pkg" / "epilogues.py").read_text(
         encoding="utf-8"
     )

@@ -1,8 +1,13 @@
-"""An LDS memref passed to a function of another project module (a shared epilogue): the
-migration gives that function the field's fx pointer, so its raw LDS ops move to
-`fx.ptr_load`/`fx.ptr_store` in the same fix (``Fix.elsewhere``). Only when every call of
-the function is one the fix migrates: legacy callers elsewhere would be left passing a
-builtin memref to pointer ops."""
+"""An LDS memref passed to a function of another project module (a shared epilogue such as
+aiter's `c_shuffle_epilog`): the migration hands that function the field's fx pointer, so
+the same fix (``Fix.elsewhere``) gives each raw LDS op there a form for it,
+
+    (fx.ptr_load(p + i, result_type=t) if isinstance(p, fx.Pointer) else vector.load_op(t, p, [i]))
+
+chosen at trace time: callers that still pass a builtin memref (the other kernels calling
+the helper) trace exactly as before, so no caller has to move with this kernel. An op
+already in that form is left alone (the fix is idempotent, and a second kernel's fix
+finds nothing left to do there)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,14 @@ from pathlib import Path
 
 from flydsl_ls.analysis.model.diagnostic import Edit, FileEdits, text_digest
 from flydsl_ls.analysis.model.rewrite import fx_alias
-from flydsl_ls.analysis.rules.fly203.model import ALLOCATOR, FUNCTIONS, SMEM_PTR, Unproven
+from flydsl_ls.analysis.rules.fly203.model import (
+    ALLOCATOR,
+    FUNCTIONS,
+    RAW_EXTRACT_POINTER,
+    RAW_MEMREF_LOAD,
+    SMEM_PTR,
+    Unproven,
+)
 
 
 class _Context:
@@ -47,12 +59,14 @@ class ForeignHelpers:
 
     def __init__(self, planner):
         self._planner = planner  # of the kernel's file
-        self._modules: dict[Path, tuple] = {}  # path -> (model, planner, rewrites, deleted)
-        self.calls: dict[int, tuple] = {}  # id(binding of the import) -> ids of the calls followed
+        self._modules: dict[Path, tuple] = {}  # path -> (model, planner, rewrites)
+        self._entered: set[tuple] = set()  # (path, function, parameter) followed
 
-    def follow(self, use: ast.Name, call: ast.Call, keyword: str | None) -> None:
+    def follow(self, use: ast.Name, call: ast.Call, keyword: str | None, rewrites=None, deleted=None) -> None:
         """``use`` (an LDS memref becoming an fx pointer) is an argument of ``call``, a
-        function imported from another project module: rewrite that function's uses of it."""
+        function imported from another project module: give that function's LDS ops on it
+        their pointer form. ``rewrites``/``deleted``: the kernel file's plan (None: only
+        find out whether it can be done)."""
         from flydsl_ls.analysis.rules.fly203.planner import Planner
 
         model = self._planner.model
@@ -80,63 +94,115 @@ class ForeignHelpers:
             param = positional[position] if position < len(positional) else None
         if param is None:
             raise Unproven(f"{prefix}, which takes it through `*args`/`**kwargs`")
-        mentioning = model.project.mentioning(function_name)
-        if path.resolve() not in mentioning:
-            raise Unproven(
-                f"{prefix}, a file outside the files checked: whether other files call it cannot be "
-                "told (check the whole project)"
-            )
-        if len(mentioning) > 1:
-            others = ", ".join(p.name for p in mentioning if p != path.resolve())
-            raise Unproven(
-                f"{prefix}; {others} also mention `{function_name}`, and a caller that keeps its "
-                "builtin memref would break: migrate them together, by hand"
-            )
-        entry = self._modules.get(path)
-        if entry is None:
-            parents = other.parent_map(other.tree)
-            sub = Planner(other, _Context(other), parents, {ALLOCATOR: [], SMEM_PTR: []})
-            sub._followed, sub._pointer_gets, sub._pure_aligns = {}, set(), []
-            entry = self._modules[path] = (other, sub, {}, [])
-        other, sub, rewrites, deleted = entry
-        if other.calls_to(function):
-            raise Unproven(f"{prefix}, which {path.name} calls too (line {other.calls_to(function)[0].lineno})")
-        self.calls.setdefault(id(imported), (imported, set()))[1].add(id(call))
         bindings = other.function_scope(function).bindings.get(param.arg, ())
         if len(bindings) != 1:
             raise Unproven(f"{prefix}, which rebinds `{param.arg}`")
-        key = (id(function), param.arg)
-        if key in sub._followed:
+        entry = self._modules.get(path)
+        if entry is None:
+            sub = Planner(other, _Context(other), other.parent_map(other.tree), {ALLOCATOR: [], SMEM_PTR: []})
+            sub._followed, sub._pointer_gets, sub._pure_aligns = {}, set(), []
+            entry = self._modules[path] = (other, sub, {})
+        other, sub, foreign_rewrites = entry
+        key = (path, function.name, param.arg)
+        if key in self._entered:
+            self._hand_backs(call, other, sub, function, bindings[0], rewrites, deleted)
             return
-        sub._followed[key] = ("lds pointer", 1, set(), function, bindings[0])
+        self._entered.add(key)
+        taken: list = []  # what the helper's module would delete: nothing may be
         try:
+            self._hand_backs(call, other, sub, function, bindings[0], rewrites, deleted)
             for inner in other.uses_of(bindings[0]):
-                if isinstance(sub._parents.get(id(inner)), ast.Compare):  # `if lds_out is not None`
+                if self._skipped(sub, inner):
                     continue
-                sub._rewrite_lds_pointer_use(inner, param.arg, rewrites, deleted)
-            sub._check_helpers()
+                sub._rewrite_lds_pointer_use(inner, param.arg, foreign_rewrites, taken)
         except Unproven as why:
             raise Unproven(f"{prefix}; there: {why}") from None
+        if taken:
+            raise Unproven(f"{prefix}; there: line {taken[0].lineno} would have to go")
 
-    def check_callers(self) -> None:
-        """Every call of a followed function in this file hands it a migrated pointer."""
-        model = self._planner.model
-        for imported, followed in self.calls.values():
-            for use in model.uses_of(imported):
-                call = self._planner._parents.get(id(use))
-                if isinstance(call, ast.Call) and call.func is use and id(call) not in followed:
-                    raise Unproven(
-                        f"line {call.lineno}: `{use.id}` is called here without this kernel's LDS: its other "
-                        "callers would keep a builtin memref"
-                    )
+    def _hand_backs(self, call, other, sub, function, binding, rewrites, deleted) -> None:
+        for inner in other.uses_of(binding):
+            back = self._callback(other, sub, function, inner)
+            if back is not None:
+                self._hand_back(call, back, inner, rewrites, deleted)
+
+    def _skipped(self, sub, inner: ast.Name) -> bool:
+        """`if lds_out is not None`, a hand-back to a callable, or an op already in the
+        pointer form (`... if isinstance(p, fx.Pointer) else ...`)."""
+        parent = sub._parents.get(id(inner))
+        if isinstance(parent, ast.Compare):
+            return True
+        if isinstance(parent, ast.keyword):
+            call = sub._parents.get(id(parent))
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                node = getattr(sub.model.binding_of(call.func), "node", None)
+                if isinstance(node, ast.arg):
+                    return True  # handed back (see _hand_backs)
+        return any(self._dual(node) for node in sub._ancestors(inner))
+
+    @staticmethod
+    def _dual(node) -> bool:
+        test = node.test if isinstance(node, ast.IfExp) else None
+        return (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[1], ast.Attribute)
+            and test.args[1].attr == "Pointer"
+        )
+
+    @staticmethod
+    def _callback(other, sub, function, inner: ast.Name):
+        """(callable parameter, keyword) when ``inner`` is handed back by keyword to a
+        callable the helper receives (`write_row_to_lds(..., lds_out=lds_out)`)."""
+        holder = sub._parents.get(id(inner))
+        call = sub._parents.get(id(holder)) if isinstance(holder, ast.keyword) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            return None
+        node = getattr(other.binding_of(call.func), "node", None)
+        params = (*function.args.args, *function.args.kwonlyargs)
+        return (call.func.id, holder.arg) if any(node is a for a in params) else None
+
+    def _hand_back(self, call: ast.Call, back, inner: ast.Name, rewrites, deleted) -> None:
+        """The kernel's callable (a function of its file) receives the pointer back: its
+        parameter is followed as this file's helpers are."""
+        callable_param, keyword = back
+        planner = self._planner
+        argument = next((k.value for k in call.keywords if k.arg == callable_param), None)
+        binding = planner.model.binding_of(argument) if isinstance(argument, ast.Name) else None
+        function = getattr(binding, "node", None)
+        if not isinstance(function, FUNCTIONS):
+            raise Unproven(
+                f"line {inner.lineno} hands it back to `{callable_param}`, and line {call.lineno} does not "
+                "pass a function of this file there"
+            )
+        params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        param = next((a for a in params if a.arg == keyword), None)
+        scoped = planner.model.function_scope(function).bindings.get(keyword, ()) if param is not None else ()
+        if len(scoped) != 1:
+            raise Unproven(f"line {inner.lineno} hands it back to `{function.name}` as `{keyword}`, which it does not take once")
+        if rewrites is not None:  # else only surveyed
+            planner._follow_into((function, scoped[0], call), "lds pointer", 1, rewrites, deleted)
 
     def edits(self) -> tuple[FileEdits, ...]:
         groups = []
-        for path, (other, sub, rewrites, deleted) in self._modules.items():
+        for path, (other, sub, rewrites) in self._modules.items():
             if not rewrites:
                 continue
             fx, imports = fx_alias(other)
-            edits = [*imports, *(Edit(other.index.node_range(n), t.replace("\0FX\0", fx)) for n, t in sub._nested(rewrites))]
-            edits.extend(sub._deletions(deleted, skip=None))
+            edits = list(imports)
+            for node, text in sub._nested(rewrites):
+                original = other.index.slice(other.index.node_range(node))
+                pointer = ast.unparse(_memref_operand(other, node))
+                dual = f"({text} if isinstance({pointer}, \0FX\0.Pointer) else {original})"
+                edits.append(Edit(other.index.node_range(node), dual.replace("\0FX\0", fx)))
             groups.append(FileEdits(str(path.resolve()), text_digest(other.source), tuple(edits)))
         return tuple(groups)
+
+
+def _memref_operand(model, call: ast.Call) -> ast.expr:
+    """The builtin memref a raw LDS op reads or writes (what the pointer form tests)."""
+    symbol = model.resolve(call.func)
+    first = symbol in RAW_MEMREF_LOAD or symbol in RAW_EXTRACT_POINTER
+    return call.args[0] if first else call.args[1]  # typed vector loads and stores: the second

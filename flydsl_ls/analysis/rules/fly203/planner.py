@@ -438,7 +438,6 @@ class Planner(OffsetAlgebra, Rewriter):
                     raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
             slots.extend(self._order(buffers))
         self._check_helpers()
-        self._foreign.check_callers()
         self.elsewhere = self._foreign.edits()
         for group in family:
             for call in group.align_calls:
@@ -955,7 +954,7 @@ class Planner(OffsetAlgebra, Rewriter):
                     return
         imported = self._imported_call(use)
         if imported is not None and self._foreign is not None:
-            self._foreign.follow(use, *imported)
+            self._foreign.follow(use, *imported, rewrites, deleted)
             return
         helper = self._helper_param(use)
         if helper is not None:
