@@ -259,5 +259,6 @@ def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix, object]], ot
 
 
 def edits_of(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> list[Edit]:
-    """The edits of every wanted fix, for one-shot application by an editor."""
-    return [e for d in diagnostics if wanted(d.fix, unsafe) for e in d.fix.edits]
+    """The edits of every wanted fix, for one-shot application by an editor (not those
+    that edit other files too: half of one must not be applied)."""
+    return [e for d in diagnostics if wanted(d.fix, unsafe) and not d.fix.elsewhere for e in d.fix.edits]
