@@ -64,6 +64,17 @@ def test_diff_shows_both_files_and_changes_neither(tmp_path):
     assert {p.name: p.read_text(encoding="utf-8") for p in (root / "pkg").glob("*.py")} == before
 
 
+def test_json_names_the_other_files_a_fix_edits(tmp_path):
+    import json
+
+    root = project(tmp_path)
+    result = run("check", "--no-cache", "--select", "FLY203", "--output-format", "json", "pkg/kernel.py", cwd=root)
+    (first, *_) = json.loads(result.stdout)
+    (other,) = first["fix"]["other_files"]
+    assert other["filename"] == str((root / "pkg" / "epilogues.py").resolve())
+    assert other["edits"][0]["content"].startswith("(fx.ptr_load(lds_out + idx")
+
+
 def test_without_unsafe_fixes_nothing_is_written(tmp_path):
     root = project(tmp_path)
     run("check", "--no-cache", "--select", "FLY203", "--fix", "pkg", cwd=root)
