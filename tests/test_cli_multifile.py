@@ -150,3 +150,13 @@ def test_migrate_takes_the_helper_of_the_other_module_along(tmp_path):
     assert "fx.SharedAllocator().allocate(SharedStorage).peek()" in (root / "pkg" / "kernel.py").read_text(encoding="utf-8")
     diff = run("migrate", "--diff", "pkg/kernel.py::k", cwd=project(tmp_path / "again"))
     assert "+++ b/pkg/epilogues.py" in diff.stdout
+
+
+def test_a_finding_moved_by_an_edit_above_keeps_its_other_file_edits(tmp_path):
+    # the incremental analysis shifts a finding below an edited line; the other file did not move
+    from flydsl_ls.analysis.incremental.chunk_results import _shift
+
+    fix = _fix(tmp_path / "o.py", text_digest(OTHER))
+    moved = _shift(Diagnostic("FLY999", "m", Range(Position(0, 0), Position(0, 1)), fix=fix), lambda line: line + 2)
+    assert moved.fix.edits[0].range.start.line == 2
+    assert moved.fix.elsewhere == fix.elsewhere

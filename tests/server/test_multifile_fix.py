@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.server.helpers import REPO, apply, diagnostics, encoding_of, lsp, open_doc
+from tests.server.helpers import REPO, apply, change_doc, diagnostics, encoding_of, lsp, open_doc
 from tests.server.test_protocol import code_actions, resolved
 
 FIXTURE = REPO / "tests" / "fixtures" / "two_modules"
@@ -21,8 +21,8 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-async def _migrate_action(client, uri):
-    diags = [d for d in await diagnostics(client, uri, 1) if d.code == "FLY203"]
+async def _migrate_action(client, uri, version=1):
+    diags = [d for d in await diagnostics(client, uri, version) if d.code == "FLY203"]
     assert diags, "no FLY203 finding"
     actions = await code_actions(client, uri, diags[:1])
     (action,) = [a for a in actions if a.title.startswith("Migrate to SharedAllocator")]
@@ -81,3 +81,19 @@ async def test_a_helper_changed_in_its_buffer_withholds_the_whole_fix(spec, tmp_
             assert edit is None or not any(
                 e for change in (edit.document_changes or ()) for e in change.edits
             ) and not any((edit.changes or {}).values())
+
+
+async def test_after_an_edit_above_the_kernel_the_fix_still_spans_both_files(spec, tmp_path):
+    # the incremental analysis moves a finding below an edit: its other-file edits go with it
+    root = _project(tmp_path)
+    kernel, epilogues = root / "pkg" / "kernel.py", root / "pkg" / "epilogues.py"
+    async with lsp(spec, root) as client:
+        uri = open_doc(client, kernel)
+        await diagnostics(client, uri, 1)
+        edited = "# a comment above\n" + kernel.read_text(encoding="utf-8")
+        change_doc(client, uri, 2, edited)
+        action = await _migrate_action(client, uri, 2)
+        encoding = encoding_of(client)
+        assert sorted(_edited_uris(action.edit)) == sorted([uri, epilogues.as_uri()])
+        assert apply(edited, action.edit, uri, encoding) == "# a comment above\n" + KERNEL_FIXED
+        assert apply(epilogues.read_text(encoding="utf-8"), action.edit, epilogues.as_uri(), encoding) == EPILOGUES_FIXED

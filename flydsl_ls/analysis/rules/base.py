@@ -130,7 +130,7 @@ class Rule:
         if not version:
             return fix, message
         fx = fx_alias(self.model)[0]
-        for edit in fix.edits:
+        for edit in (*fix.edits, *(e for group in fix.elsewhere for e in group.edits)):
             missing = missing_in(edit.content, fx, version)
             if missing:
                 api, release = missing
