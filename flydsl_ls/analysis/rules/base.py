@@ -48,6 +48,10 @@ class Invalid:
     count: int = 1
     message: str | None = None  # a substring the first message must contain
     settings: dict = field(default_factory=dict)
+    # Other files of the case's project (the case is then `pkg/kernel.py`): path in the
+    # package -> text; and their exact text after the fixes (a fix that edits them too).
+    files: dict = field(default_factory=dict)
+    expected_files: dict = field(default_factory=dict)
 
 
 class Rule:
