@@ -62,13 +62,12 @@ def _error(message: str) -> None:
 
 def run(args) -> int:
     from flydsl_ls import config, output
+    from flydsl_ls.actions.elsewhere import OtherFiles
     from flydsl_ls.actions.migrate import UnknownFunction, migrate
-    from flydsl_ls.analysis.model.sources import UnreadableFile, read_source
+    from flydsl_ls.analysis.model.project import ProjectIndex, package_root
+    from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
     from flydsl_ls.checker import linter
     from flydsl_ls.compile.examples import split_target
-    from flydsl_ls.actions.elsewhere import OtherFiles
-    from flydsl_ls.analysis.model.project import ProjectIndex, package_root
-    from flydsl_ls.analysis.model.sources import package_of
     from flydsl_ls.files import write_source
 
     file, name = split_target(args.target)

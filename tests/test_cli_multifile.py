@@ -9,7 +9,14 @@ from pathlib import Path
 
 from flydsl_ls.actions.elsewhere import OtherFiles
 from flydsl_ls.actions.fixes import apply_fix, fix_all
-from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, FileEdits, Fix, text_digest
+from flydsl_ls.analysis.model.diagnostic import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileEdits,
+    Fix,
+    text_digest,
+)
 from flydsl_ls.analysis.model.text import Position, Range
 from tests.test_cli import run
 

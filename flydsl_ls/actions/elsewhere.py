@@ -10,6 +10,7 @@ applied once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 from flydsl_ls.analysis.model.diagnostic import FileEdits, Fix, text_digest
@@ -90,7 +91,7 @@ class Pending:
 def _disjoint(text: str, group: FileEdits) -> bool:
     index = LineIndex(text)
     spans = sorted((index.offset(e.range.start), index.offset(e.range.end)) for e in group.edits)
-    return all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+    return all(end <= start for (_, end), (start, _) in pairwise(spans))
 
 
 def _parses(text: str) -> bool:

@@ -9,6 +9,7 @@ from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
+from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
     BASE_ALIGNMENT,
@@ -27,7 +28,6 @@ from flydsl_ls.analysis.rules.fly203.model import (
     Group,
     Unproven,
 )
-from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
 from flydsl_ls.analysis.rules.fly203.offsets import OffsetAlgebra, Poly
 from flydsl_ls.analysis.rules.fly203.rewrite import Rewriter
 
