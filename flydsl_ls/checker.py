@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flydsl_ls.actions.elsewhere import OtherFiles
 from flydsl_ls.actions.fixes import FixOutcome, fix_all
 from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.engine import AnalysisRequest, FileAnalysis, analyze
@@ -69,10 +70,16 @@ def linter(path: Path | None, settings: Settings, project: ProjectIndex | None =
 
 
 def fix_source(
-    source: str, path: Path | None, settings: Settings, unsafe: bool, project: ProjectIndex | None = None
+    source: str,
+    path: Path | None,
+    settings: Settings,
+    unsafe: bool,
+    project: ProjectIndex | None = None,
+    others: OtherFiles | None = None,
 ) -> FixOutcome:
-    """All wanted fixes applied to a fixpoint, with imports they made unused removed."""
-    return fix_all(source, linter(path, settings, project), unsafe=unsafe)
+    """All wanted fixes applied to a fixpoint, with imports they made unused removed.
+    ``others``: where fixes that edit other files too keep those files' texts."""
+    return fix_all(source, linter(path, settings, project), unsafe=unsafe, others=others)
 
 
 def check_path(path: Path, settings: Settings, project: ProjectIndex | None = None) -> FileReport:

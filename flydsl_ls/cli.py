@@ -370,6 +370,7 @@ def _check_run(args, paths, missing, overrides, fixing, out) -> int:
         return EXIT_ERROR
     if not files and not missing:
         return _no_files()
+    outside = _settle_other_files(args, files, all_settings, results) if fixing else {}
     entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
     by_file: dict[Path, dict[str, int]] = {}
@@ -387,22 +388,78 @@ def _check_run(args, paths, missing, overrides, fixing, out) -> int:
             _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
         if result.fixed is not None:
             if args.diff:
-                name = output._display(path)
-                sys.stdout.writelines(
-                    difflib.unified_diff(
-                        result.source.splitlines(keepends=True),
-                        result.fixed.splitlines(keepends=True),
-                        fromfile=f"a/{name}",
-                        tofile=f"b/{name}",
-                    )
-                )
+                _print_diff(path, result.source, result.fixed)
             else:
                 writes.append((path, result.fixed))
         entries.extend((path, d) for d in result.diagnostics)
+    for path, (before, after) in outside.items():  # edited by fixes of the run's files
+        if args.diff:
+            _print_diff(path, before, after)
+        else:
+            writes.append((path, after))
     # Written once every file is checked: no worker reads a file half-fixed.
     for path, text in writes:
         write_source(path, text)
     return _finish(args, entries, fixed, checked, failed, missing, out, by_file)
+
+
+def _print_diff(path: Path, before: str, after: str) -> None:
+    name = output._display(path)
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+        )
+    )
+
+
+def _settle_other_files(args, files, all_settings, results) -> dict[Path, tuple[str, str]]:
+    """Merge the edits the files' fixes made to other files (``Fix.elsewhere``), in the
+    files' order. A file whose fixes edited one of them differently from an earlier file
+    is fixed again here, on the texts as edited so far (its conflicting fixes are then
+    stale and skipped whole). A run file edited so is fixed and checked again from its
+    edited text, its result replaced. Returns the edited files outside the run:
+    path -> (text as read, text after)."""
+    from flydsl_ls.actions.elsewhere import OtherFiles, read_or_none
+    from flydsl_ls.checker import fix_source
+
+    edited: dict[str, tuple[str, str]] = {}
+    project = None
+    for i, (path, result) in enumerate(zip(files, results)):
+        if not result.others:
+            continue
+        if any(p in edited and edited[p][1] != after for p, (_, after) in result.others.items()):
+            project = project or ProjectIndex(files=files)
+            others = OtherFiles(lambda p: edited[p][1] if p in edited else read_or_none(p))
+            outcome = fix_source(result.source, path, all_settings[i], args.unsafe_fixes, project, others)
+            result.fixed = outcome.text if outcome.text != result.source else None
+            result.applied, result.rejected = dict(outcome.applied), list(outcome.rejected)
+            result.others = {p: (edited[p][0] if p in edited else before, after) for p, (before, after) in others.changed().items()}
+            result.diagnostics = [] if args.diff else _checked_again(path, outcome.text, all_settings[i], project)
+        for p, (before, after) in result.others.items():
+            edited[p] = (edited[p][0] if p in edited else before, after)
+    if not edited:
+        return {}
+    project = project or ProjectIndex(files=files)
+    in_run = {str(path.resolve()): i for i, path in enumerate(files)}
+    outside = {}
+    for p, (before, after) in edited.items():
+        i = in_run.get(p)
+        if i is None or results[i].error is not None:
+            outside[Path(p)] = (before, after)
+            continue
+        # as if checked again: its own fixes on the edited text, then what remains
+        outcome = fix_source(after, files[i], all_settings[i], args.unsafe_fixes, project)
+        result = results[i]
+        result.source, result.fixed = before, outcome.text
+        result.applied, result.rejected = dict(outcome.applied), list(outcome.rejected)
+        result.diagnostics = [] if args.diff else _checked_again(files[i], outcome.text, all_settings[i], project)
+    return outside
+
+
+def _checked_again(path: Path, text: str, settings, project) -> list:
+    from flydsl_ls.checker import check_source
+
+    return check_source(text, path, settings, project).diagnostics
 
 
 def _run_files(args, paths, overrides, fixing):

@@ -62,8 +62,10 @@ def _error(message: str) -> None:
 
 def run(args) -> int:
     from flydsl_ls import config, output
+    from flydsl_ls.actions.elsewhere import OtherFiles
     from flydsl_ls.actions.migrate import UnknownFunction, migrate
-    from flydsl_ls.analysis.model.sources import UnreadableFile, read_source
+    from flydsl_ls.analysis.model.project import ProjectIndex, package_root
+    from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
     from flydsl_ls.checker import linter
     from flydsl_ls.compile.examples import split_target
     from flydsl_ls.files import write_source
@@ -80,8 +82,12 @@ def run(args) -> int:
         _error(f"{file}: {error}")
         return EXIT_ERROR
     shown = output._display(path)
+    # The project (for helpers of other modules a fix migrates too): the file's package's
+    # root. --verify compiles this file only, so it applies no fix that edits another.
+    project = ProjectIndex(roots=[package_root(path.resolve(), package_of(path))])
+    others = None if args.verify else OtherFiles()
     try:
-        migration = migrate(source, linter(path, settings), name)
+        migration = migrate(source, linter(path, settings, project), name, others)
     except UnknownFunction as error:
         _error(f"{shown}: {error}")
         return EXIT_ERROR
@@ -98,17 +104,22 @@ def run(args) -> int:
         if status is None:
             return EXIT_ERROR
         refused = not status
+    changed = [(path, source, migration.text)] if migration.changed else []
+    changed += [(Path(p), before, after) for p, (before, after) in (others.changed() if others else {}).items()]
     if args.diff:
-        sys.stdout.writelines(
-            difflib.unified_diff(
-                source.splitlines(keepends=True), migration.text.splitlines(keepends=True),
-                fromfile=f"a/{shown}", tofile=f"b/{shown}",
+        for where, before, after in changed:
+            name_shown = output._display(where)
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True), after.splitlines(keepends=True),
+                    fromfile=f"a/{name_shown}", tofile=f"b/{name_shown}",
+                )
             )
-        )
-    elif migration.changed and not refused:
-        write_source(path, migration.text)
-        if not args.quiet:
-            print(f"{shown}: written", file=sys.stderr)
+    elif not refused:
+        for where, _before, after in changed:
+            write_source(where, after)
+            if not args.quiet:
+                print(f"{output._display(where)}: written", file=sys.stderr)
     left = migration.before if refused else migration.after
     report = output.concise([(path, d) for d in left]) if not args.diff else ""
     if report:

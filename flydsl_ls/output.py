@@ -61,6 +61,17 @@ def to_json(entries: Iterable[Entry]) -> str:
                     for e in d.fix.edits
                 ],
             }
+            if d.fix.elsewhere:  # other files the fix edits too (all of them, or none)
+                fix["other_files"] = [
+                    {
+                        "filename": group.path,
+                        "edits": [
+                            {"content": e.content, "location": _location(e.range.start), "end_location": _location(e.range.end)}
+                            for e in group.edits
+                        ],
+                    }
+                    for group in d.fix.elsewhere
+                ]
         items.append(
             {
                 "cell": None,

@@ -61,6 +61,8 @@ class FileResult:
     fixed: str | None = None  # with fix: the text after the fixes (None: unchanged)
     applied: dict[str, int] = field(default_factory=dict)
     rejected: list[str] = field(default_factory=list)
+    # with fix: the other files the fixes edited, path -> (text as read, text after)
+    others: dict[str, tuple[str, str]] = field(default_factory=dict)
     consulted: Consulted | None = None  # what the analysis read of the rest of the project
     timing: FileTiming | None = None  # where and when it was checked (for --timings)
 
@@ -232,6 +234,7 @@ class _Shared:
 
 def _run(job: FileJob, shared: _Shared | None = None) -> FileResult:
     """``shared``: what the index asks of every run file, when it was scanned for the run."""
+    from flydsl_ls.actions.elsewhere import OtherFiles
     from flydsl_ls.checker import check_path, check_source, fix_source
 
     project, settings, path = _project, job.settings, job.path
@@ -244,8 +247,10 @@ def _run(job: FileJob, shared: _Shared | None = None) -> FileResult:
     result = FileResult(diagnostics=report.diagnostics, internal_errors=report.internal_errors)
     if job.fix:
         source = report.source
-        outcome = fix_source(source, path, settings, unsafe=job.unsafe, project=project)
+        others = OtherFiles()
+        outcome = fix_source(source, path, settings, unsafe=job.unsafe, project=project, others=others)
         result.source, result.applied, result.rejected = source, dict(outcome.applied), list(outcome.rejected)
+        result.others = others.changed()
         if outcome.text == source:
             result.diagnostics = check_source(source, path, settings, project).diagnostics
         else:

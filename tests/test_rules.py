@@ -4,7 +4,7 @@ import pytest
 
 from flydsl_ls.actions.fixes import parses
 from flydsl_ls.analysis.rules import ALL_RULES
-from tests.rule_cases import all_cases, diagnostics, fixed
+from tests.rule_cases import CaseProject, all_cases, diagnostics, fixed
 
 CASES = list(all_cases())
 
@@ -12,8 +12,9 @@ CASES = list(all_cases())
 @pytest.mark.parametrize(
     "rule,kind,index,case", CASES, ids=[f"{r.code}-{k}-{i}" for r, k, i, _ in CASES]
 )
-def test_case(rule, kind, index, case):
-    found = diagnostics(rule.code, case.code, case.settings)
+def test_case(rule, kind, index, case, tmp_path):
+    project = CaseProject(tmp_path, case.files, case.code) if getattr(case, "files", None) else None
+    found = diagnostics(rule.code, case.code, case.settings, project)
     if kind == "valid":
         assert found == [], [d.message for d in found]
         return
@@ -25,19 +26,23 @@ def test_case(rule, kind, index, case):
         assert first.range.start.column + 1 == case.column
     if case.message is not None:
         assert case.message in first.message
-    safe_result = fixed(rule.code, case.code, unsafe=False, settings=case.settings)
+    safe_result = fixed(rule.code, case.code, unsafe=False, settings=case.settings, project=project)
     if case.expected is None:
         assert all(d.fix is None for d in found), "case says no fix, but one is offered"
         return
     if case.unsafe:
         assert safe_result == case.code, "an unsafe-only case must not change under safe fixes"
-        result = fixed(rule.code, case.code, unsafe=True, settings=case.settings)
+        result = fixed(rule.code, case.code, unsafe=True, settings=case.settings, project=project)
     else:
         result = safe_result
     assert result == case.expected
     assert parses(result)
-    # Idempotent: fixing the fixed text changes nothing.
-    assert fixed(rule.code, result, unsafe=case.unsafe, settings=case.settings) == result
+    if project is not None:  # the other files, as the fix left them (only those it edits)
+        assert project.after() == case.expected_files
+    # Idempotent: fixing the fixed text changes nothing (here or in the other files).
+    assert fixed(rule.code, result, unsafe=case.unsafe, settings=case.settings, project=project) == result
+    if project is not None:
+        assert project.after() == case.expected_files
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from flydsl_ls.actions.elsewhere import OtherFiles, Pending
 from flydsl_ls.actions.imports import cleanup_edits
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
@@ -96,13 +97,17 @@ def wanted(fix: Fix | None, unsafe: bool) -> bool:
 
 def apply_edits_once(text: str, fixes: Iterable[tuple[str, Fix]]) -> tuple[str, dict[str, int]]:
     """Apply every fix whose edits do not overlap an earlier one; identical edits (the
-    same import added by two fixes) are applied once."""
-    spans, taken = _plan(text, [(code, fix, None) for code, fix in fixes])
+    same import added by two fixes) are applied once. A fix that edits other files too is
+    left out: it is applied whole or not at all (``fix_all`` with ``others``)."""
+    spans, taken = _plan(text, [(code, fix, None) for code, fix in fixes], Pending(None))
     return _replace(text, spans), _counts(taken)
 
 
-def _plan(text: str, fixes: list[tuple[str, Fix, object]]) -> tuple[list[Span], list[tuple[str, Fix, object]]]:
-    """The replacements of the fixes that do not overlap an earlier one, and those fixes."""
+def _plan(
+    text: str, fixes: list[tuple[str, Fix, object]], pending: Pending
+) -> tuple[list[Span], list[tuple[str, Fix, object]]]:
+    """The replacements of the fixes that do not overlap an earlier one, and those fixes;
+    their edits of other files go to ``pending``."""
     index = LineIndex(text)
     taken: list[Span] = []
     planned: dict[Span, None] = {}
@@ -111,7 +116,7 @@ def _plan(text: str, fixes: list[tuple[str, Fix, object]]) -> tuple[list[Span], 
     for item in ordered:
         spans = [(index.offset(e.range.start), index.offset(e.range.end), e.content) for e in item[1].edits]
         new = [s for s in spans if s not in planned]
-        if any(_overlaps(s, t) for s in new for t in taken):
+        if any(_overlaps(s, t) for s in new for t in taken) or not pending.take(item[1]):
             continue
         for span in new:
             planned[span] = None
@@ -164,10 +169,12 @@ def fix_all(
     unsafe: bool = False,
     codes: set[str] | None = None,
     accept: Callable[[FixKey], bool] | None = None,
+    others: OtherFiles | None = None,
 ) -> FixOutcome:
     """Apply fixes until none is left (or MAX_PASSES); never keep a result that does not
     parse: a pass that breaks parsing is retried one fix at a time. ``accept``: apply only
-    the fixes whose :class:`FixKey` it accepts (all are recorded in ``found``)."""
+    the fixes whose :class:`FixKey` it accepts (all are recorded in ``found``). ``others``:
+    where the fixes' edits of other files go (without it, such fixes are not applied)."""
     outcome = FixOutcome(text)
     origins = Origins()
     for _ in range(MAX_PASSES):
@@ -192,15 +199,17 @@ def fix_all(
         # value fx where FLY102 found it raw and dropped an unwrap a raw builder needed).
         first = min(code for code, _fix, _key in fixes)
         fixes = [item for item in fixes if item[0] == first]
-        spans, taken = _plan(current, fixes)
+        pending = Pending(others)
+        spans, taken = _plan(current, fixes, pending)
         candidate = _replace(current, spans)
-        if candidate == current:
+        if candidate == current and not pending.texts:
             break
         if not parses(candidate):
-            spans, taken = _one_at_a_time(outcome, fixes)
+            spans, taken, pending = _one_at_a_time(outcome, fixes, others)
             if not taken:
                 break
             candidate = _replace(current, spans)
+        pending.commit()
         origins.add(spans)
         outcome.text = candidate
         for code, count in _counts(taken).items():
@@ -217,32 +226,39 @@ def without_stale_imports(before: str, after: str) -> str:
     return cleaned if parses(cleaned) else after
 
 
-def apply_fix(text: str, fix: Fix) -> str | None:
-    """The text after one quick fix and its import clean-up; None if it would not parse."""
-    candidate, applied = apply_edits_once(text, [("", fix)])
-    if not applied or not parses(candidate):
+def apply_fix(text: str, fix: Fix, others: OtherFiles | None = None) -> str | None:
+    """The text after one quick fix and its import clean-up; None if it would not parse.
+    ``others``: where its edits of other files go (without it, such a fix gives None)."""
+    pending = Pending(others)
+    spans, taken = _plan(text, [("", fix, None)], pending)
+    candidate = _replace(text, spans)
+    if not taken or not parses(candidate):
         return None
+    pending.commit()
     return without_stale_imports(text, candidate)
 
 
-def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix, object]]):
+def _one_at_a_time(outcome: FixOutcome, fixes: list[tuple[str, Fix, object]], others: OtherFiles | None):
     """Keep the fixes that parse on their own; combine them if that still parses.
-    Returns (replacements, fixes taken) on ``outcome.text``."""
+    Returns (replacements, fixes taken, their other-file edits) on ``outcome.text``."""
     good = []
     for item in fixes:
-        spans, taken = _plan(outcome.text, [item])
+        spans, taken = _plan(outcome.text, [item], Pending(others))
         if taken and parses(_replace(outcome.text, spans)):
             good.append(item)
         else:
             outcome.rejected.append(f"{item[0]}: {item[1].title}")
     if not good:
-        return [], []
-    spans, taken = _plan(outcome.text, good)
+        return [], [], Pending(others)
+    pending = Pending(others)
+    spans, taken = _plan(outcome.text, good, pending)
     if parses(_replace(outcome.text, spans)):
-        return spans, taken
-    return _plan(outcome.text, good[:1])
+        return spans, taken, pending
+    pending = Pending(others)
+    return (*_plan(outcome.text, good[:1], pending), pending)
 
 
 def edits_of(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> list[Edit]:
-    """The edits of every wanted fix, for one-shot application by an editor."""
-    return [e for d in diagnostics if wanted(d.fix, unsafe) for e in d.fix.edits]
+    """The edits of every wanted fix, for one-shot application by an editor (not those
+    that edit other files too: half of one must not be applied)."""
+    return [e for d in diagnostics if wanted(d.fix, unsafe) and not d.fix.elsewhere for e in d.fix.edits]

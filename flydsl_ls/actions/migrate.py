@@ -22,6 +22,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from flydsl_ls.actions.elsewhere import OtherFiles
 from flydsl_ls.actions.fixes import FixOutcome, fix_all, wanted
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model.text import LineIndex, Position
@@ -230,12 +231,13 @@ def _in_scope(diagnostics: list[Diagnostic], scope: Scope, index: LineIndex) -> 
     ]
 
 
-def migrate(source: str, lint: Lint, name: str | None = None) -> Migration:
+def migrate(source: str, lint: Lint, name: str | None = None, others: OtherFiles | None = None) -> Migration:
     """Every fix (unsafe included) in the scope of ``name`` (None: every kernel) applied to a
-    fixpoint, with the findings in scope before and after."""
+    fixpoint, with the findings in scope before and after. ``others``: where the fixes'
+    edits of other files go (without it, such fixes are not applied)."""
     scope = scope_of(source, name)
     before = _in_scope(lint(source), scope, LineIndex(source))
-    outcome = fix_all(source, lint, unsafe=True, accept=lambda key: scope.contains(key.start))
+    outcome = fix_all(source, lint, unsafe=True, accept=lambda key: scope.contains(key.start), others=others)
     migration = Migration(source, scope, outcome.text, outcome, before)
     if migration.changed:
         names = [k.name for k in scope.roots] if name is not None else None

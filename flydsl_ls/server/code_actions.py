@@ -44,12 +44,14 @@ import asyncio
 import logging
 import re
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
 from flydsl_ls.actions import migrate as migration
+from flydsl_ls.actions.elsewhere import OtherFiles, read_or_none
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
 from flydsl_ls.actions.textdiff import minimal_edits
@@ -381,14 +383,32 @@ async def _quick_fix_edit_async(
 
 def _quick_fix_edit(snap: Snapshot, fix: Fix | None) -> types.WorkspaceEdit | None:
     """``fix`` (of a diagnostic of the analysed text ``snap.text``), plus the removal of
-    imports it leaves unused, as minimal edits on that text (worker thread)."""
+    imports it leaves unused, as minimal edits on that text, and on each other file it
+    edits (worker thread)."""
     if fix is None:
         return None
-    new = apply_fix(snap.text, fix)
+    others = _other_files(snap)
+    new = apply_fix(snap.text, fix, others)
     if new is None:
-        log.warning("%s: fix %r withheld: the result would not parse", snap.uri, fix.title)
+        log.warning("%s: fix %r withheld: the result would not parse, or its edits of other files are stale", snap.uri, fix.title)
         return None
-    return snapshot_edit(snap, new)
+    return snapshot_edit(snap, new, others)
+
+
+def _other_files(snap: Snapshot) -> OtherFiles:
+    """Other files as the editor has them: the open buffer, else the disk."""
+    opened = {str(Path(p).resolve()): found for p, found in snap.open_texts.items()}
+    return OtherFiles(lambda path: opened[path][1] if path in opened else read_or_none(path))
+
+
+def _other_documents(snap: Snapshot, others: OtherFiles) -> list[tuple[str, int | None, str, str]]:
+    """(uri, version or None, text, new text) of each other file the fixes edited."""
+    opened = {str(Path(p).resolve()): found for p, found in snap.open_texts.items()}
+    changed = []
+    for path, (before, after) in others.changed().items():
+        uri, _text, version = opened.get(path, (Path(path).as_uri(), before, None))
+        changed.append((uri, version, before, after))
+    return changed
 
 
 def _suppressions(
@@ -490,18 +510,32 @@ async def _fix_all_edit_async(server: FlyServer, doc: Document, analysis: Analys
 
 def _fix_all_edit(snap: Snapshot) -> types.WorkspaceEdit | None:
     """All safe fixes applied to the snapshot's text, as a few minimal edits (worker thread)."""
+    others = _other_files(snap)
     outcome = fix_all(
         snap.text,
         lambda source: check_source(source, snap.path, snap.settings, snap.project, keep_model=False).diagnostics,
+        others=others,
     )
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
-    return snapshot_edit(snap, outcome.text)
+    return snapshot_edit(snap, outcome.text, others)
 
 
-def snapshot_edit(snap: Snapshot, new: str) -> types.WorkspaceEdit | None:
-    """The snapshot's text -> ``new`` as a few minimal edits on its version; None if equal."""
-    return _minimal_edit(snap.uri, snap.version, snap.text, new, snap.encoding, snap.document_changes, snap.index)
+def snapshot_edit(snap: Snapshot, new: str, others: OtherFiles | None = None) -> types.WorkspaceEdit | None:
+    """The snapshot's text -> ``new`` as a few minimal edits on its version, with a
+    document edit for each other file ``others`` changed; None if nothing changed."""
+    edit = _minimal_edit(snap.uri, snap.version, snap.text, new, snap.encoding, snap.document_changes, snap.index)
+    for uri, version, before, after in _other_documents(snap, others) if others is not None else ():
+        more = _minimal_edit(uri, version, before, after, snap.encoding, snap.document_changes)
+        if more is not None:
+            edit = more if edit is None else _merged(edit, more)
+    return edit
+
+
+def _merged(a: types.WorkspaceEdit, b: types.WorkspaceEdit) -> types.WorkspaceEdit:
+    if a.document_changes is not None:
+        return types.WorkspaceEdit(document_changes=[*a.document_changes, *(b.document_changes or ())])
+    return types.WorkspaceEdit(changes={**(a.changes or {}), **(b.changes or {})})
 
 
 def text_edit(server: FlyServer, doc: Document, text: str, new: str, version: int) -> types.WorkspaceEdit | None:
@@ -511,7 +545,7 @@ def text_edit(server: FlyServer, doc: Document, text: str, new: str, version: in
 
 
 def _minimal_edit(
-    uri: str, version: int, text: str, new: str, encoding: Encoding, document_changes: bool, index: LineIndex | None = None
+    uri: str, version: int | None, text: str, new: str, encoding: Encoding, document_changes: bool, index: LineIndex | None = None
 ) -> types.WorkspaceEdit | None:
     edits = minimal_edits(text, new)
     if not edits:
@@ -614,7 +648,7 @@ def workspace_edit(
     return document_edit(doc.uri, version, edits, server.session.features.document_changes)
 
 
-def document_edit(uri: str, version: int, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
+def document_edit(uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
     if document_changes:
         return types.WorkspaceEdit(
             document_changes=[

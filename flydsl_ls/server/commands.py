@@ -296,6 +296,9 @@ async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tupl
         analysis = await diagnostics.analyse(server, doc)
         encoding = server.session.encoding
         found = diagnostics.find(analysis, data, code, _range(diagnostic.get("range")), encoding) if analysis else None
+        if found is not None and found[1].fix is not None and found[1].fix.elsewhere:
+            names = ", ".join(Path(group.path).name for group in found[1].fix.elsewhere)
+            return code, None, f"{code}'s fix edits {names} too, and a verification compiles this file only"
         if found is not None and found[1].fix is not None and found[1].fix.edits:
             code = found[1].code
             fix = diagnostics.fix_data(found[1].fix, analysis.index, encoding)

@@ -103,6 +103,9 @@ class Snapshot:
     encoding: Encoding
     document_changes: bool  # a WorkspaceEdit names the version (``ClientFeatures``)
     index: LineIndex | None = None  # the line table of ``text``, when the document has it
+    # The open documents, path (as opened) -> (uri, text, version): a fix's edits of another file are
+    # made on its buffer when it is open, on the disk text otherwise.
+    open_texts: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -293,6 +296,9 @@ class Session:
             encoding=self.encoding,
             document_changes=self.features.document_changes,
             index=index,
+            open_texts={
+                str(d.path): (d.uri, d.text, d.version) for d in self.documents.values() if d.path is not None
+            },
         )
 
     def settings_for(self, doc: Document) -> Settings:

@@ -140,6 +140,7 @@ def _shift(d: Diagnostic, line, boundary=None) -> Diagnostic:
                     for e in fix.edits
                 ]
             ),
+            fix.elsewhere,  # other files: nothing there moved
         )
     statement = _moved(d.statement, line) if d.statement is not None else None
     message, note = d.message, d.note

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -39,11 +40,28 @@ class Edit:
     content: str
 
 
+def text_digest(text: str) -> str:
+    """Names the text a :class:`FileEdits` was computed on."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class FileEdits:
+    """Edits of another project file that a fix needs with its own (a helper it migrates
+    with the kernel that calls it). ``digest``: :func:`text_digest` of the text they were
+    computed on; once that file has changed they are stale, and the whole fix is skipped."""
+
+    path: str  # absolute
+    digest: str
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str  # human title of the quick fix, e.g. "Replace with fx.Int32(x)"
     applicability: Applicability
-    edits: tuple[Edit, ...]
+    edits: tuple[Edit, ...]  # of the file the diagnostic is in
+    elsewhere: tuple[FileEdits, ...] = ()  # of other files, applied with it or not at all
 
 
 @dataclass

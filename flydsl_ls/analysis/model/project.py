@@ -317,15 +317,17 @@ class ProjectIndex:
     def field_settings(self, view: ProjectView, name: str) -> list[tuple[Path, ast.expr]]:
         """Every value another project file gives a field ``name``: ``f(name=v)``,
         ``obj.name = v``, ``name = v`` in a class body (a text filter first)."""
-        self._record(view.path, needle=name)
         found = []
-        for path in self._mentioning(name):
-            if path == view.path or name not in self._text(path):
-                continue
+        for path in self.mentioning(view, name):
             model = self.model_of(path)
             if model is not None:
                 found += [(path, value) for value in field_settings(model.tree, name)]
         return found
+
+    def mentioning(self, view: ProjectView, word: str) -> list[Path]:
+        """The other project files whose text mentions ``word``."""
+        self._record(view.path, needle=word)
+        return [path for path in self._mentioning(word) if path != view.path and word in self._text(path)]
 
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
@@ -682,6 +684,9 @@ class ProjectView:
 
     def field_settings(self, name: str) -> list[tuple[Path, ast.expr]]:
         return self._index.field_settings(self, name)
+
+    def mentioning(self, word: str) -> list[Path]:
+        return self._index.mentioning(self, word)
 
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""

@@ -48,6 +48,10 @@ class Invalid:
     count: int = 1
     message: str | None = None  # a substring the first message must contain
     settings: dict = field(default_factory=dict)
+    # Other files of the case's project (the case is then `pkg/kernel.py`): path in the
+    # package -> text; and their exact text after the fixes (a fix that edits them too).
+    files: dict = field(default_factory=dict)
+    expected_files: dict = field(default_factory=dict)
 
 
 class Rule:
@@ -130,7 +134,7 @@ class Rule:
         if not version:
             return fix, message
         fx = fx_alias(self.model)[0]
-        for edit in fix.edits:
+        for edit in (*fix.edits, *(e for group in fix.elsewhere for e in group.edits)):
             missing = missing_in(edit.content, fx, version)
             if missing:
                 api, release = missing

@@ -824,4 +824,76 @@ INVALID = [
         count=2,
         message='line 16: the LDS memref `body_out` is passed to `shuffle_out` (from `.epilogues`); a fix edits this file only',
     ),
+    Invalid(
+        # The memref goes to a function of another module of the project (aiter's
+        # c_shuffle_epilog): the same fix gives its LDS load the pointer form beside the old
+        # one, so a caller still passing a memref keeps working.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import vector\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        '\n'
+        'from .epilogues import shuffle_out\n'
+        '\n'
+        'alloc = SmemAllocator(None, arch="gfx942")\n'
+        'out_offset = alloc._align(alloc.ptr, 16)\n'
+        'alloc.ptr = out_offset + 512\n'
+        '\n'
+        '\n'
+        '@flyc.kernel\n'
+        'def k(Y: fx.Tensor, idx):\n'
+        '    lds_out = SmemPtr(alloc.get_base(), out_offset, T.f16, shape=(256,)).get()\n'
+        '    vector.store(fx.Vector.filled(4, 1.0, fx.Float16).ir_value(), lds_out, [idx])\n'
+        '    shuffle_out(Y, lds_out, idx)\n',
+        files={
+            "epilogues.py": (
+                'import flydsl.expr as fx\n'
+                'from flydsl._mlir import ir\n'
+                'from flydsl._mlir.dialects import vector\n'
+                '\n'
+                '\n'
+                'def shuffle_out(Y, lds_out, idx):\n'
+                '    frag = vector.load(ir.VectorType.get([4], ir.F16Type.get()), lds_out, [idx])\n'
+                '    fx.ptr_store(fx.Vector(frag), fx.get_iter(Y))\n'
+            ),
+        },
+        expected=(
+            'import flydsl.compiler as flyc\n'
+            'import flydsl.expr as fx\n'
+            '\n'
+            'from .epilogues import shuffle_out\n'
+            '\n'
+            '\n'
+            '@fx.struct\n'
+            'class SharedStorage:\n'
+            '    out: fx.Array[fx.Float16, 256, 16]\n'
+            '\n'
+            '\n'
+            '@flyc.kernel\n'
+            'def k(Y: fx.Tensor, idx):\n'
+            '    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+            '    lds_out = lds.out.ptr\n'
+            '    fx.ptr_store(fx.Vector.filled(4, 1.0, fx.Float16).ir_value(), lds_out + idx)\n'
+            '    shuffle_out(Y, lds_out, idx)\n'
+        ),
+        expected_files={
+            "epilogues.py": (
+                'import flydsl.expr as fx\n'
+                'from flydsl._mlir import ir\n'
+                'from flydsl._mlir.dialects import vector\n'
+                '\n'
+                '\n'
+                'def shuffle_out(Y, lds_out, idx):\n'
+                '    frag = (fx.ptr_load(lds_out + idx, result_type=ir.VectorType.get([4], ir.F16Type.get())) '
+                'if isinstance(lds_out, fx.Pointer) else vector.load(ir.VectorType.get([4], ir.F16Type.get()), '
+                'lds_out, [idx]))\n'
+                '    fx.ptr_store(fx.Vector(frag), fx.get_iter(Y))\n'
+            ),
+        },
+        unsafe=True,
+        line=9,
+        column=9,
+        count=2,
+    ),
 ]

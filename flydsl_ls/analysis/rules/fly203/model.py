@@ -23,8 +23,9 @@ ELEMENT_BYTES = {
 RAW_MEMREF_LOAD = {"mlir.memref.load", "mlir.memref.LoadOp"}
 RAW_MEMREF_STORE = {"mlir.memref.store", "mlir.memref.StoreOp"}
 RAW_MEMREF_VIEW = {"mlir.memref.view", "mlir.memref.ViewOp"}
-RAW_VECTOR_LOAD = {"mlir.vector.load", "mlir.vector.LoadOp", "mlir.vector.load_op"}
-RAW_VECTOR_STORE = {"mlir.vector.store", "mlir.vector.StoreOp"}
+# with the shims' wrappers of the same ops (aiter's `vector.load_op`, `vector.store`)
+RAW_VECTOR_LOAD = {"mlir.vector.load", "mlir.vector.LoadOp", "mlir.vector.load_op", "shim.vector.load_op"}
+RAW_VECTOR_STORE = {"mlir.vector.store", "mlir.vector.StoreOp", "shim.vector.store"}
 RAW_EXTRACT_POINTER = {"mlir.memref.extract_aligned_pointer_as_index", "mlir.memref.ExtractAlignedPointerAsIndexOp"}
 BASE_ALIGNMENT = 1024  # SmemAllocator.finalize() aligns its global to 1024 bytes
 MAX_DEPTH = 12
@@ -60,6 +61,7 @@ class Group:
     flagged: list[ast.Call] = field(default_factory=list)
     reason: str | None = None
     edits: tuple = ()
+    elsewhere: tuple = ()  # FileEdits of other modules' helpers the fix migrates too
     # What the survey found (Planner.survey):
     deleted: list[ast.stmt] = field(default_factory=list)  # bookkeeping the migration deletes
     offset_names: dict[int, ast.stmt] = field(default_factory=dict)  # id(binding) -> its statement

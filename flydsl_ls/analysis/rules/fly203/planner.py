@@ -9,6 +9,7 @@ from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
+from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
     BASE_ALIGNMENT,
@@ -38,6 +39,8 @@ class Planner(OffsetAlgebra, Rewriter):
         self._parents = parents
         self._calls = calls
         self._hosts: set[int] = set()  # id() of kernel body helpers holding the allocation
+        self._foreign: ForeignHelpers | None = None  # other modules' helpers being migrated
+        self.elsewhere: tuple = ()  # the last plan's edits of other files
 
     def groups(self) -> list[Group]:
         groups = []
@@ -211,6 +214,10 @@ class Planner(OffsetAlgebra, Rewriter):
                     continue
                 function = self.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
                 if function is not None and function.kind == "import":
+                    if getattr(self.model, "project", None) is not None:
+                        # the fix takes that function along, or says why it cannot
+                        ForeignHelpers(self).follow(use, call, parent.arg if isinstance(parent, ast.keyword) else None)
+                        continue
                     there = self._consumer_elsewhere(
                         function, parent.arg if isinstance(parent, ast.keyword) else call.args.index(use)
                     )
@@ -398,6 +405,7 @@ class Planner(OffsetAlgebra, Rewriter):
         self._followed: dict[tuple, tuple] = {}  # (helper, parameter) -> what it receives
         self._pointer_gets: set[int] = set()  # `.get()` calls that became a field's `.ptr`
         self._pure_aligns = [c for g in family for c in g.align_calls]
+        self._foreign = ForeignHelpers(self)
         for group in family:
             self._enter(group)
             deleted.extend(group.deleted)
@@ -430,6 +438,7 @@ class Planner(OffsetAlgebra, Rewriter):
                     raise Unproven(f"`{binding.name}` (an offset) is used at line {use.lineno} outside the SmemPtr calls")
             slots.extend(self._order(buffers))
         self._check_helpers()
+        self.elsewhere = self._foreign.edits()
         for group in family:
             for call in group.align_calls:
                 if not self._inside_any(call, deleted):
@@ -943,6 +952,10 @@ class Planner(OffsetAlgebra, Rewriter):
                     at = self._pointer_at(text, args[2], line)
                     rewrites[id(call)] = (call, f"\0FX\0.ptr_store({self._text(args[0])}, {at})")
                     return
+        imported = self._imported_call(use)
+        if imported is not None and self._foreign is not None:
+            self._foreign.follow(use, *imported, rewrites, deleted)
+            return
         helper = self._helper_param(use)
         if helper is not None:
             self._follow_into(helper, "lds pointer", 1, rewrites, deleted)
@@ -952,9 +965,21 @@ class Planner(OffsetAlgebra, Rewriter):
         what = ast.unparse(call.func) if isinstance(call, ast.Call) else type(call).__name__
         where = self._defined_elsewhere(call)
         raise Unproven(
-            f"line {line}: the LDS memref `{text}` is used by `{what}`{where}, which needs a builtin memref; "
-            "the migration gives an fx pointer there and can only rewrite this file"
+            f"line {line}: the LDS memref `{text}` is used by `{what}`{where}, which needs a builtin memref "
+            "where the migration gives an fx pointer, and cannot be followed"
         )
+
+    def _imported_call(self, use):
+        """(call, keyword or None) when ``use`` is an argument of a call to an imported name."""
+        holder = self._parents.get(id(use))
+        keyword = holder.arg if isinstance(holder, ast.keyword) else None
+        call = self._parents.get(id(holder)) if isinstance(holder, ast.keyword) else holder
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func is not use):
+            return None
+        if keyword is None and use not in call.args:
+            return None
+        binding = self.model.binding_of(call.func)
+        return (call, keyword) if binding is not None and binding.kind == "import" else None
 
     def _defined_elsewhere(self, call) -> str:
         if not isinstance(call, ast.Call):

@@ -70,12 +70,27 @@ class SmemAllocator(Rule):
     ...]` (string annotations cannot be sized). The allocation goes at the kernel's top when
     its first LDS statement is a `with` (`with _if_then(op):` fills a region built earlier).
 
+    LDS handed to a function of another project module (aiter's `c_shuffle_epilog` in
+    `mfma_epilogues.py`, `lds_store_16b_xor16` in `mfma_preshuffle_pipeline.py`): the same
+    fix edits that module too (a fix that spans files: `check --fix`, `migrate` and the
+    editor's quick fix apply both files or neither). Each raw LDS op there on the parameter
+    (and in the helpers of that module it passes it to) gets the pointer form beside the old
+    one, `(fx.ptr_load(p + i, result_type=ty) if isinstance(p, fx.Pointer) else
+    vector.load_op(ty, p, [i]))`, chosen when the kernel is traced: a kernel that still
+    passes a builtin memref (any caller, in any file) traces exactly as before, so no caller
+    has to be migrated with this one, and a second kernel's fix finds the form there and
+    leaves it. A callable the helper hands the pointer back to (`write_row_to_lds(...,
+    lds_out=lds_out)`, a function of the kernel's file passed in) is followed like the
+    file's own helpers. aiter's `vector` shim (`vector.store`, `vector.load_op`) counts as
+    the raw ops it wraps.
+
     No fix, and the message names the line and what blocks it: offsets computed at run
     time, the bump pointer moved under control flow (LDS padded by a computed amount, e.g.
     to cap occupancy), buffers that overlap without starting together, the base used both
-    raw and by `SmemPtr` views (the raw offsets assume the old layout), a memref that reaches a function of another module (the fix edits one file: aiter's
-    `c_shuffle_epilog` and `lds_store_16b_xor16`; the message names the op it reaches
-    there), a raw op with no pointer form here (a rank-2 memref, a run-time `memref.view`
+    raw and by `SmemPtr` views (the raw offsets assume the old layout), a memref that
+    reaches a function of another module the fix cannot give the pointer form (the message
+    names that file's line and op; without a project, e.g. one file on standard input, the
+    op it reaches), a raw op with no pointer form here (a rank-2 memref, a run-time `memref.view`
     offset), a pointer stored or passed where it cannot be followed, index lists that are
     not literal, or a dtype with no fx class. The APIs it uses exist in every
     tabulated FlyDSL release (0.2.0 on), aiter's 0.3.1 included; the fix is withheld where
@@ -143,12 +158,12 @@ class SmemAllocator(Rule):
                     group.reason = str(why)
             else:
                 for group in family:
-                    group.edits = edits
+                    group.edits, group.elsewhere = edits, planner.elsewhere
         findings: dict[int, tuple[ast.Call, str, object]] = {}  # id(call) -> the last verdict
         claimed: set[int] = set()
         for group in groups:
             claimed.update(id(c) for c in group.flagged)
-            fix = self.replace_edits(group.edits) if group.reason is None else None
+            fix = self.replace_edits(group.edits, group.elsewhere) if group.reason is None else None
             for call in group.flagged:
                 findings[id(call)] = (call, self._message(call, group), fix)
         for call in calls[SMEM_PTR]:
@@ -181,13 +196,14 @@ class SmemAllocator(Rule):
         finally:
             around[:] = saved
 
-    def replace_edits(self, edits):
+    def replace_edits(self, edits, elsewhere=()):
         from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 
         return Fix(
             title=f"{self.fix_title} (unsafe)",
             applicability=Applicability.UNSAFE,
             edits=tuple(edits),
+            elsewhere=tuple(elsewhere),
         )
 
     @staticmethod
