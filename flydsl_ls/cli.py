@@ -370,37 +370,77 @@ def _check_run(args, paths, missing, overrides, fixing, out) -> int:
         return EXIT_ERROR
     if not files and not missing:
         return _no_files()
-    outside = _settle_other_files(args, files, all_settings, results) if fixing else {}
-    entries: list[output.Entry] = []
     fixed: dict[str, int] = {}
     by_file: dict[Path, dict[str, int]] = {}
-    checked = failed = 0
-    writes: list[tuple[Path, str]] = []
-    for path, result in zip(files, results):
-        failed += _report_failures(path, result.error, result.internal_errors)
-        if result.error is not None:
-            continue
-        checked += 1
-        by_file[path] = result.applied
-        for code, count in result.applied.items():
-            fixed[code] = fixed.get(code, 0) + count
-        for rejected in result.rejected:
-            _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
-        if result.fixed is not None:
+    final: dict[Path, FileResult] = {}
+    for attempt in range(_FIX_PASSES if fixing and not args.diff else 1):
+        outside = _settle_other_files(args, files, all_settings, results) if fixing else {}
+        writes: list[tuple[Path, str]] = []
+        for path, result in zip(files, results):
+            if result is None:
+                continue  # not checked again in this pass
+            final[path] = result
+            if result.error is not None:
+                continue
+            for code, count in result.applied.items():
+                fixed[code] = fixed.get(code, 0) + count
+                by_file.setdefault(path, {})[code] = by_file.get(path, {}).get(code, 0) + count
+            for rejected in result.rejected:
+                _error(f"{output._display(path)}: fix not applied, it would not parse: {rejected}")
+            if result.fixed is not None:
+                if args.diff:
+                    _print_diff(path, result.source, result.fixed)
+                else:
+                    writes.append((path, result.fixed))
+        for path, (before, after) in outside.items():  # edited by fixes of the run's files
             if args.diff:
-                _print_diff(path, result.source, result.fixed)
+                _print_diff(path, before, after)
             else:
-                writes.append((path, result.fixed))
-        entries.extend((path, d) for d in result.diagnostics)
-    for path, (before, after) in outside.items():  # edited by fixes of the run's files
-        if args.diff:
-            _print_diff(path, before, after)
-        else:
-            writes.append((path, after))
-    # Written once every file is checked: no worker reads a file half-fixed.
-    for path, text in writes:
-        write_source(path, text)
+                writes.append((path, after))
+        # Written once every file is checked: no worker reads a file half-fixed.
+        for path, text in writes:
+            write_source(path, text)
+        # A fix may enable another in a file that reads this one (a shim left unused by its
+        # importers' fixes): those files are fixed again, against the written texts.
+        again = _reading(files, final, writes, outside) if writes else set()
+        if not again:
+            break
+        _, _, results = _run_files(args, paths, overrides, fixing, only=again, files=files, all_settings=all_settings)
+    entries: list[output.Entry] = []
+    checked = failed = 0
+    for path in files:
+        result = final[path]
+        failed += _report_failures(path, result.error, result.internal_errors)
+        if result.error is None:
+            checked += 1
+            by_file.setdefault(path, {})
+            entries.extend((path, d) for d in result.diagnostics)
     return _finish(args, entries, fixed, checked, failed, missing, out, by_file)
+
+
+_FIX_PASSES = 3  # a run's fixes, then up to two more for the files that read fixed ones
+
+
+def _reading(files: list[Path], results: dict[Path, FileResult], writes, outside) -> set[int]:
+    """The run files (indices) whose analysis read a file this pass rewrote: a module it
+    imports, a file found by a word that the rewrite removed or added, or any file (the
+    workspace-wide questions: who else names this shim)."""
+    changed = {path.resolve(): text for path, text in writes}
+    before = {path.resolve(): results[path].source for path in files if path.resolve() in changed and results[path].source}
+    before.update({path.resolve(): old for path, (old, _) in outside.items()})
+    again = set()
+    for i, path in enumerate(files):
+        consulted = results[path].consulted
+        if consulted is None or results[path].error is not None:
+            continue
+        others = {p for p in changed if p != path.resolve()}
+        if not others:
+            continue
+        if consulted.scanned or consulted.reads & others or any(
+            needle in changed[p] or needle in before.get(p, "") for p in others for needle in consulted.needles
+        ):
+            again.add(i)
+    return again
 
 
 def _print_diff(path: Path, before: str, after: str) -> None:
@@ -425,7 +465,7 @@ def _settle_other_files(args, files, all_settings, results) -> dict[Path, tuple[
     edited: dict[str, tuple[str, str]] = {}
     project = None
     for i, (path, result) in enumerate(zip(files, results)):
-        if not result.others:
+        if result is None or not result.others:
             continue
         if any(p in edited and edited[p][1] != after for p, (_, after) in result.others.items()):
             project = project or ProjectIndex(files=files)
@@ -444,6 +484,8 @@ def _settle_other_files(args, files, all_settings, results) -> dict[Path, tuple[
     outside = {}
     for p, (before, after) in edited.items():
         i = in_run.get(p)
+        if i is not None and results[i] is None:  # a later pass that did not check it again
+            results[i] = FileResult()
         if i is None or results[i].error is not None:
             outside[Path(p)] = (before, after)
             continue
@@ -462,22 +504,24 @@ def _checked_again(path: Path, text: str, settings, project) -> list:
     return check_source(text, path, settings, project).diagnostics
 
 
-def _run_files(args, paths, overrides, fixing):
+def _run_files(args, paths, overrides, fixing, only: set[int] | None = None, files=None, all_settings=None):
     """The run's files, their settings and results (None, None, None after a configuration
-    error, said on stderr)."""
-    try:
-        files = _discover(paths, overrides)
-        all_settings = _settings_of(files, overrides)
-    except config.ConfigError as error:
-        _error(str(error))
-        return None, None, None
+    error, said on stderr). ``only``: check just these of ``files`` again (the others' results
+    are None), against the whole project."""
+    if files is None:
+        try:
+            files = _discover(paths, overrides)
+            all_settings = _settings_of(files, overrides)
+        except config.ConfigError as error:
+            _error(str(error))
+            return None, None, None
     jobs = [
         FileJob(path, settings, fix=fixing, unsafe=args.unsafe_fixes, diff=args.diff)
         for path, settings in zip(files, all_settings)
     ]
     results: list[FileResult | None] = [None] * len(files)
     stores = _lookup_cache(args, files, all_settings, results) if not fixing and not args.no_cache else None
-    missed = [i for i, result in enumerate(results) if result is None]
+    missed = [i for i, result in enumerate(results) if result is None and (only is None or i in only)]
     timings = RunTimings()
     done = run_jobs([jobs[i] for i in missed], files, args.jobs or default_jobs(), timings)
     if args.timings:

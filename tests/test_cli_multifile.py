@@ -167,3 +167,21 @@ def test_a_finding_moved_by_an_edit_above_keeps_its_other_file_edits(tmp_path):
     moved = _shift(Diagnostic("FLY999", "m", Range(Position(0, 0), Position(0, 1)), fix=fix), lambda line: line + 2)
     assert moved.fix.edits[0].range.start.line == 2
     assert moved.fix.elsewhere == fix.elsewhere
+
+
+def test_a_fix_that_a_fix_in_another_file_enables_is_applied_in_the_same_run(tmp_path):
+    """The importer's wait is migrated first; the shim it leaves unused in the other module
+    (FLY402) is deleted in the same `check --fix` run, not in the next one."""
+    files = {
+        "kern/__init__.py": "",
+        "kern/utils.py": "from flydsl.expr import rocdl\n\n\ndef _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n",
+        "kern/attn.py": "import flydsl.expr as fx\nfrom .utils import _s_waitcnt\n\n\ndef body():\n    _s_waitcnt(0xC07F)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run("check", "--no-cache", "--target-arch", "gfx942", "--fix", "--unsafe-fixes", "kern", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Found 2 errors (2 fixed, 0 remaining)" in result.stdout
+    assert (tmp_path / "kern/attn.py").read_text() == "import flydsl.expr as fx\n\n\ndef body():\n    fx.rocdl.s_waitcnt(lgkmcnt=0)\n"
+    assert "_s_waitcnt" not in (tmp_path / "kern/utils.py").read_text()
