@@ -26,6 +26,7 @@ from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
 from flydsl_ls.files import discover, write_source
 from flydsl_ls.analysis.model.sources import UnreadableFile, decode_source, read_source
+from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.runner import FileJob, FileResult, RunTimings, default_jobs, run_jobs, settings_key
 from flydsl_ls.setting_values import arch_problem, release_problem
 
@@ -698,9 +699,14 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
         return EXIT_ERROR
     if args.diff:
         return EXIT_FINDINGS if total_fixed else EXIT_CLEAN
-    if entries and not args.exit_zero:
+    if any(not _is_note(d) for _, d in entries) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _is_note(diagnostic) -> bool:
+    """A keep-case note (information, or a hint): shown, but neither an error nor a failure."""
+    return diagnostic.severity in (Severity.INFORMATION, Severity.HINT)
 
 
 class _Verifier:
@@ -794,9 +800,11 @@ def _print_summary(
     entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None
 ) -> None:
     out = out or sys.stdout
+    notes = sum(1 for _, d in entries if _is_note(d))
+    also = f" and {notes} note{'s' if notes != 1 else ''} (constructs the guides keep)" if notes else ""
     if fixed:
-        remaining = len(entries)
-        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining).", file=out)
+        remaining = len(entries) - notes
+        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining){also}.", file=out)
         if not entries:
             return
     if not entries:
@@ -808,9 +816,10 @@ def _print_summary(
         return
     fixable = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "safe")
     unsafe = sum(1 for _, d in entries if d.fix and d.fix.applicability.value == "unsafe")
-    noun = "error" if len(entries) == 1 else "errors"
+    count = len(entries) - notes
+    noun = "error" if count == 1 else "errors"
     if not fixed:
-        print(f"Found {len(entries)} {noun} in {checked} file{'s' if checked != 1 else ''} checked.", file=out)
+        print(f"Found {count} {noun}{also} in {checked} file{'s' if checked != 1 else ''} checked.", file=out)
     if fixable:
         print(f"[*] {fixable} fixable with the `--fix` option", end="", file=out)
         print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".", file=out)

@@ -143,6 +143,17 @@ def test_kept_constructs_are_notes_not_warnings(tmp_path):
     assert (result["ruleId"], result["level"]) == ("FLY301", "note")
     github = run("check", "--output-format", "github", "k.py", cwd=tmp_path).stdout
     assert github.startswith("::notice title=flydsl-ls (FLY301)")
+    # A note is shown, but it is no error: the run passes.
+    concise = run("check", "k.py", cwd=tmp_path)
+    assert concise.returncode == 0, concise.stdout
+    assert "Found 0 errors and 1 note (constructs the guides keep) in 1 file checked." in concise.stdout
+    (tmp_path / "k.py").write_text(
+        (tmp_path / "k.py").read_text(encoding="utf-8") + "import flydsl.expr as fx\nx = fx.Int32(fx.Int32(1))\n",
+        encoding="utf-8",
+    )
+    both = run("check", "k.py", cwd=tmp_path)
+    assert both.returncode == 1
+    assert "Found 1 error and 1 note (constructs the guides keep) in 1 file checked." in both.stdout
 
 
 def test_sarif_format(project):
