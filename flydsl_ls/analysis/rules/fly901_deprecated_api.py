@@ -86,10 +86,10 @@ class DeprecatedApi(Rule):
     `fx.rocdl.BufferCopyLDS64b`. Each still works during its deprecation window and is
     removed no earlier than its declared removal release.
 
-    The diagnostic names the replacement and the removal release. It is a warning, and
-    an error once the project's FlyDSL version (the `flydsl-version` setting) is at or
-    past the removal release: FlyDSL declares the earliest release that may drop the API,
-    so the message says whether the project's release still has it. `fx.index_cast` is
+    The diagnostic names the replacement, then the removal release. It is a warning, and
+    an error only once the project's FlyDSL release (the `flydsl-version` setting) no longer
+    has the API: FlyDSL declares the earliest release that may drop it, and a release past
+    that date may still have it (0.5.0 keeps every API declared for removal in 0.4). `fx.index_cast` is
     reported by FLY103, which can fix it.
 
     The methods `x.maximumf(y)`, `x.minimumf(y)`, `x.shuffle_xor(offset, width)` and
@@ -200,19 +200,20 @@ class DeprecatedApi(Rule):
 
     def _flag(self, node: ast.AST, entry: Deprecation, fix: Fix | None = None) -> None:
         version = self.ctx.options.flydsl_version
-        removed = at_least(version, entry.removal)
-        if not removed:
+        gone = at_least(version, entry.removal) and apis.table().available(entry.api, version) is False
+        if not at_least(version, entry.removal):
             status = f"declared removal in FlyDSL {entry.removal}"
-        elif apis.table().available(entry.api, version) is False:
+        elif gone:
             status = f"removed by FlyDSL {version}, the project's release"
         else:
             # FlyDSL's table gives the earliest removal; the release may still have it.
-            status = f"past its declared removal in FlyDSL {entry.removal}: any release after the project's {version} may drop it"
+            status = f"past its declared removal in FlyDSL {entry.removal}: {version} still has it, a later release may not"
         why = f" (no fix: {entry.no_fix})" if fix is None and entry.no_fix else ""
+        # The replacement first: an editor's problem list cuts long messages at the end.
         self.report(
             node,
-            f"`{entry.api}` is deprecated ({status}): use {entry.replacement}{why}",
-            severity=Severity.ERROR if removed else Severity.WARNING,
+            f"`{entry.api}` is deprecated: use {entry.replacement} ({status}){why}",
+            severity=Severity.ERROR if gone else Severity.WARNING,
             fix=fix,
         )
 
@@ -283,7 +284,7 @@ class DeprecatedApi(Rule):
         ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
-            message="declared removal in FlyDSL 0.4): use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (no fix: `fx.get` casts the element to `index`",
+            message="deprecated: use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (declared removal in FlyDSL 0.4) (no fix: `fx.get` casts the element to `index`",
         ),
         Invalid(
             "from flydsl.expr import arith\n"
@@ -292,7 +293,7 @@ class DeprecatedApi(Rule):
         ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
-            message="past its declared removal in FlyDSL 0.4: any release after the project's 0.5.0 may drop it",
+            message="past its declared removal in FlyDSL 0.4: 0.5.0 still has it, a later release may not",
             settings={"flydsl_version": "0.5.0"},
         ),
         Invalid(
