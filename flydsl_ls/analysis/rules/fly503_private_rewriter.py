@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.rules._control_flow_support import is_jit_function
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 _MODULE = "flyc.ast_rewriter"
@@ -67,6 +68,16 @@ class PrivateRewriter(Rule):
         what = PRIVATE_ENTRY_POINTS.get(symbol)
         if what is None:
             return
+        function = self.ctx.enclosing_function()
+        if function is not None and is_jit_function(self.model, function) and symbol.endswith("scf_if_dispatch"):
+            # Already traced: its own `if` on a runtime value becomes this very dispatch.
+            self.report(
+                node,
+                f"{what} is FlyDSL's private AST rewriter: `{function.name}` is already traced "
+                "(`@flyc.jit`/`@flyc.kernel`), so write a Python `if` on the condition there (no fix: "
+                "the branches are callables over carried state, which the `if` names as variables)",
+            )
+            return
         self.report(
             node,
             f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead (no fix: {NO_FIX})",
@@ -99,6 +110,18 @@ class PrivateRewriter(Rule):
             "    scf_if_dispatch(c, then_fn)\n",
             count=2,
             line=2,
+        ),
+        # Inside a function already under @flyc.jit: a Python `if`, not another decorator.
+        Invalid(
+            "import flydsl.compiler as flyc\n"
+            "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
+            "def outer(c, a, b):\n"
+            "    @flyc.jit\n"
+            "    def inner(c, a, b):\n"
+            "        return ReplaceIfWithDispatch.scf_if_dispatch(c, a, b)\n"
+            "    return inner(c, a, b)\n",
+            line=6,
+            message="`inner` is already traced (`@flyc.jit`/`@flyc.kernel`), so write a Python `if` on the condition there",
         ),
         Invalid(
             "import flydsl.compiler.ast_rewriter as ar\n"
