@@ -228,6 +228,9 @@ class RawMfma(Rule):
             )
         if ty in ("fp8_fp8", "fp8"):
             fp8 = next((v for a, v in _FP8.items() if arch.startswith(a)), None)
+            own = self._own_fp8_choice(node)
+            if own is not None:  # the kernel picks its fp8 class per arch: so does the atom
+                return f"fx.rocdl.MFMA({m}, {n}, {k}, {own})", ""
             if fp8 is None:
                 return None, (
                     f"use `fx.make_mma_atom(fx.rocdl.MFMA({m}, {n}, {k}, fx.Float8E4M3FNUZ))` on gfx942 / "
@@ -374,19 +377,33 @@ class RawMfma(Rule):
         acc = f", {fx}.Int32" if parts["acc"] == "i32" else ""
         return f"{fx}.make_mma_atom({fx}.rocdl.MFMA({m}, {n}, {k}, {fx_ty}{acc}))", extra
 
+    def _own_fp8_choice(self, node: ast.Call) -> str | None:
+        """The name of the kernel's own per-arch fp8 class visible at ``node``, if any."""
+        head = _leftmost_name(node.func)
+        scope = self.model.scope_of(head) if head is not None else None
+        if scope is None:
+            return None
+        at = (node.lineno, node.col_offset)
+        for name, value in self._fp8_choices():
+            binding = lookup(name, scope, at)
+            if binding is not None and binding.value is value:
+                return name
+        return None
+
     def _fp8_type(self, fx: str, scope, at) -> tuple[str | None, tuple]:
-        """CDNA fp8 is E4M3FNUZ on gfx942 and E4M3FN (OCP) on gfx950: the target arch's
-        class, else the kernel's own arch choice of the two, else one made at trace time."""
+        """CDNA fp8 is E4M3FNUZ on gfx942 and E4M3FN (OCP) on gfx950: the kernel's own arch
+        choice of the two (a kernel built for both archs), else the target arch's class,
+        else one made at trace time."""
+        for name, value in self._fp8_choices():
+            binding = lookup(name, scope, at)
+            if binding is not None and binding.value is value:
+                return name, ()
         arch = self.ctx.options.target_arch or ""
         for prefix, name in _FP8.items():
             if arch.startswith(prefix):
                 return f"{fx}.{name}", ()
         if arch:
             return None, ()
-        for name, value in self._fp8_choices():
-            binding = lookup(name, scope, at)
-            if binding is not None and binding.value is value:
-                return name, ()
         found = name_import(self.model, "flydsl.runtime.device", "get_rocm_arch")
         if found is None or not _visible(found[0], "flydsl.runtime.device.get_rocm_arch", scope, at, found[1]):
             return None, ()
@@ -461,6 +478,20 @@ class RawMfma(Rule):
         ),
     ]
     INVALID = [
+        # A kernel that picks its fp8 class per arch: the atom takes that choice, whatever
+        # the target arch says (pa_decode_tile.py builds for gfx942 and gfx950).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+            "FP8 = fx.Float8E4M3FN if IS_GFX950 else fx.Float8E4M3FNUZ\n"
+            "def k(a, b, acc):\n    return fx.rocdl.mfma_f32_16x16x32_fp8_fp8(T.f32x4, [a, b, acc, 0, 0, 0])\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import fly\n"
+            "FP8 = fx.Float8E4M3FN if IS_GFX950 else fx.Float8E4M3FNUZ\n"
+            "def k(a, b, acc):\n    return fly.mma_atom_call_ssa([T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, FP8)), "
+            "fx.as_ir_value(a), fx.as_ir_value(b), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            message="use `fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, FP8))`",
+            settings={"target_arch": "gfx942"},
+        ),
         # Handed to a helper that calls it (FlyDSL's flash_attn_utils).
         Invalid(
             "from flydsl.expr import rocdl\n"
