@@ -83,3 +83,34 @@ def test_the_rewrite_compiles_to_the_same_isa(service, arch):  # noqa: F811
     comparison = compare_results(before, after)
     assert "access_kernel_0: isa differs" not in comparison.differences, comparison.differences
     assert "access_kernel_0: mlir-first differs" in comparison.differences
+
+
+FLOW = Path(__file__).resolve().parent / "kernels" / "buffer_flow.py"
+
+
+def migrated_flow() -> str:
+    source = FLOW.read_text(encoding="utf-8")
+    return fixed("FLY201", source, unsafe=True, settings=SETTINGS)
+
+
+def test_value_flow_shows_element_types_and_widths():
+    after = migrated_flow()
+    for line in (
+        "        fx.ptr_store(i, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(tid * 8 + i) * 4)\n",
+        "    fx.ptr_store(total, fx.recast_iter(fx.Int8, fx.get_iter(out)) + (tid + 1024) * 4)\n",
+        "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(off) * 4)\n",
+        "        pair = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid * PAIRS) * 4, fx.Vector[fx.Float32, PAIRS])\n",
+        "    quad = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid * half + 512) * 4, fx.Vector[fx.Float32, 4])\n",
+    ):
+        assert line in after, line
+    assert not diagnostics("FLY201", after, SETTINGS)
+
+
+@pytest.mark.parametrize("arch", ["gfx942"])
+def test_the_value_flow_rewrite_compiles_to_the_same_isa(service, arch):  # noqa: F811
+    before = service.compile(FLOW, "one_block", arch)
+    assert before.ok, before.error
+    after = service.compile(FLOW, "one_block", arch, source=migrated_flow())
+    assert after.ok, f"the fixed source does not compile: {after.error}"
+    comparison = compare_results(before, after)
+    assert "flow_kernel_0: isa differs" not in comparison.differences, comparison.differences

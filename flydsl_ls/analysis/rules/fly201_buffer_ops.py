@@ -637,10 +637,11 @@ class BufferOps(Rule):
             pointer = f"{pointer} + {self._offset_text(fx, offset, scale, replacements)}"
         if not access.load:
             return f"{fx}.ptr_store({self._render(access.data, replacements)}, {pointer})"
+        width = access.width_text or access.width
         if by_element and access.width > 1:
-            return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({access.width}, 1)))"
+            return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({width}, 1)))"
         if access.width > 1:
-            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, access.width)})"
+            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, width)})"
         typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
         return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
 
@@ -676,7 +677,7 @@ class BufferOps(Rule):
             return expr.args[0]
         return None
 
-    def _vector_type(self, fx: str, dtype: str, width: int) -> str:
+    def _vector_type(self, fx: str, dtype: str, width: int | str) -> str:
         """`fx.Vector[D, W]`; FlyDSL before 0.5.0 has no subscript, only `fx.Vector.make_type(W, D)`
         (the form FlyDSL's own kernels use; the same buffer instructions on gfx942)."""
         version = self.ctx.options.flydsl_version
@@ -930,7 +931,7 @@ class BufferOps(Rule):
             "    buffer_ops.buffer_store(fx.Vector.filled(4, 0, fx.Int32), rsrc, idx * 4)\n"
             "\n"
             "\n"
-            "def kernel(A, B, tid):\n"
+            "def kernel(A, B, tid, y):\n"
             "    a = buffer_ops.create_buffer_resource(A, max_size=True)\n"
             "    b = buffer_ops.create_buffer_resource(B)\n"
             "\n"
@@ -939,7 +940,7 @@ class BufferOps(Rule):
             "\n"
             "    x = load(a, tid) + load(b, tid)\n"
             "    _zero(a, tid)\n"
-            "    buffer_ops.buffer_store(x, b, tid)\n",
+            "    buffer_ops.buffer_store(x * y, b, tid)\n",
             expected="import flydsl.expr as fx\n"
             "from kernels.common import buffer_ops\n"
             "\n"
@@ -948,7 +949,7 @@ class BufferOps(Rule):
             "    fx.ptr_store(fx.Vector.filled(4, 0, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(idx * 4) * 4)\n"
             "\n"
             "\n"
-            "def kernel(A, B, tid):\n"
+            "def kernel(A, B, tid, y):\n"
             "    a = fx.rocdl.make_buffer_tensor(A)\n"
             "    b = fx.rocdl.make_buffer_tensor(B)\n"
             "\n"
@@ -957,7 +958,7 @@ class BufferOps(Rule):
             "\n"
             "    x = load(a, tid) + load(b, tid)\n"
             "    _zero(a, tid)\n"
-            "    buffer_ops.buffer_store(x, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
+            "    buffer_ops.buffer_store(x * y, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
             unsafe=True,
             count=5,
         ),
@@ -1186,6 +1187,139 @@ class BufferOps(Rule):
             "    return crfa(addr, num_records_bytes=n)\n",
             expected=None,
             message="fx.inttoptr",
+        ),
+        Invalid(
+            # A sum carried around a `range` loop has the type its other definitions agree on; the
+            # loop's variable is the scf.for's i32.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, n, step: fx.Int32):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    total = fx.Int32(0)\n"
+            "    for i in range(fx.Int32(0), n, 1):\n"
+            "        total = total + step\n"
+            "        buffer_ops.buffer_store(i, out, i)\n"
+            "    buffer_ops.buffer_store(total, out, 0)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(Out, n, step: fx.Int32):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    total = fx.Int32(0)\n"
+            "    for i in range(fx.Int32(0), n, 1):\n"
+            "        total = total + step\n"
+            "        fx.ptr_store(i, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(i) * 4)\n"
+            "    fx.ptr_store(total, fx.recast_iter(fx.Int8, fx.get_iter(out)))\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # What a helper of the module returns; a nested helper's parameter given one type at every call.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def _widest(v, lane):\n"
+            "    return (v > lane).select(v, lane)\n"
+            "def f(Out, lane: fx.Int32, x: fx.Int32):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    def put(v, i):\n"
+            "        buffer_ops.buffer_store(v, out, i)\n"
+            "    put(_widest(x, lane), lane)\n"
+            "    put(x + 1, lane + 64)\n",
+            expected="import flydsl.expr as fx\n"
+            "def _widest(v, lane):\n"
+            "    return (v > lane).select(v, lane)\n"
+            "def f(Out, lane: fx.Int32, x: fx.Int32):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    def put(v, i):\n"
+            "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(i) * 4)\n"
+            "    put(_widest(x, lane), lane)\n"
+            "    put(x + 1, lane + 64)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            # A raw select's operands; an element of a raw vector wrapped and bitcast.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, ok, w, packed):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    w_out = arith.select(ok, arith.constant(0.0, type=T.f32), w)\n"
+            "    buffer_ops.buffer_store(w_out, out, 0)\n"
+            "    word = fx.Vector(fx.Vector(packed).bitcast(fx.Int32))[0]\n"
+            "    buffer_ops.buffer_store(word.ir_value(), out, 1)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(Out, ok, w, packed):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    w_out = arith.select(ok, arith.constant(0.0, type=T.f32), w)\n"
+            "    fx.ptr_store(w_out, fx.recast_iter(fx.Int8, fx.get_iter(out)))\n"
+            "    word = fx.Vector(fx.Vector(packed).bitcast(fx.Int32))[0]\n"
+            "    fx.ptr_store(word.ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # A width more than 1 only in the `else` of a trace-time `W == 1`, or after `assert W == 8`.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(VEC, PAIRS):\n"
+            "    def load(A, off):\n"
+            "        rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "        if const_expr(PAIRS == 1):\n"
+            "            v = buffer_ops.buffer_load(rsrc, off, vec_width=1, dtype=fx.Float32)\n"
+            "        else:\n"
+            "            v = buffer_ops.buffer_load(rsrc, off, vec_width=PAIRS, dtype=fx.Float32)\n"
+            "        assert VEC == 8\n"
+            "        half = VEC // 2\n"
+            "        return v, buffer_ops.buffer_load(rsrc, off, vec_width=half, dtype=fx.Float32)\n"
+            "    return load\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "def build(VEC, PAIRS):\n"
+            "    def load(A, off):\n"
+            "        rsrc = fx.rocdl.make_buffer_tensor(A)\n"
+            "        if const_expr(PAIRS == 1):\n"
+            "            v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Float32).ir_value()\n"
+            "        else:\n"
+            "            v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Vector[fx.Float32, PAIRS])\n"
+            "        assert VEC == 8\n"
+            "        half = VEC // 2\n"
+            "        return v, fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Vector[fx.Float32, 4])\n"
+            "    return load\n",
+            unsafe=True,
+            count=4,
+        ),
+        Invalid(
+            # A helper's parameter given different types: its stores keep the shim.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, lane: fx.Int32, x: fx.Float16):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    def put(v, i):\n"
+            "        buffer_ops.buffer_store(v, out, i)\n"
+            "    put(x, lane)\n"
+            "    put(lane, lane)\n",
+            count=2,
+            expected=None,
+            message="the element type of `v` is not known here",
+        ),
+        Invalid(
+            # `W <= 4` leaves 1 possible: a scalar or a vector load.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(VEC):\n"
+            "    def load(A, off):\n"
+            "        rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "        if const_expr(VEC <= 4):\n"
+            "            return buffer_ops.buffer_load(rsrc, off, vec_width=VEC, dtype=fx.Float32)\n"
+            "        return None\n"
+            "    return load\n",
+            count=2,
+            expected=None,
+            message="its width `VEC` is not a literal",
         ),
     ]
 

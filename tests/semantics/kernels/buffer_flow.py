@@ -1,0 +1,59 @@
+"""Stores and loads through the legacy `buffer_ops` shim whose element type or width the code
+shows only through the value flow: a sum carried around a `range` loop, the loop's own
+variable, what a helper of the module returns, a nested helper's parameter given the same
+type at every call, and vector widths known to be more than 1 only in the `else` of a
+trace-time `if const_expr(W == 1)` or after `assert W == 8`."""
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+import torch
+from flydsl.expr import const_expr
+from kernels.common import buffer_ops
+
+N = 64
+PAIRS = len((0, 0))  # ints the linter cannot compute: trace-time constants
+VEC = len(range(8))
+
+
+@flyc.jit
+def _widest(v, w):
+    return (v > w).select(v, w)
+
+
+@flyc.kernel
+def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32):
+    tid = fx.thread_idx.x
+    a = buffer_ops.create_buffer_resource(A, max_size=True)
+    out = buffer_ops.create_buffer_resource(Out, max_size=True)
+    total = fx.Int32(0)
+    for i in range(fx.Int32(0), n, 1):
+        total = total + i
+        buffer_ops.buffer_store(i, out, tid * 8 + i)
+    buffer_ops.buffer_store(total, out, tid + 1024)
+
+    def put(v, off):
+        buffer_ops.buffer_store(v, out, off)
+
+    put(_widest(total, fx.Int32(tid)), tid + 1100)
+    put(fx.Int32(tid) + 1, tid + 1200)
+    if const_expr(PAIRS == 1):
+        pair = buffer_ops.buffer_load(a, tid, vec_width=1, dtype=fx.Float32)
+    else:
+        pair = buffer_ops.buffer_load(a, tid * PAIRS, vec_width=PAIRS, dtype=fx.Float32)
+    buffer_ops.buffer_store(pair, out, tid * 2 + 1300)
+    assert VEC == 8
+    half = VEC // 2
+    quad = buffer_ops.buffer_load(a, tid * half + 512, vec_width=half, dtype=fx.Float32)
+    buffer_ops.buffer_store(quad, out, tid * 4 + 1500)
+
+
+@flyc.jit
+def flow(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    flow_kernel(A, Out, n).launch(grid=(1, 1, 1), block=(N, 1, 1), stream=stream)
+
+
+# flydsl: example
+def one_block(device):
+    a = torch.randn(1024, dtype=torch.float32, device=device)
+    out = torch.zeros(2048, dtype=torch.int32, device=device)
+    return flow, (a, out, 4)
