@@ -180,11 +180,11 @@ class _Stored:
         return types.pop() if types else _PENDING
 
     def _binop(self, left_node: ast.expr, right_node: ast.expr, depth: int) -> str | None:
-        # Both operands typed alike, or a Python int beside a typed one.
+        # Both operands typed alike, a Python int beside a typed one, or a float beside a float.
         left, right = self.of(left_node, depth + 1), self.of(right_node, depth + 1)
-        if left is None and int_value(self.model, left_node) is not None:
+        if left is None and _python_number(self.model, left_node, right):
             return right
-        if right is None and int_value(self.model, right_node) is not None:
+        if right is None and _python_number(self.model, right_node, left):
             return left
         return self._agreed([left, right])
 
@@ -292,6 +292,14 @@ class _Stored:
                 return None
             found.append(self.of(arg, depth + 1))
         return self._agreed(found)
+
+
+def _python_number(model: SemanticModel, node: ast.expr, other: str | None) -> bool:
+    """``node`` is a Python int, or a float literal beside a float type (fx takes its type)."""
+    if int_value(model, node) is not None:
+        return True
+    is_float = isinstance(node, ast.Constant) and type(node.value) is float
+    return is_float and other is not None and other.startswith(("Float", "BFloat"))
 
 
 def _wraps_vector(model: SemanticModel, expr: ast.expr) -> bool:
