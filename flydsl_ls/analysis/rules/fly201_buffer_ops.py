@@ -112,13 +112,19 @@ class BufferOps(Rule):
     one fix. A stored value's element type is read from fx values (unwrapped too), raw arith
     ops and their op classes' `.result`, shim loads, `fx.ptr_load`/`fx.memref_load_vec` of
     a typed pointer, `fx.Vector` built, filled or bitcast with a dtype, and elements and
-    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`).
+    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`); from the
+    value flow too: a value carried around a loop (the type its other definitions agree on),
+    a builtin `range` loop's variable (the scf.for's i32), what a helper of the file returns
+    and a helper's parameter given one type at every call, raw `arith.select` operands and
+    `fx.Vector(raw)`. A width that is not a literal but that the code only reaches when it is
+    more than 1 (the `else` of a trace-time `if W == 1`, under `W > 1`) goes into the vector
+    type as written; `assert W == k` before a use makes `W` k.
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
     with no layout form may stay on buffer_ops, the cleanup guide says, so these are
     reported as information, not warnings), a width that is not
-    a literal (1 loads a scalar, more a vector), an element type that is not an fx numeric
+    a literal nor known to be more than 1 (1 loads a scalar, more a vector), an element type that is not an fx numeric
     type, a stored value whose element type the code does not show (the offset is in
     elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
     conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
