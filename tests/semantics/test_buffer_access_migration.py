@@ -102,6 +102,9 @@ def test_value_flow_shows_element_types_and_widths():
         "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(off) * 4)\n",
         "        pair = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid * PAIRS) * 4, fx.Vector[fx.Float32, PAIRS])\n",
         "    quad = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid * half + 512) * 4, fx.Vector[fx.Float32, 4])\n",
+        "        return fx.rocdl.make_buffer_tensor(t)\n",
+        "    fx.ptr_store(fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(src)) + tid * 4, fx.Float32), "
+        "fx.recast_iter(fx.Int8, fx.get_iter(dst)) + (tid + 1700) * 4)\n",
     ):
         assert line in after, line
     assert not diagnostics("FLY201", after, SETTINGS)

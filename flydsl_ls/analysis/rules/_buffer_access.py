@@ -263,7 +263,7 @@ class _Stored:
 
     def _returned(self, func: ast.Name, depth: int) -> str | None:
         """What a helper of this file returns, when its returns agree."""
-        function = _helper(self.model, func)
+        function = file_helper(self.model, func)
         if function is None or id(function) in self.open:
             return None
         self.open.add(id(function))
@@ -311,7 +311,8 @@ def _builtin_range(model: SemanticModel, call: ast.Call) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == "range" and model.binding_of(call.func) is None
 
 
-def _helper(model: SemanticModel, func: ast.Name) -> ast.FunctionDef | None:
+def file_helper(model: SemanticModel, func: ast.Name) -> ast.FunctionDef | None:
+    """The function a call of ``func`` calls, when only this file calls it (see below)."""
     binding = model.binding_of(func)
     return _helper_binding(model, binding) if binding is not None and binding.kind == "def" else None
 

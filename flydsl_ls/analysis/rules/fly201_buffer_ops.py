@@ -20,6 +20,7 @@ from flydsl_ls.analysis.rules._buffer_access import (
     STORE,
     Access,
     element_bytes,
+    file_helper,
     read_access,
 )
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
@@ -229,6 +230,15 @@ class BufferOps(Rule):
         if isinstance(parent, ast.Expr):  # built and dropped
             text = self._definition_text(fx, node, symbol, "Int8")
             return self._fix([Edit(self.ctx.range(node), text)], imports), None
+        if isinstance(parent, ast.Return) and symbol == CREATE:
+            function = self.ctx.enclosing_function()
+            calls = self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else []
+            if calls and self._factory(calls[0]) is function:
+                made = self._factory_calls(function)
+                if made is None:
+                    return None, f"`{function.name}` makes resources that are not each assigned to one name"
+                plan = self._plan(made[0], node, symbol)
+                return plan.fix, plan.problem
         named = isinstance(parent, ast.Assign) and len(parent.targets) == 1
         if not (named and isinstance(parent.targets[0], ast.Name)):
             return None, "the resource is used in place (it must be a tensor where it is consumed)"
@@ -302,6 +312,8 @@ class BufferOps(Rule):
 
     def _component(self, plan: Plan, resources: list, params: list, symbol: str) -> Plan:
         edits: list[Edit] = []
+        work: list = []  # (access, pointer, its element type) of every resource
+        replacements: dict[int, tuple[ast.AST, str]] = {}  # raw resources kept, accesses rewritten
         fx, imports = fx_alias(self.model)
         for param, function in params:
             if not self._enqueue_callers(plan, function, param, edits, resources):
@@ -310,6 +322,8 @@ class BufferOps(Rule):
             if resources:
                 member, made = resources.pop()
                 self._plans[id(member)] = plan
+                if not self._enqueue_siblings(plan, member, made, resources):
+                    return plan
                 found = self._resource_edits(plan, fx, member, made, symbol)
             else:
                 member, function = params.pop()
@@ -318,8 +332,10 @@ class BufferOps(Rule):
             if found is None:
                 plan.fix = None
                 return plan
-            more, helpers = found
+            more, helpers, accesses, raw = found
             edits += more
+            work += accesses
+            replacements.update(raw)
             for function, param in helpers:
                 if id(param) in self._plans:
                     if self._plans[id(param)] is not plan:  # a component that failed before reaching here
@@ -328,7 +344,7 @@ class BufferOps(Rule):
                 params.append((param, function))
                 if not self._enqueue_callers(plan, function, param, edits, resources):
                     return plan
-        plan.fix = self._fix(edits, imports)
+        plan.fix = self._fix(edits + self._access_edits(fx, work, replacements), imports)
         return plan
 
     def _enqueue_callers(self, plan: Plan, function, param, edits: list[Edit], resources: list) -> bool:
@@ -347,11 +363,77 @@ class BufferOps(Rule):
                 return False
             if id(other) not in self._plans:
                 self._plans[id(other)] = plan
-                resources.append((other, other.value))
+                factory = self._factory(other.value)
+                resources.append((other, factory.body[-1].value if factory is not None else other.value))
             elif self._plans[id(other)] is not plan:
                 self._joined_failed(plan, self._plans[id(other)])
                 return False
         return True
+
+    def _enqueue_siblings(self, plan: Plan, member, made: ast.Call, resources: list) -> bool:
+        """A resource a factory of the file made: every other one it makes joins the fix (its
+        `return` changes for all). False: one cannot, ``plan.problem`` says why."""
+        value = member.value
+        factory = self._factory(value) if isinstance(value, ast.Call) else None
+        if factory is None:
+            return True
+        made_all = self._factory_calls(factory)
+        if made_all is None:
+            plan.problem = f"`{factory.name}` makes resources that are not each assigned to one name"
+            plan.fix = None
+            return False
+        for other in made_all:
+            if id(other) not in self._plans:
+                self._plans[id(other)] = plan
+                resources.append((other, made))
+            elif self._plans[id(other)] is not plan:
+                self._joined_failed(plan, self._plans[id(other)])
+                return False
+        return True
+
+    def _factory(self, call: ast.Call) -> ast.FunctionDef | None:
+        """The function ``call`` calls when it is a resource factory of this file: a helper
+        only called, whose body returns `create_buffer_resource(p)` of a parameter ``p``."""
+        function = file_helper(self.model, call.func) if isinstance(call.func, ast.Name) else None
+        if function is None or len(self.model.calls_to(function)) != len(self.model.uses_of(self.model.binding_of(call.func))):
+            return None  # passed around as a value
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        made = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE) or _rebase(made) is not None:
+            return None
+        params = {a.arg for a in function.args.args}
+        if self._definition_problem(made, CREATE) or not (isinstance(made.args[0], ast.Name) and made.args[0].id in params):
+            return None
+        return function
+
+    def _factory_calls(self, function: ast.FunctionDef):
+        """The bindings of the resources a factory makes, `name = factory(...)` in a function
+        (None: a call is used otherwise, or ``function`` is no factory)."""
+        calls = self.model.calls_to(function)
+        if not calls or self._factory(calls[0]) is not function:
+            return None
+        made = []
+        for call in calls:
+            binding = self._assigned(call)
+            if binding is None:
+                return None
+            made.append(binding)
+        return made
+
+    def _assigned(self, value: ast.Call):
+        """The binding of `name = value` in a function, that name's only binding reaching its reads."""
+        parents = self.model.parent_map(self.model.tree)
+        statement = parents.get(id(value))
+        function = parents.get(id(statement))
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = parents.get(id(function))
+        scope = self.model.function_scope(function) if function is not None else None
+        if scope is None or not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name):
+            return None
+        return next((b for b in scope.bindings.get(target.id, ()) if b.node is target), None)
 
     @staticmethod
     def _joined_failed(plan: Plan, other: Plan) -> Plan:
@@ -429,11 +511,9 @@ class BufferOps(Rule):
             dtype = max((a.dtype for a in converted), key=element_bytes, default="Int8")
             pointer = binding.name
             definition = self._definition_text(fx, create, symbol, dtype)
-        replacements: dict[int, tuple[ast.AST, str]] = {}
-        for use, _call in bridged:
-            replacements[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
-        edits = [Edit(self.ctx.range(create), definition)] + self._access_edits(fx, converted, pointer, dtype, replacements)
-        return edits, helpers
+        raw = {id(use): (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})") for use, _call in bridged}
+        work = [(access, pointer, dtype) for access in converted]
+        return [Edit(self.ctx.range(create), definition)], helpers, work, raw
 
     def _param_edits(self, plan: Plan, fx: str, param, function):
         """A helper's resource parameter: every use must be a load or store fx can say."""
@@ -457,10 +537,12 @@ class BufferOps(Rule):
             else:  # it keeps the shim, on the tensor's raw resource
                 plan.access_problems[id(call)] = problem
                 bridged[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
-        return self._access_edits(fx, converted, pointer, None, bridged), []
+        return [], [], [(access, pointer, None) for access in converted], bridged
 
-    def _access_edits(self, fx: str, converted: list[Access], pointer: str, dtype, replacements) -> list[Edit]:
-        for access in sorted(converted, key=self._size):  # inner accesses first: outer ones embed them
+    def _access_edits(self, fx: str, work: list, replacements) -> list[Edit]:
+        """The accesses of every resource of one fix, rendered together: an access inside
+        another (a load stored), of another resource, is embedded in the outer one's text."""
+        for access, pointer, dtype in sorted(work, key=lambda item: self._size(item[0])):  # inner ones first
             replacements[id(access.call)] = (access.call, self._access_text(fx, access, pointer, dtype, replacements))
         return [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
 
@@ -548,7 +630,9 @@ class BufferOps(Rule):
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
             return None
         value = bindings[0].value
-        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE) or _rebase(value) is not None:
+        factory = self._factory(value) if isinstance(value, ast.Call) else None
+        made = factory.body[-1].value if factory is not None else value
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE) or _rebase(made) is not None:
             return None  # helpers take tensors; a rebased resource is a byte pointer
         statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
@@ -564,13 +648,16 @@ class BufferOps(Rule):
             bindings = self.model.reaching_bindings(rsrc)
             value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
             origin = self.model.resolve(value.func) if isinstance(value, ast.Call) else None
+            made = value
+            if origin not in ORIGINS and isinstance(value, ast.Call) and (factory := self._factory(value)):
+                origin, made = CREATE, factory.body[-1].value  # what the factory returns
             if origin in ORIGINS and bindings[0].scope.kind == "function":
                 statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
-                if self._definition_problem(value, origin):
-                    return None, f"the resource is built with {self._definition_problem(value, origin)}"
+                if self._definition_problem(made, origin):
+                    return None, f"the resource is built with {self._definition_problem(made, origin)}"
                 if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                     return None, "the resource is not assigned to one name"
-                plan = self._plan(bindings[0], value, origin)
+                plan = self._plan(bindings[0], made, origin)
                 if plan.fix is None or id(access.call) in plan.access_problems:
                     return None, plan.access_problems.get(id(access.call)) or plan.problem
                 return plan.fix, None
@@ -721,7 +808,11 @@ class BufferOps(Rule):
 
     # --- text ------------------------------------------------------------------------------
     def _render(self, node: ast.AST, replacements) -> str:
-        """``node``'s source with the replacements that lie inside it applied."""
+        """``node``'s source with the replacements that lie inside it applied (or its own: a
+        stored load)."""
+        own = replacements.get(id(node))
+        if own is not None and own[0] is node:
+            return own[1]
         index = self.model.index
         rng = index.node_range(node)
         start, end = index.offset(rng.start), index.offset(rng.end)
@@ -741,7 +832,8 @@ class BufferOps(Rule):
         return self.model.index.offset(r.end) - self.model.index.offset(r.start)
 
     def _fix(self, edits: list[Edit], imports) -> Fix:
-        return Fix(title=f"{self.fix_title} (unsafe)", applicability=Applicability.UNSAFE, edits=(*edits, *imports))
+        unique = list(dict.fromkeys(edits))  # a factory's `return`: one edit for all it makes
+        return Fix(title=f"{self.fix_title} (unsafe)", applicability=Applicability.UNSAFE, edits=(*unique, *imports))
 
     VALID = [
         Valid("import flydsl.expr as fx\ndef f(A):\n    return fx.rocdl.make_buffer_tensor(A)\n"),
@@ -1326,6 +1418,40 @@ class BufferOps(Rule):
             count=2,
             expected=None,
             message="its width `VEC` is not a literal",
+        ),
+        Invalid(
+            # A nested factory's resources move together (its `return` changes for all); a load
+            # of one stored through another is rewritten inside the store.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return buffer_ops.create_buffer_resource(ptr, max_size=True)\n"
+            "    a = _rsrc(A)\n"
+            "    b = _rsrc(B)\n"
+            "    buffer_ops.buffer_store(buffer_ops.buffer_load(a, tid, vec_width=1, dtype=fx.Int32), b, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return fx.rocdl.make_buffer_tensor(ptr)\n"
+            "    a = _rsrc(A)\n"
+            "    b = _rsrc(B)\n"
+            "    fx.ptr_store(fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid) * 4, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(b)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # A factory whose result is also used in place: none of its resources move.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return buffer_ops.create_buffer_resource(ptr, max_size=True)\n"
+            "    a = _rsrc(A)\n"
+            "    return buffer_ops.buffer_load(a, tid, vec_width=1, dtype=fx.Int32) + buffer_ops.buffer_load(_rsrc(B), tid, vec_width=1, dtype=fx.Int32)\n",
+            count=3,
+            expected=None,
+            message="`_rsrc` makes resources that are not each assigned to one name",
         ),
     ]
 

@@ -2,7 +2,8 @@
 shows only through the value flow: a sum carried around a `range` loop, the loop's own
 variable, what a helper of the module returns, a nested helper's parameter given the same
 type at every call, and vector widths known to be more than 1 only in the `else` of a
-trace-time `if const_expr(W == 1)` or after `assert W == 8`."""
+trace-time `if const_expr(W == 1)` or after `assert W == 8`; resources a nested factory
+makes (`make(t)` returns `create_buffer_resource(t)`)."""
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
@@ -45,6 +46,13 @@ def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32):
     half = VEC // 2
     quad = buffer_ops.buffer_load(a, tid * half + 512, vec_width=half, dtype=fx.Float32)
     buffer_ops.buffer_store(quad, out, tid * 4 + 1500)
+
+    def make(t):
+        return buffer_ops.create_buffer_resource(t, max_size=True)
+
+    src = make(A)
+    dst = make(Out)
+    buffer_ops.buffer_store(buffer_ops.buffer_load(src, tid, vec_width=1, dtype=fx.Float32), dst, tid + 1700)
 
 
 @flyc.jit
