@@ -105,6 +105,8 @@ def test_value_flow_shows_element_types_and_widths():
         "        return fx.rocdl.make_buffer_tensor(t)\n",
         "    fx.ptr_store(fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(src)) + tid * 4, fx.Float32), "
         "fx.recast_iter(fx.Int8, fx.get_iter(dst)) + (tid + 1700) * 4)\n",
+        "    h = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + tid * 2, "
+        '(fx.BFloat16 if DTYPE == "bf16" else fx.Float16))\n',
     ):
         assert line in after, line
     assert not diagnostics("FLY201", after, SETTINGS)

@@ -52,6 +52,7 @@ class Access:
     data: ast.expr | None = None  # stores
     width: int = 1  # loads: vec_width
     width_text: str | None = None  # a width more than 1 that only tracing knows (its source text)
+    dtype_text: str | None = None  # an element type chosen at trace time, as fx code ("{fx}" the alias)
     dtype: str | None = None  # the fx class of the element type ("Int32")
     problem: str | None = None  # why fx has no form for it (None: it does)
     raw: bool = False  # a scalar load whose users need the raw value the shim gave
@@ -90,6 +91,8 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
             return access
         dtype = call_argument(call, 3, "dtype")
         access.dtype = "Float32" if dtype is None else element_class(model, dtype)
+        if access.dtype is None and dtype is not None:
+            access.dtype, access.dtype_text = chosen_class(model, dtype, call) or (None, None)
         if access.dtype is None:
             access.problem = f"its element type `{ast.unparse(dtype)}` is not an fx numeric type"
         return access
@@ -501,3 +504,49 @@ def _more_than_one(model: SemanticModel, width: ast.expr) -> bool:
         if field == "body" and ((op is ast.Gt and k >= 1) or (op is ast.GtE and k >= 2) or (op is ast.NotEq and k == 1)):
             return True
     return False
+
+
+# --- an element type chosen at trace time ----------------------------------------------------
+def chosen_class(model: SemanticModel, expr: ast.expr, at: ast.AST) -> tuple[str, str] | None:
+    """(a representative fx class, fx code) for `A if c else B` (inline, or a name bound once to
+    it) choosing between float types of one size: the offset scales alike either way. The
+    condition is written again at ``at``, so its names must mean the same there."""
+    choice = expr
+    if isinstance(expr, ast.Name):
+        bindings = model.reaching_bindings(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        choice = bindings[0].value
+    if not isinstance(choice, ast.IfExp):
+        return None
+    body, orelse = element_class(model, choice.body), element_class(model, choice.orelse)
+    if not (body and orelse) or element_bytes(body) != element_bytes(orelse):
+        return None
+    if body != orelse and not all(c.startswith(("Float", "BFloat")) for c in (body, orelse)):
+        return None  # integers of one size differ in signedness
+    if choice is not expr and not _visible_alike(model, choice.test, at):
+        return None
+    test = model.index.slice(model.index.node_range(choice.test)).replace("{", "{{").replace("}", "}}")
+    return body, f"({{fx}}.{body} if {test} else {{fx}}.{orelse})"
+
+
+def _visible_alike(model: SemanticModel, test: ast.expr, at: ast.AST) -> bool:
+    """Every name ``test`` reads is bound once, in a scope around ``at``'s function that no scope
+    between them rebinds: written at ``at``, it reads the same values."""
+    parents = model.parent_map(model.tree)
+    function = parents.get(id(at))
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = parents.get(id(function))
+    scope = model.function_scope(function) if function is not None else None
+    for name in (n for n in ast.walk(test) if isinstance(n, ast.Name)):
+        bindings = model.reaching_bindings(name)
+        if len(bindings) != 1 or bindings[0].kind not in ("param", "assign", "import"):
+            return False
+        inner = scope
+        while inner is not None and inner is not bindings[0].scope:
+            if name.id in inner.bindings:
+                return False
+            inner = inner.parent
+        if inner is None or len(inner.bindings.get(name.id, ())) != 1:
+            return False
+    return True

@@ -119,7 +119,12 @@ class BufferOps(Rule):
     and a helper's parameter given one type at every call, raw `arith.select` operands and
     `fx.Vector(raw)`. A width that is not a literal but that the code only reaches when it is
     more than 1 (the `else` of a trace-time `if W == 1`, under `W > 1`) goes into the vector
-    type as written; `assert W == k` before a use makes `W` k.
+    type as written; `assert W == k` before a use makes `W` k. An element type chosen at trace
+    time between floats of one size (`T.bf16 if c else T.f16`, inline or named once) is
+    written as that choice, `(fx.BFloat16 if c else fx.Float16)`, where `c` reads the same
+    names. The resources a factory of the file makes (a helper only called, returning
+    `create_buffer_resource(p)` of its parameter, each result assigned to one name) move
+    together, the factory's `return` with them.
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
@@ -722,8 +727,9 @@ class BufferOps(Rule):
         by_element = size == 1 or (base is not None and element_bytes(base) % size == 0)
         if not by_element:
             dtype, size = "Int8", size if access.width else 1
-        if base != dtype:
-            pointer = f"{fx}.recast_iter({fx}.{dtype}, {pointer})"
+        if base != dtype or (by_element and access.dtype_text):
+            named = self._dtype(fx, access) if by_element else f"{fx}.{dtype}"
+            pointer = f"{fx}.recast_iter({named}, {pointer})"
         offset = access.offset
         if self._literal(offset) != 0:
             scale = 1 if by_element else size
@@ -734,8 +740,8 @@ class BufferOps(Rule):
         if by_element and access.width > 1:
             return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({width}, 1)))"
         if access.width > 1:
-            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, width)})"
-        typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
+            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, self._dtype(fx, access), width)})"
+        typed = "" if by_element or access.dtype == "Int8" else f", {self._dtype(fx, access)}"
         return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
 
     def _offset_text(self, fx: str, offset: ast.expr, scale: int, replacements) -> str:
@@ -770,13 +776,18 @@ class BufferOps(Rule):
             return expr.args[0]
         return None
 
+    @staticmethod
+    def _dtype(fx: str, access: Access) -> str:
+        """The access's element type as fx code: `fx.Float16`, or the trace-time choice."""
+        return access.dtype_text.format(fx=fx) if access.dtype_text else f"{fx}.{access.dtype}"
+
     def _vector_type(self, fx: str, dtype: str, width: int | str) -> str:
         """`fx.Vector[D, W]`; FlyDSL before 0.5.0 has no subscript, only `fx.Vector.make_type(W, D)`
         (the form FlyDSL's own kernels use; the same buffer instructions on gfx942)."""
         version = self.ctx.options.flydsl_version
         if version and not at_least(version, "0.5.0"):
-            return f"{fx}.Vector.make_type({width}, {fx}.{dtype})"
-        return f"{fx}.Vector[{fx}.{dtype}, {width}]"
+            return f"{fx}.Vector.make_type({width}, {dtype})"
+        return f"{fx}.Vector[{dtype}, {width}]"
 
     def _read_result(self, access: Access, parents) -> str | None:
         """A scalar load gave an `ArithValue` of no signedness and gives an fx scalar: sets
@@ -1452,6 +1463,52 @@ class BufferOps(Rule):
             count=3,
             expected=None,
             message="`_rsrc` makes resources that are not each assigned to one name",
+        ),
+        Invalid(
+            # An element type chosen at trace time between floats of one size: the offset scales
+            # alike, and the access names the same choice (its condition reads the same names).
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(dtype_str):\n"
+            "    elem_dtype = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "    def kernel(X, Y, tid):\n"
+            "        x = buffer_ops.create_buffer_resource(X, max_size=True)\n"
+            "        y = buffer_ops.create_buffer_resource(Y, max_size=True)\n"
+            "        v = buffer_ops.buffer_load(x, tid, vec_width=1, dtype=elem_dtype)\n"
+            "        w = buffer_ops.buffer_load(x, tid * 8, vec_width=8, dtype=elem_dtype)\n"
+            "        buffer_ops.buffer_store(v, y, tid)\n"
+            "        buffer_ops.buffer_store(w, y, tid * 8 + 64)\n"
+            "    return kernel\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "def build(dtype_str):\n"
+            "    elem_dtype = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "    def kernel(X, Y, tid):\n"
+            "        x = fx.rocdl.make_buffer_tensor(X)\n"
+            "        y = fx.rocdl.make_buffer_tensor(Y)\n"
+            "        v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(x)) + fx.Int32(tid) * 2, (fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16))\n"
+            "        w = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(x)) + fx.Int32(tid * 8) * 2, fx.Vector[(fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16), 8])\n"
+            "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(y)) + fx.Int32(tid) * 2)\n"
+            "        fx.ptr_store(w, fx.recast_iter(fx.Int8, fx.get_iter(y)) + fx.Int32(tid * 8 + 64) * 2)\n"
+            "    return kernel\n",
+            unsafe=True,
+            count=6,
+        ),
+        Invalid(
+            # ... but not between sizes.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(w_dtype):\n"
+            "    w_dt = T.f32 if w_dtype == \"f32\" else T.bf16\n"
+            "    def kernel(X, tid):\n"
+            "        x = buffer_ops.create_buffer_resource(X, max_size=True)\n"
+            "        return buffer_ops.buffer_load(x, tid, vec_width=1, dtype=w_dt)\n"
+            "    return kernel\n",
+            count=2,
+            expected=None,
+            message="its element type `w_dt` is not an fx numeric type",
         ),
     ]
 

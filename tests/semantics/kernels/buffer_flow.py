@@ -3,17 +3,20 @@ shows only through the value flow: a sum carried around a `range` loop, the loop
 variable, what a helper of the module returns, a nested helper's parameter given the same
 type at every call, and vector widths known to be more than 1 only in the `else` of a
 trace-time `if const_expr(W == 1)` or after `assert W == 8`; resources a nested factory
-makes (`make(t)` returns `create_buffer_resource(t)`)."""
+makes (`make(t)` returns `create_buffer_resource(t)`); an element type chosen at trace time
+between two of one size (`T.bf16 if ... else T.f16`)."""
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
 import torch
 from flydsl.expr import const_expr
+from flydsl.expr.typing import T
 from kernels.common import buffer_ops
 
 N = 64
 PAIRS = len((0, 0))  # ints the linter cannot compute: trace-time constants
 VEC = len(range(8))
+DTYPE = "bf16"
 
 
 @flyc.jit
@@ -53,6 +56,11 @@ def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32):
     src = make(A)
     dst = make(Out)
     buffer_ops.buffer_store(buffer_ops.buffer_load(src, tid, vec_width=1, dtype=fx.Float32), dst, tid + 1700)
+    elem = T.bf16 if DTYPE == "bf16" else T.f16  # chosen at trace time, one size either way
+    h = buffer_ops.buffer_load(a, tid, vec_width=1, dtype=elem)
+    h8 = buffer_ops.buffer_load(a, tid * 8, vec_width=8, dtype=elem)
+    buffer_ops.buffer_store(h, out, tid + 3800)
+    buffer_ops.buffer_store(h8, out, tid * 8 + 3900)
 
 
 @flyc.jit
