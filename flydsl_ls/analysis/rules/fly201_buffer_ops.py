@@ -124,7 +124,8 @@ class BufferOps(Rule):
     written as that choice, `(fx.BFloat16 if c else fx.Float16)`, where `c` reads the same
     names. The resources a factory of the file makes (a helper only called, returning
     `create_buffer_resource(p)` of its parameter, each result assigned to one name) move
-    together, the factory's `return` with them.
+    together, the factory's `return` with them. A helper also given a rebased resource (a
+    byte pointer) takes pointers: its tensors are passed as their iterators, `fx.get_iter(t)`.
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
@@ -172,6 +173,7 @@ class BufferOps(Rule):
         super().__init__(ctx)
         self._plans: dict[int, Plan] = {}
         self._kept: set[int] = set()  # id() of definitions whose resource the guide keeps
+        self._pointer_params: set[int] = set()  # id() of helper parameters given pointers, not tensors
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
@@ -356,11 +358,21 @@ class BufferOps(Rule):
         """Every resource ``function`` is called with for ``param`` joins the fix (False: one
         cannot, ``plan.problem`` says why)."""
         self._plans[id(param)] = plan
-        for call in self.model.calls_to(function):
-            other = self._argument_resource(call, function, param)
+        passed = [(call, self._argument_resource(call, function, param)) for call in self.model.calls_to(function)]
+        # A rebased resource is a byte pointer: the helper then takes pointers, and tensors
+        # are passed as their iterators.
+        pointers = any(not isinstance(o, Edit) and o is not None and _rebase(self._made(o.value)) is not None
+                       for _, o in passed)
+        if pointers:
+            self._pointer_params.add(id(param))
+        fx = fx_alias(self.model)[0]
+        for call, other in passed:
             if isinstance(other, Edit):  # a buffer tensor's raw resource: the tensor itself
-                edits.append(other)
+                edits.append(Edit(other.range, f"{fx}.get_iter({other.content})") if pointers else other)
                 continue
+            if pointers and other is not None and _rebase(self._made(other.value)) is None:
+                arg = _argument(call, function, param)
+                edits.append(Edit(self.model.index.node_range(arg), f"{fx}.get_iter({arg.id})"))
             if other is None:
                 plan.problem = (
                     f"`{function.name}` is also called at line {call.lineno} with a resource this rule does not build"
@@ -368,8 +380,7 @@ class BufferOps(Rule):
                 return False
             if id(other) not in self._plans:
                 self._plans[id(other)] = plan
-                factory = self._factory(other.value)
-                resources.append((other, factory.body[-1].value if factory is not None else other.value))
+                resources.append((other, self._made(other.value)))
             elif self._plans[id(other)] is not plan:
                 self._joined_failed(plan, self._plans[id(other)])
                 return False
@@ -395,6 +406,11 @@ class BufferOps(Rule):
                 self._joined_failed(plan, self._plans[id(other)])
                 return False
         return True
+
+    def _made(self, value: ast.Call) -> ast.Call:
+        """The `create_buffer_resource` call that makes ``value``: itself, or what its factory returns."""
+        factory = self._factory(value)
+        return factory.body[-1].value if factory is not None else value
 
     def _factory(self, call: ast.Call) -> ast.FunctionDef | None:
         """The function ``call`` calls when it is a resource factory of this file: a helper
@@ -477,7 +493,7 @@ class BufferOps(Rule):
                         plan.access_problems[id(call)] = problem
                 elif tensor and consumer in TENSOR_APIS:
                     continue
-                elif tensor and (helper := self._helper_parameter(call, use)) is not None:
+                elif symbol == CREATE and (helper := self._helper_parameter(call, use)) is not None:
                     helpers.append(helper)
                     continue
                 bridged.append((use, call))
@@ -524,7 +540,7 @@ class BufferOps(Rule):
         """A helper's resource parameter: every use must be a load or store fx can say."""
         parents = self.model.parent_map(function)
         converted = []
-        pointer = f"{fx}.get_iter({param.name})"
+        pointer = param.name if id(param) in self._pointer_params else f"{fx}.get_iter({param.name})"
         bridged: dict[int, tuple[ast.AST, str]] = {}
         for use in self.model.uses_of(param):
             call = parents.get(id(use))
@@ -599,7 +615,7 @@ class BufferOps(Rule):
         arguments = [self._argument_resource(call, function, param) for call in calls]
         resource = next((r for r in arguments if r is not None and not isinstance(r, Edit)), None)
         if resource is not None:
-            plan = self._plan(resource, resource.value, CREATE)
+            plan = self._plan(resource, self._made(resource.value), CREATE)
             # a fix that does not reach this helper's accesses is not theirs
             return self._plans.get(id(param), plan if plan.fix is None else None)
         if all(isinstance(r, Edit) for r in arguments):  # only ever given buffer tensors' raw resources
@@ -635,10 +651,9 @@ class BufferOps(Rule):
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
             return None
         value = bindings[0].value
-        factory = self._factory(value) if isinstance(value, ast.Call) else None
-        made = factory.body[-1].value if factory is not None else value
-        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE) or _rebase(made) is not None:
-            return None  # helpers take tensors; a rebased resource is a byte pointer
+        made = self._made(value) if isinstance(value, ast.Call) else None
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE):
+            return None  # a tensor, or a byte pointer (rebased)
         statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
             return None
@@ -1509,6 +1524,28 @@ class BufferOps(Rule):
             count=2,
             expected=None,
             message="its element type `w_dt` is not an fx numeric type",
+        ),
+        Invalid(
+            # A helper given a rebased resource (a byte pointer) and a tensor takes pointers: the
+            # tensor is passed as its iterator.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(S, W, slot, tid):\n"
+            "    def load(rsrc, off):\n"
+            "        return buffer_ops.buffer_load(rsrc, off, vec_width=4, dtype=fx.Float32)\n"
+            "    s = buffer_ops.create_buffer_resource(S, max_size=True, base_byte_offset=slot * 4096)\n"
+            "    w = buffer_ops.create_buffer_resource(W, max_size=True)\n"
+            "    return load(s, tid), load(w, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(S, W, slot, tid):\n"
+            "    def load(rsrc, off):\n"
+            "        return fx.ptr_load(fx.recast_iter(fx.Int8, rsrc) + fx.Int32(off) * 4, fx.Vector.make_type(4, fx.Float32))\n"
+            "    s = fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(S)) + fx.Int64(slot * 4096))\n"
+            "    w = fx.rocdl.make_buffer_tensor(W)\n"
+            "    return load(s, tid), load(fx.get_iter(w), tid)\n",
+            unsafe=True,
+            count=3,
+            settings={"flydsl_version": "0.3.1"},
         ),
     ]
 
