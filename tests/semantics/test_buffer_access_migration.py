@@ -107,6 +107,9 @@ def test_value_flow_shows_element_types_and_widths():
         "fx.recast_iter(fx.Int8, fx.get_iter(dst)) + (tid + 1700) * 4)\n",
         "    h = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + tid * 2, "
         '(fx.BFloat16 if DTYPE == "bf16" else fx.Float16))\n',
+        "    row = fx.ptr_load(fx.recast_iter(fx.Int8, src) + fx.Int32(lane * 4) * 4, fx.Vector[fx.Int32, 4])\n",
+        "    scratch = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global, 1), "
+        "addr + 65536))\n",
     ):
         assert line in after, line
     assert not diagnostics("FLY201", after, SETTINGS)

@@ -124,8 +124,9 @@ class BufferOps(Rule):
     written as that choice, `(fx.BFloat16 if c else fx.Float16)`, where `c` reads the same
     names. The resources a factory of the file makes (a helper only called, returning
     `create_buffer_resource(p)` of its parameter, each result assigned to one name) move
-    together, the factory's `return` with them. A helper also given a rebased resource (a
-    byte pointer) takes pointers: its tensors are passed as their iterators, `fx.get_iter(t)`.
+    together, the factory's `return` with them. A helper also given a buffer pointer (a
+    rebased resource, or one made from an address) takes pointers: its tensors are passed as
+    their iterators, `fx.get_iter(t)`.
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
@@ -331,7 +332,7 @@ class BufferOps(Rule):
                 self._plans[id(member)] = plan
                 if not self._enqueue_siblings(plan, member, made, resources):
                     return plan
-                found = self._resource_edits(plan, fx, member, made, symbol)
+                found = self._resource_edits(plan, fx, member, made, self.model.resolve(made.func) or symbol)
             else:
                 member, function = params.pop()
                 self._plans[id(member)] = plan
@@ -361,8 +362,7 @@ class BufferOps(Rule):
         passed = [(call, self._argument_resource(call, function, param)) for call in self.model.calls_to(function)]
         # A rebased resource is a byte pointer: the helper then takes pointers, and tensors
         # are passed as their iterators.
-        pointers = any(not isinstance(o, Edit) and o is not None and _rebase(self._made(o.value)) is not None
-                       for _, o in passed)
+        pointers = any(not isinstance(o, Edit) and o is not None and self._pointer(o) for _, o in passed)
         if pointers:
             self._pointer_params.add(id(param))
         fx = fx_alias(self.model)[0]
@@ -370,7 +370,7 @@ class BufferOps(Rule):
             if isinstance(other, Edit):  # a buffer tensor's raw resource: the tensor itself
                 edits.append(Edit(other.range, f"{fx}.get_iter({other.content})") if pointers else other)
                 continue
-            if pointers and other is not None and _rebase(self._made(other.value)) is None:
+            if pointers and other is not None and not self._pointer(other):
                 arg = _argument(call, function, param)
                 edits.append(Edit(self.model.index.node_range(arg), f"{fx}.get_iter({arg.id})"))
             if other is None:
@@ -406,6 +406,11 @@ class BufferOps(Rule):
                 self._joined_failed(plan, self._plans[id(other)])
                 return False
         return True
+
+    def _pointer(self, binding) -> bool:
+        """The resource ``binding`` names becomes a buffer pointer, not a tensor."""
+        made = self._made(binding.value)
+        return self.model.resolve(made.func) == FROM_ADDR or _rebase(made) is not None
 
     def _made(self, value: ast.Call) -> ast.Call:
         """The `create_buffer_resource` call that makes ``value``: itself, or what its factory returns."""
@@ -493,7 +498,7 @@ class BufferOps(Rule):
                         plan.access_problems[id(call)] = problem
                 elif tensor and consumer in TENSOR_APIS:
                     continue
-                elif symbol == CREATE and (helper := self._helper_parameter(call, use)) is not None:
+                elif symbol in (CREATE, FROM_ADDR) and (helper := self._helper_parameter(call, use)) is not None:
                     helpers.append(helper)
                     continue
                 bridged.append((use, call))
@@ -652,8 +657,8 @@ class BufferOps(Rule):
             return None
         value = bindings[0].value
         made = self._made(value) if isinstance(value, ast.Call) else None
-        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE):
-            return None  # a tensor, or a byte pointer (rebased)
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) in (CREATE, FROM_ADDR)):
+            return None  # a tensor, or a buffer pointer (rebased, or from an address)
         statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
             return None
@@ -1546,6 +1551,42 @@ class BufferOps(Rule):
             unsafe=True,
             count=3,
             settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # Buffer pointers made from raw addresses, given to a `@flyc.jit` helper: it takes
+            # pointers (bytes: the helper's own accesses say their element types).
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _copy_row(src, dst, lane):\n"
+            "    v = buffer_ops.buffer_load(src, lane * 4, vec_width=4, dtype=fx.Int32)\n"
+            "    buffer_ops.buffer_store(v, dst, lane * 4)\n"
+            "\n"
+            "\n"
+            "def f(a_src, a_dst, lane):\n"
+            "    crfa = buffer_ops.create_buffer_resource_from_addr\n"
+            "    src = crfa(a_src)\n"
+            "    dst = crfa(a_dst)\n"
+            "    _copy_row(src, dst, lane)\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _copy_row(src, dst, lane):\n"
+            "    v = fx.ptr_load(fx.recast_iter(fx.Int8, src) + fx.Int32(lane * 4) * 4, fx.Vector[fx.Int32, 4])\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, dst) + fx.Int32(lane * 4) * 4)\n"
+            "\n"
+            "\n"
+            "def f(a_src, a_dst, lane):\n"
+            "    src = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global, 1), a_src))\n"
+            "    dst = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global, 1), a_dst))\n"
+            "    _copy_row(src, dst, lane)\n",
+            unsafe=True,
+            count=4,
         ),
     ]
 

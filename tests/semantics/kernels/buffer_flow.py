@@ -4,7 +4,8 @@ variable, what a helper of the module returns, a nested helper's parameter given
 type at every call, and vector widths known to be more than 1 only in the `else` of a
 trace-time `if const_expr(W == 1)` or after `assert W == 8`; resources a nested factory
 makes (`make(t)` returns `create_buffer_resource(t)`); an element type chosen at trace time
-between two of one size (`T.bf16 if ... else T.f16`)."""
+between two of one size (`T.bf16 if ... else T.f16`); a `@flyc.jit` helper given buffer
+pointers made from raw addresses."""
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
@@ -24,8 +25,14 @@ def _widest(v, w):
     return (v > w).select(v, w)
 
 
+@flyc.jit
+def _copy_row(src, dst, lane):
+    row = buffer_ops.buffer_load(src, lane * 4, vec_width=4, dtype=fx.Int32)
+    buffer_ops.buffer_store(row, dst, lane * 4 + 64)
+
+
 @flyc.kernel
-def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32):
+def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32, addr: fx.Int64):
     tid = fx.thread_idx.x
     a = buffer_ops.create_buffer_resource(A, max_size=True)
     out = buffer_ops.create_buffer_resource(Out, max_size=True)
@@ -61,15 +68,18 @@ def flow_kernel(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32):
     h8 = buffer_ops.buffer_load(a, tid * 8, vec_width=8, dtype=elem)
     buffer_ops.buffer_store(h, out, tid + 3800)
     buffer_ops.buffer_store(h8, out, tid * 8 + 3900)
+    table = buffer_ops.create_buffer_resource_from_addr(addr)
+    scratch = buffer_ops.create_buffer_resource_from_addr(addr + 65536)
+    _copy_row(table, scratch, tid)
 
 
 @flyc.jit
-def flow(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32, stream: fx.Stream = fx.Stream(None)):
-    flow_kernel(A, Out, n).launch(grid=(1, 1, 1), block=(N, 1, 1), stream=stream)
+def flow(A: fx.Tensor, Out: fx.Tensor, n: fx.Int32, addr: fx.Int64, stream: fx.Stream = fx.Stream(None)):
+    flow_kernel(A, Out, n, addr).launch(grid=(1, 1, 1), block=(N, 1, 1), stream=stream)
 
 
 # flydsl: example
 def one_block(device):
     a = torch.randn(1024, dtype=torch.float32, device=device)
     out = torch.zeros(2048, dtype=torch.int32, device=device)
-    return flow, (a, out, 4)
+    return flow, (a, out, 4, 0)
