@@ -85,7 +85,8 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
         if value is not None and value > 0:
             access.width = value
         elif value is None and width is not None and _more_than_one(model, width):
-            access.width, access.width_text = 2, ast.unparse(width)
+            # any width over 1 picks the vector form; the text says which one
+            access.width, access.width_text = 2, model.index.slice(model.index.node_range(width))
         else:
             access.problem = f"its width `{ast.unparse(width)}` is not a literal (a width of 1 loads a scalar)"
             return access
@@ -281,9 +282,8 @@ class _Stored:
     def _passed(self, param, depth: int) -> str | None:
         """A helper's parameter: what every call of it passes, alike."""
         function = param.scope.node
-        name = ast.Name(id=function.name) if isinstance(function, ast.FunctionDef) else None
-        binding = _definition(self.model, param.scope)
-        if name is None or binding is None or _helper_binding(self.model, binding) is None:
+        binding = _definition(self.model, param.scope)  # None unless a plain `def`
+        if binding is None or _helper_binding(self.model, binding) is None:
             return None
         calls = self.model.calls_to(function)
         if not calls or len(calls) != len(self.model.uses_of(binding)):
