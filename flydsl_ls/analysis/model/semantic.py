@@ -397,7 +397,7 @@ class SemanticModel:
         returned = self._returned_types
         if key not in returned:
             returned[key] = T.UNKNOWN_TYPE  # recursion guard
-            values = [node.value for node in _own_returns(function)]
+            values = [node.value for node in own_returns(function)]
             if values and all(v is not None for v in values):
                 kind = join([self.type_of(v) for v in values])
                 if kind.known:
@@ -499,7 +499,7 @@ def is_unwrap_idiom(function: ast.AST) -> bool:
     return returned == {"same", "unwrapped"}
 
 
-def _own_returns(function: ast.FunctionDef):
+def own_returns(function: ast.FunctionDef):
     """The return statements of ``function`` itself, not of functions nested in it."""
     stack = list(function.body)
     while stack:

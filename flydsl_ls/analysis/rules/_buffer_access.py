@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from flydsl_ls.analysis.model.rawtypes import element_type, operand_type
-from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel, own_returns
 from flydsl_ls.analysis.rules.base import call_argument
 
 SHIM = "shim.buffer_ops."
@@ -51,6 +51,8 @@ class Access:
     offset: ast.expr | None = None
     data: ast.expr | None = None  # stores
     width: int = 1  # loads: vec_width
+    width_text: str | None = None  # a width more than 1 that only tracing knows (its source text)
+    dtype_text: str | None = None  # an element type chosen at trace time, as fx code ("{fx}" the alias)
     dtype: str | None = None  # the fx class of the element type ("Int32")
     problem: str | None = None  # why fx has no form for it (None: it does)
     raw: bool = False  # a scalar load whose users need the raw value the shim gave
@@ -82,11 +84,16 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
         value = 4 if width is None else int_value(model, width)
         if value is not None and value > 0:
             access.width = value
+        elif value is None and width is not None and _more_than_one(model, width):
+            # any width over 1 picks the vector form; the text says which one
+            access.width, access.width_text = 2, model.index.slice(model.index.node_range(width))
         else:
             access.problem = f"its width `{ast.unparse(width)}` is not a literal (a width of 1 loads a scalar)"
             return access
         dtype = call_argument(call, 3, "dtype")
         access.dtype = "Float32" if dtype is None else element_class(model, dtype)
+        if access.dtype is None and dtype is not None:
+            access.dtype, access.dtype_text = chosen_class(model, dtype, call) or (None, None)
         if access.dtype is None:
             access.problem = f"its element type `{ast.unparse(dtype)}` is not an fx numeric type"
         return access
@@ -125,74 +132,231 @@ def element_class(model: SemanticModel, expr: ast.expr) -> str | None:
     return None
 
 
-def stored_class(model: SemanticModel, data: ast.expr, depth: int = 0) -> str | None:
+def stored_class(model: SemanticModel, data: ast.expr) -> str | None:
     """The element type of a stored value, when the code shows it: an fx scalar, a raw arith
     op's result, what a shim load or `fx.ptr_load`/`fx.memref_load_vec` gave, an fx.Vector
-    built or bitcast with a dtype, an element or slice of a vector, and integer arithmetic or
-    a select on one of these."""
-    if depth > 4:
-        return None
-    typed = operand_type(model, data, 0) or element_type(model, data)
-    if typed and typed.startswith("fx.") and typed[3:] in _FX_NUMERIC:
-        return typed[3:]
-    if isinstance(data, ast.Subscript):  # an element of a vector (a list is never typed here)
-        return stored_class(model, data.value, depth + 1)
-    if isinstance(data, ast.Attribute) and data.attr == "result" and isinstance(data.value, ast.Call):
-        return _op_class(model, data.value)
-    if isinstance(data, ast.Name):  # every value that may reach it, alike
-        bindings = model.reaching_bindings(data)
-        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
+    built or bitcast with a dtype, an element or slice of a vector, integer arithmetic or a
+    select on one of these, a `range` loop's variable, what a helper of the file returns, and a
+    helper's parameter given the same type at every call. A value carried around a loop
+    (`acc = acc + x`) has the type its other definitions agree on."""
+    found = _Stored(model).of(data, 0)
+    return found or None
+
+
+# A read of a definition being followed (a loop-carried value): it has the type the others agree on.
+_PENDING = ""
+
+
+class _Stored:
+    def __init__(self, model: SemanticModel):
+        self.model = model
+        self.open: set[int] = set()  # id() of the definitions and functions being followed
+
+    def of(self, data: ast.expr, depth: int) -> str | None:
+        if depth > 8:
             return None
-        found = {stored_class(model, b.value, depth + 1) for b in bindings}
-        return found.pop() if len(found) == 1 else None
-    if isinstance(data, ast.BinOp) and not isinstance(data.op, (ast.Div, ast.Pow, ast.MatMult)):
-        # Both operands typed alike, or a Python int beside a typed one.
-        left, right = (stored_class(model, side, depth + 1) for side in (data.left, data.right))
-        if left == right or (left and int_value(model, data.right) is not None):
+        model = self.model
+        typed = operand_type(model, data, 0) or element_type(model, data)
+        if typed and typed.startswith("fx.") and typed[3:] in _FX_NUMERIC:
+            return typed[3:]
+        if isinstance(data, ast.Subscript):  # an element of a vector (a list is never typed here)
+            return self.of(data.value, depth + 1)
+        if isinstance(data, ast.Attribute) and data.attr == "result" and isinstance(data.value, ast.Call):
+            return _op_class(model, data.value)
+        if isinstance(data, ast.Name):  # every value that may reach it, alike
+            bindings = model.reaching_bindings(data)
+            return self._agreed([self._binding(b, depth) for b in bindings]) if bindings else None
+        if isinstance(data, ast.BinOp) and not isinstance(data.op, (ast.Div, ast.Pow, ast.MatMult)):
+            return self._binop(data.left, data.right, depth)
+        if isinstance(data, ast.IfExp):
+            return self._either(data.body, data.orelse, depth)
+        if isinstance(data, ast.Call):
+            return self._call(data, depth)
+        return None
+
+    def _agreed(self, found: list) -> str | None:
+        """The one type the definitions agree on (reads of pending ones aside)."""
+        if None in found:
+            return None
+        types = set(found) - {_PENDING}
+        if len(types) > 1:
+            return None
+        return types.pop() if types else _PENDING
+
+    def _binop(self, left_node: ast.expr, right_node: ast.expr, depth: int) -> str | None:
+        # Both operands typed alike, a Python int beside a typed one, or a float beside a float.
+        left, right = self.of(left_node, depth + 1), self.of(right_node, depth + 1)
+        if left is None and _python_number(self.model, left_node, right):
+            return right
+        if right is None and _python_number(self.model, right_node, left):
             return left
-        return right if int_value(model, data.left) is not None else None
-    if isinstance(data, ast.IfExp):
-        return stored_class(model, data.body, depth + 1) or stored_class(model, data.orelse, depth + 1)
-    if not isinstance(data, ast.Call):
+        return self._agreed([left, right])
+
+    def _either(self, first: ast.expr, second: ast.expr, depth: int) -> str | None:
+        one = self.of(first, depth + 1)
+        return one if one else self.of(second, depth + 1) or one
+
+    def _binding(self, binding, depth: int) -> str | None:
+        if id(binding) in self.open:
+            return _PENDING
+        self.open.add(id(binding))
+        try:
+            if binding.kind in ("assign", "walrus") and binding.value is not None:
+                return self.of(binding.value, depth + 1)
+            if binding.kind == "augassign" and isinstance(binding.value, ast.AugAssign):
+                statement = binding.value
+                if isinstance(statement.op, (ast.Div, ast.Pow, ast.MatMult)):
+                    return None
+                return self._binop(statement.target, statement.value, depth)
+            if binding.kind == "for" and isinstance(binding.iter, ast.Call) and _builtin_range(self.model, binding.iter):
+                # A stored loop variable is an IR value: the scf.for's i32 induction variable
+                # (FlyDSL 0.3.1 and 0.5.0 cast the bounds to i32); a Python int cannot be stored.
+                return "Int32"
+            if binding.kind == "param":
+                return self._passed(binding, depth)
+            return None
+        finally:
+            self.open.discard(id(binding))
+
+    def _call(self, data: ast.Call, depth: int) -> str | None:
+        model = self.model
+        if isinstance(data.func, ast.Attribute) and data.func.attr == "ir_value" and not data.args:
+            return self.of(data.func.value, depth + 1)
+        symbol = model.resolve(data.func) or ""
+        if symbol == LOAD:
+            loaded = read_access(model, data, LOAD)
+            return loaded.dtype if loaded.problem is None else None
+        if symbol == "fx.ptr_load" and data.args:
+            result = call_argument(data, 1, "result_type")
+            return pointer_class(model, data.args[0]) if result is None else value_type_class(model, result)
+        if symbol == "fx.memref_load_vec" and len(data.args) == 1 and isinstance(data.args[0], ast.Call):
+            view = data.args[0]
+            if model.resolve(view.func) == "fx.make_view" and view.args:
+                return pointer_class(model, view.args[0])
+            return None
+        if symbol == "fx.Vector" and len(data.args) == 1 and not data.keywords:  # wraps a raw vector
+            return self.of(data.args[0], depth + 1)
+        if symbol.endswith(".vector.extract") and data.args:  # one element of the source vector
+            return self.of(data.args[0], depth + 1)
+        if symbol.endswith(".vector.extract_strided_slice") and data.args:  # (result type, source, ...)
+            return value_type_class(model, data.args[0])
+        if symbol.startswith(("fx.arith.", "mlir.arith.")) and symbol.endswith(".select") and len(data.args) == 3:
+            return self._either(data.args[1], data.args[2], depth)
+        if (
+            isinstance(data.func, ast.Attribute)
+            and data.func.attr in ("to", "bitcast")
+            and len(data.args) == 1
+            and model.type_of(data.func.value).is_fx_scalar
+        ):
+            return element_class(model, data.args[0])
+        if symbol in ("fx.Vector.from_elements", "fx.Vector.filled"):
+            dtype = call_argument(data, 1 if symbol.endswith("from_elements") else 2, "dtype")
+            return element_class(model, dtype) if dtype is not None else None
+        if isinstance(data.func, ast.Attribute) and data.func.attr == "select" and len(data.args) == 2:
+            return self._either(data.args[0], data.args[1], depth)
+        if (
+            isinstance(data.func, ast.Attribute)
+            and data.func.attr == "bitcast"
+            and len(data.args) == 1
+            and (model.type_of(data.func.value).name == "fx.Vector" or _wraps_vector(model, data.func.value))
+        ):
+            return element_class(model, data.args[0])
+        if isinstance(data.func, ast.Name):
+            return self._returned(data.func, depth)
         return None
-    if isinstance(data.func, ast.Attribute) and data.func.attr == "ir_value" and not data.args:
-        return stored_class(model, data.func.value, depth + 1)
-    symbol = model.resolve(data.func) or ""
-    if symbol == LOAD:
-        loaded = read_access(model, data, LOAD)
-        return loaded.dtype if loaded.problem is None else None
-    if symbol == "fx.ptr_load" and data.args:
-        result = call_argument(data, 1, "result_type")
-        return pointer_class(model, data.args[0]) if result is None else value_type_class(model, result)
-    if symbol == "fx.memref_load_vec" and len(data.args) == 1 and isinstance(data.args[0], ast.Call):
-        view = data.args[0]
-        if model.resolve(view.func) == "fx.make_view" and view.args:
-            return pointer_class(model, view.args[0])
+
+    def _returned(self, func: ast.Name, depth: int) -> str | None:
+        """What a helper of this file returns, when its returns agree."""
+        function = file_helper(self.model, func)
+        if function is None or id(function) in self.open:
+            return None
+        self.open.add(id(function))
+        try:
+            values = [node.value for node in own_returns(function)]
+            if not values or any(v is None for v in values):
+                return None
+            return self._agreed([self.of(v, depth + 1) for v in values])
+        finally:
+            self.open.discard(id(function))
+
+    def _passed(self, param, depth: int) -> str | None:
+        """A helper's parameter: what every call of it passes, alike."""
+        function = param.scope.node
+        binding = _definition(self.model, param.scope)  # None unless a plain `def`
+        if binding is None or _helper_binding(self.model, binding) is None:
+            return None
+        calls = self.model.calls_to(function)
+        if not calls or len(calls) != len(self.model.uses_of(binding)):
+            return None  # passed around as a value
+        found = []
+        for call in calls:
+            arg = _passed_argument(call, function, param.name)
+            if arg is None:
+                return None
+            found.append(self.of(arg, depth + 1))
+        return self._agreed(found)
+
+
+def _python_number(model: SemanticModel, node: ast.expr, other: str | None) -> bool:
+    """``node`` is a Python int, or a float literal beside a float type (fx takes its type)."""
+    if int_value(model, node) is not None:
+        return True
+    is_float = isinstance(node, ast.Constant) and type(node.value) is float
+    return is_float and other is not None and other.startswith(("Float", "BFloat"))
+
+
+def _wraps_vector(model: SemanticModel, expr: ast.expr) -> bool:
+    """`fx.Vector(v)`: a raw vector wrapped (its `.bitcast(D)` has elements of `D`)."""
+    return isinstance(expr, ast.Call) and model.resolve(expr.func) == "fx.Vector" and len(expr.args) == 1
+
+
+def _builtin_range(model: SemanticModel, call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "range" and model.binding_of(call.func) is None
+
+
+def file_helper(model: SemanticModel, func: ast.Name) -> ast.FunctionDef | None:
+    """The function a call of ``func`` calls, when only this file calls it (see below)."""
+    binding = model.binding_of(func)
+    return _helper_binding(model, binding) if binding is not None and binding.kind == "def" else None
+
+
+def _helper_binding(model: SemanticModel, binding) -> ast.FunctionDef | None:
+    """The function ``binding`` defines when only this file calls it as itself: a nested one or
+    a private one of the module no other project file names; plain or `@flyc.jit` (called
+    while tracing, it runs the function itself)."""
+    function = binding.node
+    if not isinstance(function, ast.FunctionDef) or len(binding.scope.bindings.get(binding.name, ())) != 1:
         return None
-    if symbol.endswith(".vector.extract") and data.args:  # one element of the source vector
-        return stored_class(model, data.args[0], depth + 1)
-    if symbol.endswith(".vector.extract_strided_slice") and data.args:  # (result type, source, ...)
-        return value_type_class(model, data.args[0])
-    if (
-        isinstance(data.func, ast.Attribute)
-        and data.func.attr in ("to", "bitcast")
-        and len(data.args) == 1
-        and model.type_of(data.func.value).is_fx_scalar
-    ):
-        return element_class(model, data.args[0])
-    if symbol in ("fx.Vector.from_elements", "fx.Vector.filled"):
-        dtype = call_argument(data, 1 if symbol.endswith("from_elements") else 2, "dtype")
-        return element_class(model, dtype) if dtype is not None else None
-    if isinstance(data.func, ast.Attribute) and data.func.attr == "select" and len(data.args) == 2:
-        return stored_class(model, data.args[0], depth + 1) or stored_class(model, data.args[1], depth + 1)
-    if (
-        isinstance(data.func, ast.Attribute)
-        and data.func.attr == "bitcast"
-        and len(data.args) == 1
-        and model.type_of(data.func.value).name == "fx.Vector"
-    ):
-        return element_class(model, data.args[0])
-    return None
+    if any(model.resolve(d) != "flyc.jit" for d in function.decorator_list):
+        return None
+    if binding.scope.kind == "module":
+        if not function.name.startswith("_"):
+            return None
+        if model.project is not None and model.project.mentioned_elsewhere(function.name):
+            return None
+    elif binding.scope.kind != "function":
+        return None
+    return function
+
+
+def _definition(model: SemanticModel, scope):
+    """The `def` binding of a function scope's function."""
+    function, outer = scope.node, scope.parent
+    if outer is None or not isinstance(function, ast.FunctionDef):
+        return None
+    return next((b for b in outer.bindings.get(function.name, ()) if b.kind == "def" and b.node is function), None)
+
+
+def _passed_argument(call: ast.Call, function: ast.FunctionDef, name: str) -> ast.expr | None:
+    args = function.args
+    if args.vararg or args.kwarg or args.posonlyargs or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    names = [a.arg for a in args.args]
+    if name in names and names.index(name) < len(call.args):
+        return call.args[names.index(name)]
+    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
 def value_type_class(model: SemanticModel, expr: ast.expr) -> str | None:
@@ -256,17 +420,20 @@ def _is_default(value: ast.expr) -> bool:
 
 
 def int_value(model: SemanticModel, expr: ast.expr, depth: int = 0) -> int | None:
-    """The Python int ``expr`` always is: a literal, a name bound once to one, or arithmetic
-    on those."""
+    """The Python int ``expr`` always is: a literal, a name bound once to one or asserted equal
+    to one before (`assert VEC == 8`), or arithmetic on those."""
     if isinstance(expr, ast.Constant):
         return expr.value if type(expr.value) is int else None
     if depth > 4:
         return None
     if isinstance(expr, ast.Name):
         bindings = model.reaching_bindings(expr)
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-            return int_value(model, bindings[0].value, depth + 1)
-        return None
+        if len(bindings) != 1:
+            return None
+        found = None
+        if bindings[0].kind == "assign" and bindings[0].value is not None:
+            found = int_value(model, bindings[0].value, depth + 1)
+        return found if found is not None else _asserted(model, expr, bindings[0])
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         left, right = int_value(model, expr.left, depth + 1), int_value(model, expr.right, depth + 1)
         if left is None or right is None or (isinstance(expr.op, ast.FloorDiv) and right == 0):
@@ -274,3 +441,112 @@ def int_value(model: SemanticModel, expr: ast.expr, depth: int = 0) -> int | Non
         ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__}
         return ops[type(expr.op)](left, right)
     return None
+
+
+# --- what a trace-time branch or assertion says of a Python int ----------------------------
+def _enclosing(model: SemanticModel, node: ast.AST):
+    """(statement, the block it is in, its parent) from ``node`` outwards."""
+    parents = model.parent_map(model.tree)
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list) and any(s is child for s in block):
+                yield child, name, block, parent
+        child, parent = parent, parents.get(id(parent))
+
+
+def _test(expr: ast.expr) -> ast.expr:
+    """The condition of `if const_expr(c):` (or of a plain `if c:`)."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        func = expr.func
+        if (isinstance(func, ast.Name) and func.id == "const_expr") or (
+            isinstance(func, ast.Attribute) and func.attr == "const_expr"
+        ):
+            return expr.args[0]
+    return expr
+
+
+def _compared(test: ast.expr, expr: ast.expr) -> tuple[type, int] | None:
+    """(operator, k) when ``test`` is `expr <op> k` with a literal int k."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
+        return None
+    right = test.comparators[0]
+    if ast.dump(test.left) != ast.dump(expr) or not (isinstance(right, ast.Constant) and type(right.value) is int):
+        return None
+    return type(test.ops[0]), right.value
+
+
+def _asserted(model: SemanticModel, name: ast.Name, binding) -> int | None:
+    """``k`` when `assert name == k` comes before ``name`` in a block around it (after its one
+    binding): the trace stops otherwise."""
+    for statement, _, block, _ in _enclosing(model, name):
+        for earlier in block[: next(i for i, s in enumerate(block) if s is statement)]:
+            if isinstance(earlier, ast.Assert) and earlier.lineno > binding.position[0]:
+                found = _compared(earlier.test, name)
+                if found is not None and found[0] is ast.Eq:
+                    return found[1]
+    return None
+
+
+def _more_than_one(model: SemanticModel, width: ast.expr) -> bool:
+    """A width the code only reaches when it is more than 1: in the `else` of `if W == 1`, or
+    under `if W > 1` / `W >= 2` / `W != 1` (at trace time, `const_expr` or plain)."""
+    for _, field, _, parent in _enclosing(model, width):
+        if not isinstance(parent, ast.If):
+            continue
+        found = _compared(_test(parent.test), width)
+        if found is None:
+            continue
+        op, k = found
+        if field == "orelse" and op is ast.Eq and k == 1:
+            return True
+        if field == "body" and ((op is ast.Gt and k >= 1) or (op is ast.GtE and k >= 2) or (op is ast.NotEq and k == 1)):
+            return True
+    return False
+
+
+# --- an element type chosen at trace time ----------------------------------------------------
+def chosen_class(model: SemanticModel, expr: ast.expr, at: ast.AST) -> tuple[str, str] | None:
+    """(a representative fx class, fx code) for `A if c else B` (inline, or a name bound once to
+    it) choosing between float types of one size: the offset scales alike either way. The
+    condition is written again at ``at``, so its names must mean the same there."""
+    choice = expr
+    if isinstance(expr, ast.Name):
+        bindings = model.reaching_bindings(expr)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        choice = bindings[0].value
+    if not isinstance(choice, ast.IfExp):
+        return None
+    body, orelse = element_class(model, choice.body), element_class(model, choice.orelse)
+    if not (body and orelse) or element_bytes(body) != element_bytes(orelse):
+        return None
+    if body != orelse and not all(c.startswith(("Float", "BFloat")) for c in (body, orelse)):
+        return None  # integers of one size differ in signedness
+    if choice is not expr and not _visible_alike(model, choice.test, at):
+        return None
+    test = model.index.slice(model.index.node_range(choice.test)).replace("{", "{{").replace("}", "}}")
+    return body, f"({{fx}}.{body} if {test} else {{fx}}.{orelse})"
+
+
+def _visible_alike(model: SemanticModel, test: ast.expr, at: ast.AST) -> bool:
+    """Every name ``test`` reads is bound once, in a scope around ``at``'s function that no scope
+    between them rebinds: written at ``at``, it reads the same values."""
+    parents = model.parent_map(model.tree)
+    function = parents.get(id(at))
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = parents.get(id(function))
+    scope = model.function_scope(function) if function is not None else None
+    for name in (n for n in ast.walk(test) if isinstance(n, ast.Name)):
+        bindings = model.reaching_bindings(name)
+        if len(bindings) != 1 or bindings[0].kind not in ("param", "assign", "import"):
+            return False
+        inner = scope
+        while inner is not None and inner is not bindings[0].scope:
+            if name.id in inner.bindings:
+                return False
+            inner = inner.parent
+        if inner is None or len(inner.bindings.get(name.id, ())) != 1:
+            return False
+    return True

@@ -20,6 +20,7 @@ from flydsl_ls.analysis.rules._buffer_access import (
     STORE,
     Access,
     element_bytes,
+    file_helper,
     read_access,
 )
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
@@ -112,13 +113,26 @@ class BufferOps(Rule):
     one fix. A stored value's element type is read from fx values (unwrapped too), raw arith
     ops and their op classes' `.result`, shim loads, `fx.ptr_load`/`fx.memref_load_vec` of
     a typed pointer, `fx.Vector` built, filled or bitcast with a dtype, and elements and
-    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`).
+    slices of those (`v[i]`, `vector.extract`, `vector.extract_strided_slice`); from the
+    value flow too: a value carried around a loop (the type its other definitions agree on),
+    a builtin `range` loop's variable (the scf.for's i32), what a helper of the file returns
+    and a helper's parameter given one type at every call, raw `arith.select` operands and
+    `fx.Vector(raw)`. A width that is not a literal but that the code only reaches when it is
+    more than 1 (the `else` of a trace-time `if W == 1`, under `W > 1`) goes into the vector
+    type as written; `assert W == k` before a use makes `W` k. An element type chosen at trace
+    time between floats of one size (`T.bf16 if c else T.f16`, inline or named once) is
+    written as that choice, `(fx.BFloat16 if c else fx.Float16)`, where `c` reads the same
+    names. The resources a factory of the file makes (a helper only called, returning
+    `create_buffer_resource(p)` of its parameter, each result assigned to one name) move
+    together, the factory's `return` with them. A helper also given a buffer pointer (a
+    rebased resource, or one made from an address) takes pointers: its tensors are passed as
+    their iterators, `fx.get_iter(t)`.
 
     What keeps the shim, with the reason in the message: `mask=`, `soffset_bytes=`,
     `cache_modifier=` and `is_scalar=` (no counterpart on `fx.ptr_load`/`ptr_store`: a load
     with no layout form may stay on buffer_ops, the cleanup guide says, so these are
     reported as information, not warnings), a width that is not
-    a literal (1 loads a scalar, more a vector), an element type that is not an fx numeric
+    a literal nor known to be more than 1 (1 loads a scalar, more a vector), an element type that is not an fx numeric
     type, a stored value whose element type the code does not show (the offset is in
     elements of it), an integer scalar load whose value reaches `>>`, `/` or a float
     conversion (unsigned on the shim's `ArithValue`, signed on fx integers and their
@@ -160,6 +174,7 @@ class BufferOps(Rule):
         super().__init__(ctx)
         self._plans: dict[int, Plan] = {}
         self._kept: set[int] = set()  # id() of definitions whose resource the guide keeps
+        self._pointer_params: set[int] = set()  # id() of helper parameters given pointers, not tensors
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
@@ -223,6 +238,15 @@ class BufferOps(Rule):
         if isinstance(parent, ast.Expr):  # built and dropped
             text = self._definition_text(fx, node, symbol, "Int8")
             return self._fix([Edit(self.ctx.range(node), text)], imports), None
+        if isinstance(parent, ast.Return) and symbol == CREATE:
+            function = self.ctx.enclosing_function()
+            calls = self.model.calls_to(function) if isinstance(function, ast.FunctionDef) else []
+            if calls and self._factory(calls[0]) is function:
+                made = self._factory_calls(function)
+                if made is None:
+                    return None, f"`{function.name}` makes resources that are not each assigned to one name"
+                plan = self._plan(made[0], node, symbol)
+                return plan.fix, plan.problem
         named = isinstance(parent, ast.Assign) and len(parent.targets) == 1
         if not (named and isinstance(parent.targets[0], ast.Name)):
             return None, "the resource is used in place (it must be a tensor where it is consumed)"
@@ -296,6 +320,8 @@ class BufferOps(Rule):
 
     def _component(self, plan: Plan, resources: list, params: list, symbol: str) -> Plan:
         edits: list[Edit] = []
+        work: list = []  # (access, pointer, its element type) of every resource
+        replacements: dict[int, tuple[ast.AST, str]] = {}  # raw resources kept, accesses rewritten
         fx, imports = fx_alias(self.model)
         for param, function in params:
             if not self._enqueue_callers(plan, function, param, edits, resources):
@@ -304,7 +330,9 @@ class BufferOps(Rule):
             if resources:
                 member, made = resources.pop()
                 self._plans[id(member)] = plan
-                found = self._resource_edits(plan, fx, member, made, symbol)
+                if not self._enqueue_siblings(plan, member, made, resources):
+                    return plan
+                found = self._resource_edits(plan, fx, member, made, self.model.resolve(made.func) or symbol)
             else:
                 member, function = params.pop()
                 self._plans[id(member)] = plan
@@ -312,8 +340,10 @@ class BufferOps(Rule):
             if found is None:
                 plan.fix = None
                 return plan
-            more, helpers = found
+            more, helpers, accesses, raw = found
             edits += more
+            work += accesses
+            replacements.update(raw)
             for function, param in helpers:
                 if id(param) in self._plans:
                     if self._plans[id(param)] is not plan:  # a component that failed before reaching here
@@ -322,18 +352,27 @@ class BufferOps(Rule):
                 params.append((param, function))
                 if not self._enqueue_callers(plan, function, param, edits, resources):
                     return plan
-        plan.fix = self._fix(edits, imports)
+        plan.fix = self._fix(edits + self._access_edits(fx, work, replacements), imports)
         return plan
 
     def _enqueue_callers(self, plan: Plan, function, param, edits: list[Edit], resources: list) -> bool:
         """Every resource ``function`` is called with for ``param`` joins the fix (False: one
         cannot, ``plan.problem`` says why)."""
         self._plans[id(param)] = plan
-        for call in self.model.calls_to(function):
-            other = self._argument_resource(call, function, param)
+        passed = [(call, self._argument_resource(call, function, param)) for call in self.model.calls_to(function)]
+        # A rebased resource is a byte pointer: the helper then takes pointers, and tensors
+        # are passed as their iterators.
+        pointers = any(not isinstance(o, Edit) and o is not None and self._pointer(o) for _, o in passed)
+        if pointers:
+            self._pointer_params.add(id(param))
+        fx = fx_alias(self.model)[0]
+        for call, other in passed:
             if isinstance(other, Edit):  # a buffer tensor's raw resource: the tensor itself
-                edits.append(other)
+                edits.append(Edit(other.range, f"{fx}.get_iter({other.content})") if pointers else other)
                 continue
+            if pointers and other is not None and not self._pointer(other):
+                arg = _argument(call, function, param)
+                edits.append(Edit(self.model.index.node_range(arg), f"{fx}.get_iter({arg.id})"))
             if other is None:
                 plan.problem = (
                     f"`{function.name}` is also called at line {call.lineno} with a resource this rule does not build"
@@ -341,11 +380,86 @@ class BufferOps(Rule):
                 return False
             if id(other) not in self._plans:
                 self._plans[id(other)] = plan
-                resources.append((other, other.value))
+                resources.append((other, self._made(other.value)))
             elif self._plans[id(other)] is not plan:
                 self._joined_failed(plan, self._plans[id(other)])
                 return False
         return True
+
+    def _enqueue_siblings(self, plan: Plan, member, made: ast.Call, resources: list) -> bool:
+        """A resource a factory of the file made: every other one it makes joins the fix (its
+        `return` changes for all). False: one cannot, ``plan.problem`` says why."""
+        value = member.value
+        factory = self._factory(value) if isinstance(value, ast.Call) else None
+        if factory is None:
+            return True
+        made_all = self._factory_calls(factory)
+        if made_all is None:
+            plan.problem = f"`{factory.name}` makes resources that are not each assigned to one name"
+            plan.fix = None
+            return False
+        for other in made_all:
+            if id(other) not in self._plans:
+                self._plans[id(other)] = plan
+                resources.append((other, made))
+            elif self._plans[id(other)] is not plan:
+                self._joined_failed(plan, self._plans[id(other)])
+                return False
+        return True
+
+    def _pointer(self, binding) -> bool:
+        """The resource ``binding`` names becomes a buffer pointer, not a tensor."""
+        made = self._made(binding.value)
+        return self.model.resolve(made.func) == FROM_ADDR or _rebase(made) is not None
+
+    def _made(self, value: ast.Call) -> ast.Call:
+        """The `create_buffer_resource` call that makes ``value``: itself, or what its factory returns."""
+        factory = self._factory(value)
+        return factory.body[-1].value if factory is not None else value
+
+    def _factory(self, call: ast.Call) -> ast.FunctionDef | None:
+        """The function ``call`` calls when it is a resource factory of this file: a helper
+        only called, whose body returns `create_buffer_resource(p)` of a parameter ``p``."""
+        function = file_helper(self.model, call.func) if isinstance(call.func, ast.Name) else None
+        if function is None or len(self.model.calls_to(function)) != len(self.model.uses_of(self.model.binding_of(call.func))):
+            return None  # passed around as a value
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        made = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) == CREATE) or _rebase(made) is not None:
+            return None
+        params = {a.arg for a in function.args.args}
+        if self._definition_problem(made, CREATE) or not (isinstance(made.args[0], ast.Name) and made.args[0].id in params):
+            return None
+        return function
+
+    def _factory_calls(self, function: ast.FunctionDef):
+        """The bindings of the resources a factory makes, `name = factory(...)` in a function
+        (None: a call is used otherwise, or ``function`` is no factory)."""
+        calls = self.model.calls_to(function)
+        if not calls or self._factory(calls[0]) is not function:
+            return None
+        made = []
+        for call in calls:
+            binding = self._assigned(call)
+            if binding is None:
+                return None
+            made.append(binding)
+        return made
+
+    def _assigned(self, value: ast.Call):
+        """The binding of `name = value` in a function, that name's only binding reaching its reads."""
+        parents = self.model.parent_map(self.model.tree)
+        statement = parents.get(id(value))
+        function = parents.get(id(statement))
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = parents.get(id(function))
+        scope = self.model.function_scope(function) if function is not None else None
+        if scope is None or not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name):
+            return None
+        return next((b for b in scope.bindings.get(target.id, ()) if b.node is target), None)
 
     @staticmethod
     def _joined_failed(plan: Plan, other: Plan) -> Plan:
@@ -384,7 +498,7 @@ class BufferOps(Rule):
                         plan.access_problems[id(call)] = problem
                 elif tensor and consumer in TENSOR_APIS:
                     continue
-                elif tensor and (helper := self._helper_parameter(call, use)) is not None:
+                elif symbol in (CREATE, FROM_ADDR) and (helper := self._helper_parameter(call, use)) is not None:
                     helpers.append(helper)
                     continue
                 bridged.append((use, call))
@@ -423,17 +537,15 @@ class BufferOps(Rule):
             dtype = max((a.dtype for a in converted), key=element_bytes, default="Int8")
             pointer = binding.name
             definition = self._definition_text(fx, create, symbol, dtype)
-        replacements: dict[int, tuple[ast.AST, str]] = {}
-        for use, _call in bridged:
-            replacements[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
-        edits = [Edit(self.ctx.range(create), definition)] + self._access_edits(fx, converted, pointer, dtype, replacements)
-        return edits, helpers
+        raw = {id(use): (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})") for use, _call in bridged}
+        work = [(access, pointer, dtype) for access in converted]
+        return [Edit(self.ctx.range(create), definition)], helpers, work, raw
 
     def _param_edits(self, plan: Plan, fx: str, param, function):
         """A helper's resource parameter: every use must be a load or store fx can say."""
         parents = self.model.parent_map(function)
         converted = []
-        pointer = f"{fx}.get_iter({param.name})"
+        pointer = param.name if id(param) in self._pointer_params else f"{fx}.get_iter({param.name})"
         bridged: dict[int, tuple[ast.AST, str]] = {}
         for use in self.model.uses_of(param):
             call = parents.get(id(use))
@@ -451,10 +563,12 @@ class BufferOps(Rule):
             else:  # it keeps the shim, on the tensor's raw resource
                 plan.access_problems[id(call)] = problem
                 bridged[id(use)] = (use, f"{fx}.rocdl.get_buffer_rsrc({pointer})")
-        return self._access_edits(fx, converted, pointer, None, bridged), []
+        return [], [], [(access, pointer, None) for access in converted], bridged
 
-    def _access_edits(self, fx: str, converted: list[Access], pointer: str, dtype, replacements) -> list[Edit]:
-        for access in sorted(converted, key=self._size):  # inner accesses first: outer ones embed them
+    def _access_edits(self, fx: str, work: list, replacements) -> list[Edit]:
+        """The accesses of every resource of one fix, rendered together: an access inside
+        another (a load stored), of another resource, is embedded in the outer one's text."""
+        for access, pointer, dtype in sorted(work, key=lambda item: self._size(item[0])):  # inner ones first
             replacements[id(access.call)] = (access.call, self._access_text(fx, access, pointer, dtype, replacements))
         return [Edit(self.model.index.node_range(node), text) for node, text in _outermost(replacements.values())]
 
@@ -506,7 +620,7 @@ class BufferOps(Rule):
         arguments = [self._argument_resource(call, function, param) for call in calls]
         resource = next((r for r in arguments if r is not None and not isinstance(r, Edit)), None)
         if resource is not None:
-            plan = self._plan(resource, resource.value, CREATE)
+            plan = self._plan(resource, self._made(resource.value), CREATE)
             # a fix that does not reach this helper's accesses is not theirs
             return self._plans.get(id(param), plan if plan.fix is None else None)
         if all(isinstance(r, Edit) for r in arguments):  # only ever given buffer tensors' raw resources
@@ -542,8 +656,9 @@ class BufferOps(Rule):
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].scope.kind != "function":
             return None
         value = bindings[0].value
-        if not (isinstance(value, ast.Call) and self.model.resolve(value.func) == CREATE) or _rebase(value) is not None:
-            return None  # helpers take tensors; a rebased resource is a byte pointer
+        made = self._made(value) if isinstance(value, ast.Call) else None
+        if not (isinstance(made, ast.Call) and self.model.resolve(made.func) in (CREATE, FROM_ADDR)):
+            return None  # a tensor, or a buffer pointer (rebased, or from an address)
         statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
             return None
@@ -558,13 +673,16 @@ class BufferOps(Rule):
             bindings = self.model.reaching_bindings(rsrc)
             value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
             origin = self.model.resolve(value.func) if isinstance(value, ast.Call) else None
+            made = value
+            if origin not in ORIGINS and isinstance(value, ast.Call) and (factory := self._factory(value)):
+                origin, made = CREATE, factory.body[-1].value  # what the factory returns
             if origin in ORIGINS and bindings[0].scope.kind == "function":
                 statement = self.model.parent_map(bindings[0].scope.node).get(id(value))
-                if self._definition_problem(value, origin):
-                    return None, f"the resource is built with {self._definition_problem(value, origin)}"
+                if self._definition_problem(made, origin):
+                    return None, f"the resource is built with {self._definition_problem(made, origin)}"
                 if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                     return None, "the resource is not assigned to one name"
-                plan = self._plan(bindings[0], value, origin)
+                plan = self._plan(bindings[0], made, origin)
                 if plan.fix is None or id(access.call) in plan.access_problems:
                     return None, plan.access_problems.get(id(access.call)) or plan.problem
                 return plan.fix, None
@@ -629,19 +747,21 @@ class BufferOps(Rule):
         by_element = size == 1 or (base is not None and element_bytes(base) % size == 0)
         if not by_element:
             dtype, size = "Int8", size if access.width else 1
-        if base != dtype:
-            pointer = f"{fx}.recast_iter({fx}.{dtype}, {pointer})"
+        if base != dtype or (by_element and access.dtype_text):
+            named = self._dtype(fx, access) if by_element else f"{fx}.{dtype}"
+            pointer = f"{fx}.recast_iter({named}, {pointer})"
         offset = access.offset
         if self._literal(offset) != 0:
             scale = 1 if by_element else size
             pointer = f"{pointer} + {self._offset_text(fx, offset, scale, replacements)}"
         if not access.load:
             return f"{fx}.ptr_store({self._render(access.data, replacements)}, {pointer})"
+        width = access.width_text or access.width
         if by_element and access.width > 1:
-            return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({access.width}, 1)))"
+            return f"{fx}.memref_load_vec({fx}.make_view({pointer}, {fx}.make_layout({width}, 1)))"
         if access.width > 1:
-            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, access.dtype, access.width)})"
-        typed = "" if by_element or access.dtype == "Int8" else f", {fx}.{access.dtype}"
+            return f"{fx}.ptr_load({pointer}, {self._vector_type(fx, self._dtype(fx, access), width)})"
+        typed = "" if by_element or access.dtype == "Int8" else f", {self._dtype(fx, access)}"
         return f"{fx}.ptr_load({pointer}{typed})" + (".ir_value()" if access.raw else "")
 
     def _offset_text(self, fx: str, offset: ast.expr, scale: int, replacements) -> str:
@@ -676,13 +796,18 @@ class BufferOps(Rule):
             return expr.args[0]
         return None
 
-    def _vector_type(self, fx: str, dtype: str, width: int) -> str:
+    @staticmethod
+    def _dtype(fx: str, access: Access) -> str:
+        """The access's element type as fx code: `fx.Float16`, or the trace-time choice."""
+        return access.dtype_text.format(fx=fx) if access.dtype_text else f"{fx}.{access.dtype}"
+
+    def _vector_type(self, fx: str, dtype: str, width: int | str) -> str:
         """`fx.Vector[D, W]`; FlyDSL before 0.5.0 has no subscript, only `fx.Vector.make_type(W, D)`
         (the form FlyDSL's own kernels use; the same buffer instructions on gfx942)."""
         version = self.ctx.options.flydsl_version
         if version and not at_least(version, "0.5.0"):
-            return f"{fx}.Vector.make_type({width}, {fx}.{dtype})"
-        return f"{fx}.Vector[{fx}.{dtype}, {width}]"
+            return f"{fx}.Vector.make_type({width}, {dtype})"
+        return f"{fx}.Vector[{dtype}, {width}]"
 
     def _read_result(self, access: Access, parents) -> str | None:
         """A scalar load gave an `ArithValue` of no signedness and gives an fx scalar: sets
@@ -714,7 +839,11 @@ class BufferOps(Rule):
 
     # --- text ------------------------------------------------------------------------------
     def _render(self, node: ast.AST, replacements) -> str:
-        """``node``'s source with the replacements that lie inside it applied."""
+        """``node``'s source with the replacements that lie inside it applied (or its own: a
+        stored load)."""
+        own = replacements.get(id(node))
+        if own is not None and own[0] is node:
+            return own[1]
         index = self.model.index
         rng = index.node_range(node)
         start, end = index.offset(rng.start), index.offset(rng.end)
@@ -734,7 +863,8 @@ class BufferOps(Rule):
         return self.model.index.offset(r.end) - self.model.index.offset(r.start)
 
     def _fix(self, edits: list[Edit], imports) -> Fix:
-        return Fix(title=f"{self.fix_title} (unsafe)", applicability=Applicability.UNSAFE, edits=(*edits, *imports))
+        unique = list(dict.fromkeys(edits))  # a factory's `return`: one edit for all it makes
+        return Fix(title=f"{self.fix_title} (unsafe)", applicability=Applicability.UNSAFE, edits=(*unique, *imports))
 
     VALID = [
         Valid("import flydsl.expr as fx\ndef f(A):\n    return fx.rocdl.make_buffer_tensor(A)\n"),
@@ -930,7 +1060,7 @@ class BufferOps(Rule):
             "    buffer_ops.buffer_store(fx.Vector.filled(4, 0, fx.Int32), rsrc, idx * 4)\n"
             "\n"
             "\n"
-            "def kernel(A, B, tid):\n"
+            "def kernel(A, B, tid, y):\n"
             "    a = buffer_ops.create_buffer_resource(A, max_size=True)\n"
             "    b = buffer_ops.create_buffer_resource(B)\n"
             "\n"
@@ -939,7 +1069,7 @@ class BufferOps(Rule):
             "\n"
             "    x = load(a, tid) + load(b, tid)\n"
             "    _zero(a, tid)\n"
-            "    buffer_ops.buffer_store(x, b, tid)\n",
+            "    buffer_ops.buffer_store(x * y, b, tid)\n",
             expected="import flydsl.expr as fx\n"
             "from kernels.common import buffer_ops\n"
             "\n"
@@ -948,7 +1078,7 @@ class BufferOps(Rule):
             "    fx.ptr_store(fx.Vector.filled(4, 0, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(idx * 4) * 4)\n"
             "\n"
             "\n"
-            "def kernel(A, B, tid):\n"
+            "def kernel(A, B, tid, y):\n"
             "    a = fx.rocdl.make_buffer_tensor(A)\n"
             "    b = fx.rocdl.make_buffer_tensor(B)\n"
             "\n"
@@ -957,7 +1087,7 @@ class BufferOps(Rule):
             "\n"
             "    x = load(a, tid) + load(b, tid)\n"
             "    _zero(a, tid)\n"
-            "    buffer_ops.buffer_store(x, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
+            "    buffer_ops.buffer_store(x * y, fx.rocdl.get_buffer_rsrc(fx.get_iter(b)), tid)\n",
             unsafe=True,
             count=5,
         ),
@@ -1186,6 +1316,277 @@ class BufferOps(Rule):
             "    return crfa(addr, num_records_bytes=n)\n",
             expected=None,
             message="fx.inttoptr",
+        ),
+        Invalid(
+            # A sum carried around a `range` loop has the type its other definitions agree on; the
+            # loop's variable is the scf.for's i32.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, n, step: fx.Int32):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    total = fx.Int32(0)\n"
+            "    for i in range(fx.Int32(0), n, 1):\n"
+            "        total = total + step\n"
+            "        buffer_ops.buffer_store(i, out, i)\n"
+            "    buffer_ops.buffer_store(total, out, 0)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(Out, n, step: fx.Int32):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    total = fx.Int32(0)\n"
+            "    for i in range(fx.Int32(0), n, 1):\n"
+            "        total = total + step\n"
+            "        fx.ptr_store(i, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(i) * 4)\n"
+            "    fx.ptr_store(total, fx.recast_iter(fx.Int8, fx.get_iter(out)))\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # What a helper of the module returns; a nested helper's parameter given one type at every call.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def _widest(v, lane):\n"
+            "    return (v > lane).select(v, lane)\n"
+            "def f(Out, lane: fx.Int32, x: fx.Int32):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    def put(v, i):\n"
+            "        buffer_ops.buffer_store(v, out, i)\n"
+            "    put(_widest(x, lane), lane)\n"
+            "    put(x + 1, lane + 64)\n",
+            expected="import flydsl.expr as fx\n"
+            "def _widest(v, lane):\n"
+            "    return (v > lane).select(v, lane)\n"
+            "def f(Out, lane: fx.Int32, x: fx.Int32):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    def put(v, i):\n"
+            "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(out)) + fx.Int32(i) * 4)\n"
+            "    put(_widest(x, lane), lane)\n"
+            "    put(x + 1, lane + 64)\n",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            # A raw select's operands; an element of a raw vector wrapped and bitcast.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, ok, w, packed):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    w_out = arith.select(ok, arith.constant(0.0, type=T.f32), w)\n"
+            "    buffer_ops.buffer_store(w_out, out, 0)\n"
+            "    word = fx.Vector(fx.Vector(packed).bitcast(fx.Int32))[0]\n"
+            "    buffer_ops.buffer_store(word.ir_value(), out, 1)\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import arith\n"
+            "from flydsl.expr.typing import T\n"
+            "def f(Out, ok, w, packed):\n"
+            "    out = fx.rocdl.make_buffer_tensor(Out)\n"
+            "    w_out = arith.select(ok, arith.constant(0.0, type=T.f32), w)\n"
+            "    fx.ptr_store(w_out, fx.recast_iter(fx.Int8, fx.get_iter(out)))\n"
+            "    word = fx.Vector(fx.Vector(packed).bitcast(fx.Int32))[0]\n"
+            "    fx.ptr_store(word.ir_value(), fx.recast_iter(fx.Int8, fx.get_iter(out)) + 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # A width more than 1 only in the `else` of a trace-time `W == 1`, or after `assert W == 8`.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(VEC, PAIRS):\n"
+            "    def load(A, off):\n"
+            "        rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "        if const_expr(PAIRS == 1):\n"
+            "            v = buffer_ops.buffer_load(rsrc, off, vec_width=1, dtype=fx.Float32)\n"
+            "        else:\n"
+            "            v = buffer_ops.buffer_load(rsrc, off, vec_width=PAIRS, dtype=fx.Float32)\n"
+            "        assert VEC == 8\n"
+            "        half = VEC // 2\n"
+            "        return v, buffer_ops.buffer_load(rsrc, off, vec_width=half, dtype=fx.Float32)\n"
+            "    return load\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "def build(VEC, PAIRS):\n"
+            "    def load(A, off):\n"
+            "        rsrc = fx.rocdl.make_buffer_tensor(A)\n"
+            "        if const_expr(PAIRS == 1):\n"
+            "            v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Float32).ir_value()\n"
+            "        else:\n"
+            "            v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Vector[fx.Float32, PAIRS])\n"
+            "        assert VEC == 8\n"
+            "        half = VEC // 2\n"
+            "        return v, fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(rsrc)) + fx.Int32(off) * 4, fx.Vector[fx.Float32, 4])\n"
+            "    return load\n",
+            unsafe=True,
+            count=4,
+        ),
+        Invalid(
+            # A helper's parameter given different types: its stores keep the shim.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(Out, lane: fx.Int32, x: fx.Float16):\n"
+            "    out = buffer_ops.create_buffer_resource(Out)\n"
+            "    def put(v, i):\n"
+            "        buffer_ops.buffer_store(v, out, i)\n"
+            "    put(x, lane)\n"
+            "    put(lane, lane)\n",
+            count=2,
+            expected=None,
+            message="the element type of `v` is not known here",
+        ),
+        Invalid(
+            # `W <= 4` leaves 1 possible: a scalar or a vector load.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import const_expr\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(VEC):\n"
+            "    def load(A, off):\n"
+            "        rsrc = buffer_ops.create_buffer_resource(A)\n"
+            "        if const_expr(VEC <= 4):\n"
+            "            return buffer_ops.buffer_load(rsrc, off, vec_width=VEC, dtype=fx.Float32)\n"
+            "        return None\n"
+            "    return load\n",
+            count=2,
+            expected=None,
+            message="its width `VEC` is not a literal",
+        ),
+        Invalid(
+            # A nested factory's resources move together (its `return` changes for all); a load
+            # of one stored through another is rewritten inside the store.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return buffer_ops.create_buffer_resource(ptr, max_size=True)\n"
+            "    a = _rsrc(A)\n"
+            "    b = _rsrc(B)\n"
+            "    buffer_ops.buffer_store(buffer_ops.buffer_load(a, tid, vec_width=1, dtype=fx.Int32), b, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return fx.rocdl.make_buffer_tensor(ptr)\n"
+            "    a = _rsrc(A)\n"
+            "    b = _rsrc(B)\n"
+            "    fx.ptr_store(fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(a)) + fx.Int32(tid) * 4, fx.Int32), fx.recast_iter(fx.Int8, fx.get_iter(b)) + fx.Int32(tid) * 4)\n",
+            unsafe=True,
+            count=3,
+        ),
+        Invalid(
+            # A factory whose result is also used in place: none of its resources move.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(A, B, tid):\n"
+            "    def _rsrc(ptr):\n"
+            "        return buffer_ops.create_buffer_resource(ptr, max_size=True)\n"
+            "    a = _rsrc(A)\n"
+            "    return buffer_ops.buffer_load(a, tid, vec_width=1, dtype=fx.Int32) + buffer_ops.buffer_load(_rsrc(B), tid, vec_width=1, dtype=fx.Int32)\n",
+            count=3,
+            expected=None,
+            message="`_rsrc` makes resources that are not each assigned to one name",
+        ),
+        Invalid(
+            # An element type chosen at trace time between floats of one size: the offset scales
+            # alike, and the access names the same choice (its condition reads the same names).
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(dtype_str):\n"
+            "    elem_dtype = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "    def kernel(X, Y, tid):\n"
+            "        x = buffer_ops.create_buffer_resource(X, max_size=True)\n"
+            "        y = buffer_ops.create_buffer_resource(Y, max_size=True)\n"
+            "        v = buffer_ops.buffer_load(x, tid, vec_width=1, dtype=elem_dtype)\n"
+            "        w = buffer_ops.buffer_load(x, tid * 8, vec_width=8, dtype=elem_dtype)\n"
+            "        buffer_ops.buffer_store(v, y, tid)\n"
+            "        buffer_ops.buffer_store(w, y, tid * 8 + 64)\n"
+            "    return kernel\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "def build(dtype_str):\n"
+            "    elem_dtype = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "    def kernel(X, Y, tid):\n"
+            "        x = fx.rocdl.make_buffer_tensor(X)\n"
+            "        y = fx.rocdl.make_buffer_tensor(Y)\n"
+            "        v = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(x)) + fx.Int32(tid) * 2, (fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16))\n"
+            "        w = fx.ptr_load(fx.recast_iter(fx.Int8, fx.get_iter(x)) + fx.Int32(tid * 8) * 2, fx.Vector[(fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16), 8])\n"
+            "        fx.ptr_store(v, fx.recast_iter(fx.Int8, fx.get_iter(y)) + fx.Int32(tid) * 2)\n"
+            "        fx.ptr_store(w, fx.recast_iter(fx.Int8, fx.get_iter(y)) + fx.Int32(tid * 8 + 64) * 2)\n"
+            "    return kernel\n",
+            unsafe=True,
+            count=6,
+        ),
+        Invalid(
+            # ... but not between sizes.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(w_dtype):\n"
+            "    w_dt = T.f32 if w_dtype == \"f32\" else T.bf16\n"
+            "    def kernel(X, tid):\n"
+            "        x = buffer_ops.create_buffer_resource(X, max_size=True)\n"
+            "        return buffer_ops.buffer_load(x, tid, vec_width=1, dtype=w_dt)\n"
+            "    return kernel\n",
+            count=2,
+            expected=None,
+            message="its element type `w_dt` is not an fx numeric type",
+        ),
+        Invalid(
+            # A helper given a rebased resource (a byte pointer) and a tensor takes pointers: the
+            # tensor is passed as its iterator.
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(S, W, slot, tid):\n"
+            "    def load(rsrc, off):\n"
+            "        return buffer_ops.buffer_load(rsrc, off, vec_width=4, dtype=fx.Float32)\n"
+            "    s = buffer_ops.create_buffer_resource(S, max_size=True, base_byte_offset=slot * 4096)\n"
+            "    w = buffer_ops.create_buffer_resource(W, max_size=True)\n"
+            "    return load(s, tid), load(w, tid)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(S, W, slot, tid):\n"
+            "    def load(rsrc, off):\n"
+            "        return fx.ptr_load(fx.recast_iter(fx.Int8, rsrc) + fx.Int32(off) * 4, fx.Vector.make_type(4, fx.Float32))\n"
+            "    s = fx.rocdl.make_buffer_ptr(fx.recast_iter(fx.Int8, fx.get_iter(S)) + fx.Int64(slot * 4096))\n"
+            "    w = fx.rocdl.make_buffer_tensor(W)\n"
+            "    return load(s, tid), load(fx.get_iter(w), tid)\n",
+            unsafe=True,
+            count=3,
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # Buffer pointers made from raw addresses, given to a `@flyc.jit` helper: it takes
+            # pointers (bytes: the helper's own accesses say their element types).
+            "import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "from kernels.common import buffer_ops\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _copy_row(src, dst, lane):\n"
+            "    v = buffer_ops.buffer_load(src, lane * 4, vec_width=4, dtype=fx.Int32)\n"
+            "    buffer_ops.buffer_store(v, dst, lane * 4)\n"
+            "\n"
+            "\n"
+            "def f(a_src, a_dst, lane):\n"
+            "    crfa = buffer_ops.create_buffer_resource_from_addr\n"
+            "    src = crfa(a_src)\n"
+            "    dst = crfa(a_dst)\n"
+            "    _copy_row(src, dst, lane)\n",
+            expected="import flydsl.compiler as flyc\n"
+            "import flydsl.expr as fx\n"
+            "\n"
+            "\n"
+            "@flyc.jit\n"
+            "def _copy_row(src, dst, lane):\n"
+            "    v = fx.ptr_load(fx.recast_iter(fx.Int8, src) + fx.Int32(lane * 4) * 4, fx.Vector[fx.Int32, 4])\n"
+            "    fx.ptr_store(v, fx.recast_iter(fx.Int8, dst) + fx.Int32(lane * 4) * 4)\n"
+            "\n"
+            "\n"
+            "def f(a_src, a_dst, lane):\n"
+            "    src = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global, 1), a_src))\n"
+            "    dst = fx.rocdl.make_buffer_ptr(fx.inttoptr(fx.PointerType.get(fx.Int8.ir_type, fx.AddressSpace.Global, 1), a_dst))\n"
+            "    _copy_row(src, dst, lane)\n",
+            unsafe=True,
+            count=4,
         ),
     ]
 

@@ -36,7 +36,7 @@ def buffer_load(rsrc, offset, vec_width=4, dtype=fx.Float32):
     from flydsl._mlir import ir
     from flydsl._mlir.dialects import rocdl
 
-    element = dtype.ir_type
+    element = dtype if isinstance(dtype, ir.Type) else dtype.ir_type  # `T.bf16` or `fx.BFloat16`, as the shim
     result = element if vec_width == 1 else ir.VectorType.get([vec_width], element)
     byte_offset = (fx.Int32(offset) * (element.width // 8)).ir_value()
     return rocdl.RawPtrBufferLoadOp(result, rsrc, byte_offset, fx.Int32(0).ir_value()).result
