@@ -143,8 +143,13 @@ class DeprecatedApi(Rule):
         if self.model.resolve(receiver) is not None or self._is_imported(receiver):
             return  # a module function such as np.exp2, not a Numeric method
         kind = self.model.type_of(receiver)
-        if kind.is_typed or kind.is_raw or (not kind.known and func.attr in _DISTINCTIVE_METHODS):
+        if kind.is_typed or kind.is_raw or (not kind.known and self._distinctive(node)):
             self._flag(func, DEPRECATED_METHODS[func.attr], fix=self._function_form(node))
+
+    def _distinctive(self, call: ast.Call) -> bool:
+        """A method call no other library makes: a distinctive name, or `x.addf(y,
+        fastmath=...)` (MLIR's flags; pa_decode_swa.py's wave reductions)."""
+        return call.func.attr in _DISTINCTIVE_METHODS or any(k.arg == "fastmath" for k in call.keywords)
 
     def _tdm_ops_import(self, node: ast.AST) -> Fix | None:
         """`from flydsl.expr import a, tdm_ops` -> `from flydsl.expr import a` plus
@@ -223,8 +228,19 @@ class DeprecatedApi(Rule):
         Valid("import flydsl.expr as fx\natom = fx.rocdl.BufferCopyLDS32b()\n"),
         Valid("import math\ny = math.exp2(3)\n"),
         Valid("import flydsl.expr as fx\nt = fx.rocdl.tdm_ops\n"),
+        Valid("def f(a, b):\n    return a.addf(b)\n"),  # another library's addf
     ]
     INVALID = [
+        # `addf` is no distinctive name, but with MLIR's `fastmath=` it is FlyDSL's
+        # (pa_decode_swa.py's wave reductions).
+        Invalid(
+            "def f(val, c_w, fm):\n    red = val\n    red = red.addf(red.shuffle_xor(1, c_w), fastmath=fm)\n    return red\n",
+            expected="import flydsl.expr as fx\ndef f(val, c_w, fm):\n    red = val\n"
+            "    red = red.addf(fx.gpu.shuffle_xor(red, 1, c_w), fastmath=fm)\n    return red\n",
+            count=2,
+            unsafe=True,
+            message="`fx.Numeric.addf` is deprecated",
+        ),
         Invalid(
             "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer):\n    return acc.maximumf(peer)\n",
             message="`fx.Numeric.maximumf` is deprecated",
