@@ -15,6 +15,14 @@ FX_MATH = {
     "clampf", "isnan", "isinf", "isfinite", "isnormal",
 }
 TOP_LEVEL = {"fma", "absf"}
+# Intrinsics emitted by hand with `llvm.call_intrinsic(ty, name, [x], [], [])` that FlyDSL
+# wraps (in 0.3.1 and 0.5.0): name -> (wrapper, whether it takes the result type first).
+CALL_INTRINSIC = "mlir.llvm.call_intrinsic"
+WRAPPED_INTRINSICS = {
+    "llvm.amdgcn.exp2.f32": ("rocdl.exp2", True),
+    "llvm.amdgcn.rcp.f32": ("rocdl.rcp", True),
+    "llvm.fabs.f32": ("math.absf", False),
+}
 INTEGER_OPS = {"absi", "ctlz", "cttz", "ctpop", "ipowi"}
 
 
@@ -50,6 +58,9 @@ class RawMath(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
         if symbol is None:
+            return
+        if symbol == CALL_INTRINSIC:
+            self._intrinsic(node)
             return
         module, _, op = symbol.rpartition(".")
         if module != "mlir.math" or not op[:1].isalpha():
@@ -95,6 +106,34 @@ class RawMath(Rule):
             fix = self.replace(node, text, f"Replace with {fx}.{target}(...)", safe=False, extra=imports)
         self.report(node, f"{message} (unsafe: {why})", fix=fix)
 
+    def _intrinsic(self, node: ast.Call) -> None:
+        """`llvm.call_intrinsic(f32, "llvm.amdgcn.exp2.f32", [x], [], [])` ->
+        `fx.rocdl.exp2(f32, x)`: FlyDSL's op lowers to the same intrinsic call."""
+        args = node.args
+        name = args[1].value if len(args) > 1 and isinstance(args[1], ast.Constant) else None
+        if name not in WRAPPED_INTRINSICS:
+            return
+        wrapper, typed = WRAPPED_INTRINSICS[name]
+        spelled = f"{self.text(node.func)}(..., \"{name}\", ...)"
+        message = f"`{spelled}` hand-emits an intrinsic FlyDSL wraps: use `fx.{wrapper}(...)`"
+        empty = all(isinstance(a, (ast.List, ast.Tuple)) and not a.elts for a in args[3:])
+        operand = args[2].elts if len(args) > 2 and isinstance(args[2], (ast.List, ast.Tuple)) else None
+        if node.keywords or len(args) != 5 or not empty or operand is None or len(operand) != 1:
+            self.report(node, f"{message} (no fix: only `call_intrinsic(ty, name, [x], [], [])` is rewritten)")
+            return
+        fx, imports = fx_alias(self.model)
+        parts = [self.text(args[0]), self.text(operand[0])] if typed else [self.text(operand[0])]
+        why = (
+            "the MLIR has FlyDSL's `rocdl` op instead of the call, lowered to the same intrinsic"
+            if typed
+            else "`math.absf` takes the ambient fastmath, the call carries none"
+        )
+        fix = None
+        if not S.comments_dropped(self, node, [args[0], operand[0]]):
+            text = f"{fx}.{wrapper}({', '.join(parts)})"
+            fix = self.replace(node, text, f"Replace with {fx}.{wrapper}(...)", safe=False, extra=imports)
+        self.report(node, f"{message} (unsafe: {why})", fix=fix)
+
     VALID = [
         Valid("import math\nn = math.ceil(x / 4)\nl = math.log2(n)\n"),
         Valid("import math as host_math\ny = host_math.exp2(3)\n"),
@@ -108,8 +147,23 @@ class RawMath(Rule):
             "# mlir_math.fma(a, b, c)\ndef f(a, b, c):\n    return a * b + c, 'mlir_math.absf(x)'\n"
         ),
         Valid("from flydsl._mlir.dialects import math as mlir_math\nflags = mlir_math.FmaOp\n"),
+        # Intrinsics FlyDSL does not wrap stay as they are.
+        Valid("from flydsl._mlir.dialects import llvm\nllvm.call_intrinsic(t, 'llvm.amdgcn.cvt.pk.bf16.f32', [a, b], [], [])\n"),
     ]
     INVALID = [
+        Invalid(
+            "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(x, w, v):\n    f32 = ir.F32Type.get()\n"
+            "    e = llvm.call_intrinsic(f32, \"llvm.amdgcn.exp2.f32\", [x], [], [])\n"
+            "    r = llvm.call_intrinsic(\n        f32, \"llvm.amdgcn.rcp.f32\", [w], [], []\n    )\n"
+            "    a = llvm.call_intrinsic(f32, \"llvm.fabs.f32\", [v], [], [])\n    return e, r, a\n",
+            expected="from flydsl._mlir import ir\nimport flydsl.expr as fx\n"
+            "def f(x, w, v):\n    f32 = ir.F32Type.get()\n"
+            "    e = fx.rocdl.exp2(f32, x)\n    r = fx.rocdl.rcp(f32, w)\n    a = fx.math.absf(v)\n    return e, r, a\n",
+            unsafe=True,
+            count=3,
+            message="hand-emits an intrinsic FlyDSL wraps: use `fx.rocdl.exp2(...)`",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import math as mlir_math\n"
             "def f(a: fx.Float32, b: fx.Float32, c: fx.Float32):\n    return mlir_math.fma(a, b, c)\n",
