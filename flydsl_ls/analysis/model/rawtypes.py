@@ -115,7 +115,7 @@ _COMPARISONS = {"cmpi", "cmpf"}
 _MORE_SAME_AS_OPERAND = {"shrui", "divui", "remui", "maxui", "minui", "ceildivsi", "floordivsi", "ceildivui"}
 _ID_CALLS = {"fx.gpu.thread_id", "fx.gpu.block_id", "mlir.gpu.thread_id", "mlir.gpu.block_id"}
 _ARITH_VALUE = "fx.arith.ArithValue"
-_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw"}  # the same value, raw
+_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw", "fx.as_ir_value"}  # the same value, raw
 _MAX_DEPTH = 8  # names, wrappers and operators followed
 
 

@@ -63,6 +63,9 @@ CASTS = {
     "index_castui": "`fx.Index(v)` on `fx.Uint*` values",
 }
 UNSIGNED_CASTS = {"extui", "uitofp", "fptoui", "index_castui"}
+# A scalar bitcast keeps the width: into f32 its source is the one other 32-bit scalar type.
+# (f16/bf16/i16 share a width, so a 16-bit source is not known from the target.)
+BITCAST_SOURCE = {"fx.Float32": "fx.Int32", "fx.Int32": "fx.Float32", "fx.Float64": "fx.Int64", "fx.Int64": "fx.Float64"}
 FLOAT_CASTS = {"trunc_f", "truncf", "extf"}
 CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 CMPI_UNSIGNED = {"ult", "ule", "ugt", "uge"}
@@ -485,6 +488,16 @@ class RawArith(Rule):
             expected=None,
             message="no fix: `a_rsrc` is not known to be a number",
         ),
+        # ... but a select's operands share one type: beside an fx.Int32 (or a raw scalar whose
+        # type is read off its op), the unknown one is an i32 too (FlyDSL's pa_decode_swa.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def clamp(lane, n: fx.Int32):\n    last = n - 1\n    return fx.Int32(arith.select(lane < n, lane, last))\n",
+            expected="import flydsl.expr as fx\n"
+            "def clamp(lane, n: fx.Int32):\n    last = n - 1\n    return fx.Int32((lane < n).select(lane, last))\n",
+            unsafe=True,
+            message="use `cond.select(t, f)` (unsafe: ",
+        ),
         Invalid(
             "from flydsl.expr import arith\n"
             "def f(a, b):\n    return arith.cmpi(arith.CmpIPredicate.ult, a, b)\n",
@@ -714,6 +727,25 @@ class RawArith(Rule):
             "    fx.printf(fx.Int32(word).bitcast(fx.Float32))\n",
             unsafe=True,
             count=3,
+        ),
+        # `fx.as_ir_value(v)` has v's type (aiter's fmha_prologue.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(off: fx.Int32):\n    fx.printf(arith.extsi(T.i64, fx.as_ir_value(off)))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(off: fx.Int32):\n    fx.printf(fx.Int64(fx.as_ir_value(off)))\n",
+            unsafe=True,
+        ),
+        # A scalar bitcast keeps the width: into f32 from the one other 32-bit type, i32
+        # (aiter's mfma_preshuffle_pipeline.py); a 16-bit source is not known.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(bits, h):\n    fx.printf(arith.bitcast(T.f32, bits), arith.bitcast(T.f16, h))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(bits, h):\n    fx.printf(fx.Int32(bits).bitcast(fx.Float32), arith.bitcast(T.f16, h))\n",
+            unsafe=True,
+            count=2,
+            message="`bits` is read as the fx.Int32 a bitcast to fx.Float32 takes",
         ),
         # fx.Int64(v) zero-extends unsigned values and i1, and its op follows v's type.
         Invalid(
@@ -1001,10 +1033,11 @@ class Handler:
         if state is not None and state.closure:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
         unknown = next((v for v in (true, false) if not self._known_number(v)), None)
-        if unknown is not None:
+        if unknown is not None and not any(element_type(self.model, v) for v in (true, false)):
             # Boolean.select wraps its operands as fx values: a pointer, a buffer resource or
             # a vector is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ...
-            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one.
+            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one. Both
+            # operands of a select have one type: beside a typed scalar, the other is one too.
             return self.report(
                 f"use `cond.select(t, f)` (no fix: `{self.rule.text(unknown)}` is not known to be a "
                 "number, and `cond.select` wraps its operands as fx values)"
@@ -1138,7 +1171,10 @@ class Handler:
             return self.report(f"{hint} (no fix: `{self.rule.text(type_expr)}` is not a scalar type that can be read here)")
         fx, imports = self.fx()
         name, source = target.removeprefix("fx."), self._source_type(value)
-        text, why = None, ""
+        text, why, read = None, "", ""
+        if op == "bitcast" and source is None and target in BITCAST_SOURCE:
+            source = BITCAST_SOURCE[target]
+            read = f"; `{self.rule.text(value)}` is read as the {source} a bitcast to {target} takes"
         if op in ("trunci", "fptosi", "extsi") and not S.is_signed_int_type(target):
             why = f" (no fix: `fx.{name}(v)` is not an integer truncation or extension)"
         elif op in ("trunci", "fptosi"):  # the source is a wider integer / a float, or it would not trace
@@ -1161,7 +1197,7 @@ class Handler:
             return self.report(f"{hint}{why}")
         form = {"sitofp": f"v.to(fx.{name})", "bitcast": f"v.bitcast(fx.{name})"}.get(op, f"fx.{name}(v)")
         self.report(
-            f"use `{form}` (unsafe: the result is an fx value, and a static operand folds)",
+            f"use `{form}` (unsafe: the result is an fx value, and a static operand folds{read})",
             text,
             imports=imports,
             title=f"Replace with a typed cast to {fx}.{name}",
