@@ -279,12 +279,47 @@ class RawArith(Rule):
             return  # a module's function (`arith.truncf`, `np.truncf`), or a shim's own code
         if self.model.type_of(receiver).is_fx_scalar:
             return
-        self.report(
-            func,
+        message = (
             f"`.{func.attr}(...)` is ArithValue's raw float cast: on an fx scalar or vector "
-            "write `v.to(fx.BFloat16)` (the target fx type) (no fix: the receiver is a raw value, which "
-            "has no `.to`, and its consumers may need the raw result)",
+            "write `v.to(fx.BFloat16)` (the target fx type)"
         )
+        fix, why = self._typed_cast_method(node, receiver)
+        self.report(func, message + why, fix=fix)
+
+    def _typed_cast_method(self, node: ast.Call, receiver: ast.expr):
+        """(fix, message tail) for `v.truncf(T)` / `v.extf(T)`, whose target type says what
+        the receiver is. Into a float vector type: `fx.Vector(v).to(fx.E)`, an fx.Vector,
+        which is an ArithValue too, so every consumer takes it as before. Into a float
+        scalar type: `fx.E(v)` (the same truncf/extf), with `.ir_value()` at the consumers
+        that need the raw value. (Traced: the same first MLIR on FlyDSL 0.3.1 and 0.5.0.)"""
+        keep = " (no fix: the receiver is a raw value, which has no `.to`, and its consumers may need the raw result)"
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            return None, keep
+        target = node.args[0]
+        fx, imports = fx_alias(self.model)
+        vector = S.vector_dtype(self.model, target)
+        scalar = S.scalar_dtype(self.model, target)
+        if vector is not None and vector[0] is not None and S.is_float_type(vector[0]):
+            name = vector[0].removeprefix("fx.")
+            typed = self.model.type_of(receiver).name == "fx.Vector"
+            text = f"{S.receiver(self, receiver) if typed else f'{fx}.Vector({self.text(receiver)})'}.to({fx}.{name})"
+            boundaries = None
+        elif scalar is not None and S.is_float_type(scalar):
+            name = scalar.removeprefix("fx.")
+            text = f"{fx}.{name}({self.text(receiver)})"
+            boundaries = raw_boundaries(self, node)
+            if boundaries.blocker is not None:
+                return None, f" (no fix: {boundaries.blocker})"
+            if boundaries.wrap_self:
+                text += ".ir_value()"
+        else:
+            return None, keep
+        if S.comments_dropped(self, node, [receiver, target]):
+            return None, S.COMMENTS_WHY
+        note = f"; {boundaries.note}" if boundaries is not None and boundaries.note else ""
+        extra = (*imports, *(boundaries.edits if boundaries is not None else ()))
+        fix = self.replace(node, text, f"Replace with a cast to {fx}.{name}", safe=False, extra=extra)
+        return fix, f" (unsafe: {FASTMATH_NOTE}, and the result is an fx value{note})"
 
     VALID = [
         # The float casts of fx values, and module functions named like the raw methods.
@@ -644,13 +679,28 @@ class RawArith(Rule):
             message="no fix: `*` on line 4 may have a raw operand first",
         ),
         # ArithValue's float cast as a method (FlyDSL's qk_norm_rope_quant, aiter's
-        # chunk_gated_delta_h): no fix, the receiver is raw.
+        # chunk_gated_delta_h): into a float vector type, the receiver is a vector:
+        # `fx.Vector(v).to(...)`, an ArithValue too; into a scalar type, `fx.BFloat16(v)`.
         Invalid(
             "from flydsl.expr.typing import T\ndef f(acc):\n    return acc.truncf(T.vec(4, T.bf16))\n",
-            expected=None,
-            message="no fix: the receiver is a raw value",
+            expected="import flydsl.expr as fx\ndef f(acc):\n    return fx.Vector(acc).to(fx.BFloat16)\n",
+            unsafe=True,
             line=3,
             column=12,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(v, w: fx.Vector, p):\n    llvm.StoreOp(v.truncf(T.bf16), p)\n    fx.printf(w.extf(T.f32x4))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(v, w: fx.Vector, p):\n    llvm.StoreOp(fx.BFloat16(v).ir_value(), p)\n    fx.printf(w.to(fx.Float32))\n",
+            unsafe=True,
+            count=2,
+        ),
+        # ... an unreadable target type: no fix.
+        Invalid(
+            "def f(acc, ty):\n    return acc.truncf(ty)\n",
+            expected=None,
+            message="no fix: the receiver is a raw value",
         ),
         # fx.Float32 has no `.type` (an ArithValue has).
         Invalid(
