@@ -38,6 +38,11 @@ class ArithValueWrapper(Rule):
     `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
     also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
     the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
+    Where `x` may be either kind and its value reaches raw builders or code the file does
+    not show, each of them gets `fx.as_ir_value(v)`, which takes either kind (not where the
+    value meets `>>`, `/` or an ArithValue method). No fix where an operator's Python
+    literal reads otherwise without the wrapper: ArithValue wraps `3000000000` to an i32
+    constant and refuses `1.5` beside an integer, fx integers widen or promote them.
     """
 
     code = "FLY101"

@@ -129,8 +129,11 @@ class RawArith(Rule):
     `fx.maximumf`/`fx.minimumf` on `flydsl.expr` itself are the typed API.
     `arith.CmpIPredicate.slt`, `arith.FastMathFlags.fast` and `with arith.fastmath(...)`
     are not op calls. ArithValue's own float casts `v.truncf(T.bf16)` / `v.extf(T.f32)` are
-    flagged as methods too (no fix: the receiver is raw). `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)`
-    belong to FLY103; `value.maximumf(peer)` to FLY901.
+    flagged as methods too: into a float vector type `fx.Vector(v).to(fx.BFloat16)` (an
+    fx.Vector is an ArithValue, so every consumer takes it), into a float scalar type
+    `fx.BFloat16(v)` (the same truncf/extf; unsafe, no fix where the type cannot be read).
+    `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)` belong to FLY103;
+    `value.maximumf(peer)` to FLY901.
 
     Fix safety. A fix is safe only where the operator provably emits the same op: a 1:1
     integer operator through FlyDSL's helpers that take fx operands (`arith.andi/xori/
@@ -153,7 +156,11 @@ class RawArith(Rule):
     type is a signed integer wider than i1 (an fx.Uint* or an i1 is zero-extended),
     `trunci`/`fptosi` -> `fx.Int32(v)`, `sitofp` -> `v.to(fx.Float32)` for a signed
     integer `v`, `bitcast` -> `v.bitcast(fx.Float32)`; a raw `v` whose MLIR type is read
-    off its op is first wrapped in that type (`fx.Int32(v)`, no op).
+    off its op (or `fx.as_ir_value(x)` of a typed `x`) is first wrapped in that type
+    (`fx.Int32(v)`, no op). A scalar bitcast keeps the width, so into f32/i32/f64/i64 a
+    source of unknown type is the one other scalar type of that width (`fx.Int32(v)
+    .bitcast(fx.Float32)`); 16-bit types are several. `select`'s operands share one type:
+    beside a typed scalar (not a Python literal), an operand of unknown type is one too.
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
 
