@@ -96,6 +96,12 @@ def operand_type(model: SemanticModel, expr: ast.expr, depth: int) -> str | None
     kind = model.type_of(expr)
     if kind.is_fx_scalar:
         return kind.name
+    if isinstance(expr, ast.Call) and depth <= 3:
+        # `v.ir_value()` / `fx.as_ir_value(v)`: the raw value of `v`, of `v`'s type
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value" and not expr.args:
+            return operand_type(model, expr.func.value, depth + 1)
+        if model.resolve(expr.func) in _UNWRAPS and len(expr.args) == 1 and not expr.keywords:
+            return operand_type(model, expr.args[0], depth + 1)
     if isinstance(expr, ast.Call):
         return raw_result_type(model, expr, depth + 1)
     if isinstance(expr, ast.Name):

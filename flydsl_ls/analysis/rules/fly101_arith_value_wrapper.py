@@ -471,6 +471,17 @@ class ArithValueWrapper(Rule):
             "    return ring * 4\n",
             unsafe=True,
         ),
+        # ... also through `.ir_value()` / `fx.as_ir_value(v)` operands (aiter's
+        # fused_compress_attn.py: `arith.remui(ci, fx.Int32(k).ir_value())`).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(position, k):\n    s = arith.remui(fx.as_ir_value(position), fx.Int32(k).ir_value())\n"
+            "    fx.printf(ArithValue(s) * 4)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(position, k):\n    s = fx.Int32(arith.remui(fx.as_ir_value(position), fx.Int32(k).ir_value()))\n"
+            "    fx.printf(s * 4)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "from flydsl._mlir.dialects import arith as std_arith\n"
