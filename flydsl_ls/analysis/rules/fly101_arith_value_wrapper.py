@@ -548,7 +548,7 @@ class ArithValueWrapper(Rule):
             message="no fix: if `row` is an fx value",
         ),
         # ArithValue wraps a large int literal to an i32 constant and refuses a float one
-        # beside an integer; fx integers widen or promote them (issue 26): no fix.
+        # beside an integer; fx integers widen or promote them: no fix.
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
             "def f(n: fx.Int32):\n    fx.printf(ArithValue(n) + 3000000000, ArithValue(n) * 1.5)\n",
