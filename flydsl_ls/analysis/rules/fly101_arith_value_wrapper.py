@@ -313,7 +313,8 @@ class ArithValueWrapper(Rule):
         if fx_type is None:
             return None, " (no fix: its MLIR type cannot be read off the op)"
         parents = self.model.parent_map(binding.scope.node)
-        unwraps = []
+        fx, imports = fx_alias(self.model)
+        unwraps, passed = [], []
         for use in self.model.uses_of(binding):
             parent = parents.get(id(use))
             if isinstance(parent, ast.Call) and self.model.resolve(parent.func) == ARITH_VALUE:
@@ -321,16 +322,21 @@ class ArithValueWrapper(Rule):
                 if blocker is not None:
                     return None, f" (no fix: typed, `{use.id}` could not reach {blocker.describe()})"
                 unwraps.append(self.edit(self.ctx.range(parent), use.id))
+            elif isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and use is not parent.func):
+                # handed to a call as the raw value it was: `fx.as_ir_value(v)` (a function
+                # call, which FlyDSL's rewriter does not carry, unlike `v.ir_value()`)
+                unwraps.append(self.edit(self.ctx.range(use), f"{fx}.as_ir_value({use.id})"))
+                passed.append(f"line {use.lineno}")
             elif not isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.AugAssign)):
                 return None, f" (no fix: `{use.id}` is also used as a raw value on line {use.lineno})"
-        fx, imports = fx_alias(self.model)
         wrapped = f"{fx}.{fx_type[3:]}({self.text(source)})"
         fix = Fix(
             title="Wrap once at source (unsafe)",
             applicability=Applicability.UNSAFE,
             edits=(self.edit(self.ctx.range(source), wrapped), *unwraps, *imports),
         )
-        return fix, ""
+        shown = ", ".join(dict.fromkeys(passed))
+        return fix, (f" (`{fx}.as_ir_value(...)` where it is passed on raw: {shown})" if passed else "")
 
     VALID = [
         Valid("import flydsl.expr as fx\nx = fx.Int32(3) + 1\n"),
@@ -503,10 +509,26 @@ class ArithValueWrapper(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(x):\n"
             "    v = arith.index_cast(T.i32, x)\n"
-            "    w = arith.addi(v, v)\n"
+            "    w = v.type\n"
             "    return arith.ArithValue(v) * 4\n",
             expected=None,
             message="also used as a raw value on line 6",
+        ),
+        # ... but a call it is handed to gets the raw value it had (aiter's fused_compress_attn:
+        # `slot_in_block` into buffer loads).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = arith.index_cast(T.i32, x)\n"
+            "    w = arith.addi(v, v)\n"
+            "    return arith.ArithValue(v) * 4\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = fx.Int32(arith.index_cast(T.i32, x))\n"
+            "    w = arith.addi(fx.as_ir_value(v), fx.as_ir_value(v))\n"
+            "    return v * 4\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` where it is passed on raw: line 6",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
