@@ -157,9 +157,11 @@ def test_fly101_drop_wrapper_before_shift_or_divide_changes_signedness(compile_p
     """`ArithValue(n) / 2` and `ArithValue(w) >> 2` on fx.Int32/fx.Int64 (unsafe fixes):
     ArithValue has no sign, so `/` converts with uitofp and `>>` is shrui; on the fx
     integers they are sitofp and shrsi. "Wrap once at source" (`raw = fx.Int32(raw op)`,
-    uses unwrapped) in the same fixture changes nothing."""
+    uses unwrapped, a raw builder handed `fx.as_ir_value(raw)`) in the same fixture changes
+    nothing."""
     outcome, before, after = _unsafe_pair(compile_pair, "unsafe_fixes.py", "FLY101")
     assert "raw = fx.Int32(arith.index_cast(T.i32, fx.Index(n)))" in outcome.text  # wrap at source
+    assert "doubled = arith.addi(fx.as_ir_value(raw), fx.as_ir_value(raw))" in outcome.text
     assert "half = n / 2" in outcome.text and "quarter = w >> 2" in outcome.text
     removed, added = _changed_lines(before, after)
     assert _ops(removed) == ["arith.shrui : i64", "arith.uitofp : i32 to f32", "arith.uitofp : i32 to f32"]
