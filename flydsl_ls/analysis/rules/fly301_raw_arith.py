@@ -160,7 +160,9 @@ class RawArith(Rule):
     (`fx.Int32(v)`, no op). A scalar bitcast keeps the width, so into f32/i32/f64/i64 a
     source of unknown type is the one other scalar type of that width (`fx.Int32(v)
     .bitcast(fx.Float32)`); 16-bit types are several. `select`'s operands share one type:
-    beside a typed scalar (not a Python literal), an operand of unknown type is one too.
+    beside a typed scalar (not a Python literal), an operand of unknown type is one too. Its
+    result is fx where the condition is: each consumer that took the raw value gets
+    `fx.as_ir_value(v)` (either kind), and no fix where an integer result meets `>>` or `/`.
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
 
@@ -505,7 +507,7 @@ class RawArith(Rule):
             "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = arith.cmpi(arith.CmpIPredicate.slt, a, b)\n"
             "    return arith.select(c, x, y)\n",
             expected="import flydsl.expr as fx\n"
-            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = a < b\n    return c.select(x, y)\n",
+            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = a < b\n    return fx.as_ir_value(c.select(x, y))\n",
             unsafe=True,
             count=2,
         ),
@@ -622,12 +624,23 @@ class RawArith(Rule):
             message="`.ir_value()` at the raw boundaries: line 4",
         ),
         # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
-        # which a raw builder cannot take ("must be a Value").
+        # which a raw builder cannot take ("must be a Value"): it gets `fx.as_ir_value(v)`,
+        # which takes either kind (the condition's kind decides the result's).
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import llvm\n"
             "def f(c, a: fx.Int32, b: fx.Int32, ptr):\n    v = arith.select(c, a, b)\n    llvm.StoreOp(v, ptr)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, a: fx.Int32, b: fx.Int32, ptr):\n    v = c.select(a, b)\n    llvm.StoreOp(fx.as_ir_value(v), ptr)\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` at the raw boundaries: line 6",
+        ),
+        # ... but an integer result that meets `>>` (unsigned on ArithValue, signed on fx.Int32)
+        # gets none (FlyDSL's pa_decode_swa.py, `udiv_const` in another module does it there).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(c, a: fx.Int32, b: fx.Int32):\n    v = arith.select(c, a, b)\n    fx.printf(v >> 3)\n",
             expected=None,
-            message="no fix: `llvm.StoreOp` on line 6 needs the raw ir.Value",
+            message="no fix: the fx value would reach `>>` on line 5",
         ),
         # A typed constant is an fx value: llvm.AtomicRMWOp needs an ir.Value (aiter's
         # moe_route_maps.py), also after arithmetic.
@@ -866,11 +879,16 @@ class Handler:
 
     # --- reporting ----------------------------------------------------------------
     def report(self, message: str, text: str | None = None, prec: int = S.ATOM, *, safe: bool = False,
-               title: str | None = None, imports: tuple = (), info: bool = False, fx_result: bool = False) -> None:
-        """``fx_result``: the replacement makes an fx value whatever its operands are."""
+               title: str | None = None, imports: tuple = (), info: bool = False, fx_result: bool = False,
+               given=None) -> None:
+        """``fx_result``: the replacement makes an fx value whatever its operands are.
+        ``given``: the consumers' boundaries, worked out by the caller."""
         fix = None
         kept = [a for a in self.args if isinstance(a, ast.expr)]
-        blocker, boundaries = self._raw_consumer(fx_result) if text is not None else (None, None)
+        if given is not None:
+            blocker, boundaries = given.blocker, given
+        else:
+            blocker, boundaries = self._raw_consumer(fx_result) if text is not None else (None, None)
         if blocker is not None:
             message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
             message += f" (no fix: {blocker})"
@@ -878,7 +896,9 @@ class Handler:
         extra = imports
         if text is not None and boundaries is not None and boundaries.places:
             # The fx result drops to the raw value at each hard boundary, in the same fix.
-            if boundaries.wrap_self:
+            if boundaries.wrap_self and boundaries.unwrap:
+                text, prec = f"{boundaries.unwrap}({text})", S.ATOM
+            elif boundaries.wrap_self:
                 text, prec = f"{text if prec >= S.ATOM else f'({text})'}.ir_value()", S.ATOM
             extra = (*imports, *boundaries.edits)
             if "(unsafe: " in message and message.endswith(")"):
@@ -1101,11 +1121,21 @@ class Handler:
             )
         text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
         carried = f"; {state.describe()}" if state is not None else ""
+        # The result is fx where the condition is (raw where it is raw): each consumer that
+        # took the raw value, here or in code the file does not show, gets `fx.as_ir_value(v)`,
+        # which takes either kind; none where an integer result meets `>>` or `/` here.
+        fx, imports = self.fx()
+        floats = any(S.is_float_type(element_type(self.model, v) or "") for v in (true, false))
+        boundaries = raw_boundaries(
+            self.rule, self.replaced, operators=() if floats else (">>", "/"), unwrap=f"{fx}.as_ir_value"
+        )
         self.report(
             "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands, "
-            f"and the result is an fx value, whose `>>` and `/` are signed{carried})",
+            f"and the result may be an fx value{carried})",
             text,
             title="Replace with cond.select(t, f)",
+            imports=imports if boundaries.places else (),
+            given=boundaries,
         )
 
     def _known_number(self, value: ast.expr) -> bool:
