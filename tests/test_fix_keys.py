@@ -30,7 +30,7 @@ def test_every_fix_has_one_key_in_every_run_that_reaches_it():
     source = UNSAFE_FIXES.read_text()
     lint = linter(UNSAFE_FIXES, Settings(target_arch="gfx942"))
     full = fix_all(source, lint, unsafe=True)
-    assert len(full.found) == 10 and set(full.keys) == set(full.found)
+    assert len(full.found) == 11 and set(full.keys) == set(full.found)
     # the pass-1 keys are the diagnostics' own spans; later ones map back into the original
     spans = {(k.code, source[k.start : k.end]) for k in full.found}
     assert ("FLY101", "ArithValue(n)") in spans and ("FLY104", "fx.Int32(thrice)") in spans
@@ -42,7 +42,7 @@ def test_every_fix_has_one_key_in_every_run_that_reaches_it():
         assert set(rest.found) <= set(full.found)  # the same names in every run
     # nothing accepted: nothing applied, every pass-1 fix still found
     none = fix_all(source, lint, unsafe=True, accept=lambda key: False)
-    assert none.text == source and not none.keys and len(none.found) == 6
+    assert none.text == source and not none.keys and len(none.found) == 7
 
 
 def test_a_fix_enabled_by_another_is_applied_only_with_it():

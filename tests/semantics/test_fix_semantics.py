@@ -157,9 +157,11 @@ def test_fly101_drop_wrapper_before_shift_or_divide_changes_signedness(compile_p
     """`ArithValue(n) / 2` and `ArithValue(w) >> 2` on fx.Int32/fx.Int64 (unsafe fixes):
     ArithValue has no sign, so `/` converts with uitofp and `>>` is shrui; on the fx
     integers they are sitofp and shrsi. "Wrap once at source" (`raw = fx.Int32(raw op)`,
-    uses unwrapped) in the same fixture changes nothing."""
+    uses unwrapped, a raw builder handed `fx.as_ir_value(raw)`) in the same fixture changes
+    nothing."""
     outcome, before, after = _unsafe_pair(compile_pair, "unsafe_fixes.py", "FLY101")
     assert "raw = fx.Int32(arith.index_cast(T.i32, fx.Index(n)))" in outcome.text  # wrap at source
+    assert "doubled = arith.addi(fx.as_ir_value(raw), fx.as_ir_value(raw))" in outcome.text
     assert "half = n / 2" in outcome.text and "quarter = w >> 2" in outcome.text
     removed, added = _changed_lines(before, after)
     assert _ops(removed) == ["arith.shrui : i64", "arith.uitofp : i32 to f32", "arith.uitofp : i32 to f32"]
@@ -235,12 +237,17 @@ def test_fly301_casts_and_typed_constants_emit_the_same_ops(compile_pair):
     """`arith.extsi(T.i64, v)` -> `fx.Int64(v)`, `trunci` -> `fx.Int8(v)`, `fptosi` ->
     `fx.Int32(v)`, `bitcast` -> `fx.Float32(v).bitcast(fx.Int32)`, `sitofp` ->
     `fx.Int32(v).to(fx.Float32)` on raw values whose type is read off their op, and
-    `arith.constant(SCALE, type=i32)` -> `fx.Int32(SCALE)` (unsafe: fx results): the
-    constructors emit the same signed ops, so only the constant moves to its use."""
+    `arith.constant(SCALE, type=i32)` -> `fx.Int32(SCALE)` (unsafe: fx results), and on
+    operands of unknown type `cond.select(t, typed)`, `fx.Int32(v).bitcast(fx.Float32)`,
+    `fx.Vector(v).to(fx.BFloat16)`, `fx.BFloat16(v)`: the constructors emit the same signed
+    ops, so only the constant moves to its use."""
     outcome, before, after = _unsafe_pair(compile_pair, "raw_casts.py", "FLY301")
     for fixed in ("wide = fx.Int64(n.ir_value())", "narrow = fx.Int8(n.ir_value())",
                   "back = fx.Int32(x.ir_value())", "bits = fx.Float32(x.ir_value()).bitcast(fx.Int32)",
-                  "as_f = fx.Int32(n.ir_value()).to(fx.Float32)", "k = fx.Int32(SCALE)"):
+                  "as_f = fx.Int32(n.ir_value()).to(fx.Float32)", "k = fx.Int32(SCALE)",
+                  "picked = (tid < n).select(held[0], n)", "from_bits = fx.Int32(held[0]).bitcast(fx.Float32)",
+                  "halves = fx.Vector(vector.broadcast(T.vec(4, T.f32), held[1])).to(fx.BFloat16)",
+                  "half = fx.BFloat16(held[1])"):
         assert fixed in outcome.text, fixed
     removed, added = _changed_lines(before, after)
     assert _ops(removed) == _ops(added), (removed, added)

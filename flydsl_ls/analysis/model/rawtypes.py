@@ -96,6 +96,12 @@ def operand_type(model: SemanticModel, expr: ast.expr, depth: int) -> str | None
     kind = model.type_of(expr)
     if kind.is_fx_scalar:
         return kind.name
+    if isinstance(expr, ast.Call) and depth <= 3:
+        # `v.ir_value()` / `fx.as_ir_value(v)`: the raw value of `v`, of `v`'s type
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value" and not expr.args:
+            return operand_type(model, expr.func.value, depth + 1)
+        if model.resolve(expr.func) in _UNWRAPS and len(expr.args) == 1 and not expr.keywords:
+            return operand_type(model, expr.args[0], depth + 1)
     if isinstance(expr, ast.Call):
         return raw_result_type(model, expr, depth + 1)
     if isinstance(expr, ast.Name):
@@ -115,7 +121,7 @@ _COMPARISONS = {"cmpi", "cmpf"}
 _MORE_SAME_AS_OPERAND = {"shrui", "divui", "remui", "maxui", "minui", "ceildivsi", "floordivsi", "ceildivui"}
 _ID_CALLS = {"fx.gpu.thread_id", "fx.gpu.block_id", "mlir.gpu.thread_id", "mlir.gpu.block_id"}
 _ARITH_VALUE = "fx.arith.ArithValue"
-_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw"}  # the same value, raw
+_UNWRAPS = {"fx.arith.unwrap", "fx.arith._to_raw", "fx.as_ir_value"}  # the same value, raw
 _MAX_DEPTH = 8  # names, wrappers and operators followed
 
 

@@ -60,6 +60,7 @@ class Boundaries:
     blocker: str | None = None
     carried: CarriedState | None = None  # a region's carried state the fix changes
     places: tuple[str, ...] = ()  # where `.ir_value()` goes, for the message
+    unwrap: str | None = None  # the converter called instead of `.ir_value()`
 
     @property
     def note(self) -> str:
@@ -68,17 +69,25 @@ class Boundaries:
             return ""
         shown = ", ".join(self.places[:3]) + (", ..." if len(self.places) > 3 else "")
         carried = f"; {self.carried.describe()}" if self.carried else ""
-        return f"`.ir_value()` at the raw boundaries: {shown}{carried}"
+        call = f"{self.unwrap}(...)" if self.unwrap else ".ir_value()"
+        return f"`{call}` at the raw boundaries: {shown}{carried}"
 
 
 def raw_boundaries(
-    rule, replaced: ast.expr, *, operators: tuple[str, ...] = (), transparent: frozenset[str] = frozenset()
+    rule,
+    replaced: ast.expr,
+    *,
+    operators: tuple[str, ...] = (),
+    transparent: frozenset[str] = frozenset(),
+    unwrap: str | None = None,
 ) -> Boundaries:
     """The hard boundaries of the fx value ``replaced`` will compute (an expression the fix
     turns into one that surely gives an fx value). ``operators``: operators whose meaning
     changes for the new kind (no fix where the value meets one). ``transparent``: wrappers
     the same fix pass may drop, whose result is raw or fx depending on it (no fix through
-    one: it goes first)."""
+    one: it goes first). ``unwrap`` (``fx.as_ir_value``): the value may stay raw, so each
+    boundary gets ``unwrap(v)``, which takes either kind, instead of ``v.ir_value()``; a
+    function call, which FlyDSL's rewriter does not carry."""
     model = rule.model
     uses = rule.value_uses(
         replaced, through_operators=True, transparent=transparent, stop=lambda use: _stops(model, use)
@@ -121,7 +130,7 @@ def raw_boundaries(
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
         if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
             return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
-        state = _state(model, parents, target)
+        state = None if unwrap else _state(model, parents, target)
         if state is not None and state.closure:
             return Boundaries(blocker=state.describe())
         carried = carried or state
@@ -129,8 +138,8 @@ def raw_boundaries(
         if target is replaced:
             wrap_self = True
             continue
-        edits += _wrap(rule, target)
-    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places))
+        edits += _wrap(rule, target, unwrap)
+    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places), unwrap)
 
 
 def _stops(model, use: Use) -> bool:
@@ -199,11 +208,13 @@ def _state(model, parents, target: ast.expr) -> CarriedState | None:
     return method_call_state(model, chain[::-1], target, target)
 
 
-def _wrap(rule, target: ast.expr) -> list[Edit]:
-    """``target`` -> ``target.ir_value()`` as insertions around it (an edit inside it, the
-    fix's own, stays apart)."""
+def _wrap(rule, target: ast.expr, unwrap: str | None = None) -> list[Edit]:
+    """``target`` -> ``target.ir_value()`` (or ``unwrap(target)``) as insertions around it
+    (an edit inside it, the fix's own, stays apart)."""
     rng = rule.ctx.range(target)
     end = Range(rng.end, rng.end)
+    if unwrap:
+        return [Edit(Range(rng.start, rng.start), f"{unwrap}("), Edit(end, ")")]
     if precedence(target) < ATOM or (
         isinstance(target, ast.Constant) and isinstance(target.value, (int, float, complex))
     ):

@@ -1,7 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
-from flydsl_ls.analysis.model.rawtypes import raw_result_type
+from flydsl_ls.analysis.model.rawtypes import element_type, raw_result_type
 from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.model.valueflow import (
     Sink,
@@ -10,6 +10,7 @@ from flydsl_ls.analysis.model.valueflow import (
     value_uses,
 )
 from flydsl_ls.analysis.rules._boundary import raw_boundaries
+from flydsl_ls.analysis.rules._raw_dialect_support import is_float_type
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -37,6 +38,11 @@ class ArithValueWrapper(Rule):
     `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
     also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
     the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
+    Where `x` may be either kind and its value reaches raw builders or code the file does
+    not show, each of them gets `fx.as_ir_value(v)`, which takes either kind (not where the
+    value meets `>>`, `/` or an ArithValue method). No fix where an operator's Python
+    literal reads otherwise without the wrapper: ArithValue wraps `3000000000` to an i32
+    constant and refuses `1.5` beside an integer, fx integers widen or promote them.
     """
 
     code = "FLY101"
@@ -60,6 +66,10 @@ class ArithValueWrapper(Rule):
         inner = node.args[0]
         kind = self.model.type_of(inner)
         text = replacement_text(self.model, inner, node, self.ctx.parent)
+        literal = None if self._wrapped_for_index_cast() else self._literal_hazard(node, inner)
+        if literal is not None:
+            self.report(node, f"`ArithValue(...)` is deprecated: fx values already support operators (no fix: {literal})")
+            return
         if kind.is_fx_scalar and self._reports_raw_consumer(node, inner, kind):
             return
         state = self._method_state(node, inner)
@@ -99,6 +109,8 @@ class ArithValueWrapper(Rule):
                 if self._wrapped_for_index_cast() else "fx values already support operators"
             )
             if blocker is not None:
+                if self._unwrap_at_builders(node, text, message, blocker):
+                    return
                 self.report(
                     node,
                     f"{message} (no fix: if `{self.text(inner)}` is an fx value, "
@@ -108,6 +120,58 @@ class ArithValueWrapper(Rule):
             if state is not None:
                 message += f" (unsafe: {state.describe()})"
             self.report(node, message, fix=self.replace(node, text, self.fix_title, safe=False))
+
+    def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker) -> bool:
+        """`x` may be raw or fx, and the value reaches raw builders or code that cannot be
+        followed: drop the wrapper and hand each of them `fx.as_ir_value(v)`, which takes
+        either kind (the raw value they got before).
+        Not where the value meets an ArithValue method (`.extui`, `.type`): a typed form of
+        the method is the migration there."""
+        if blocker.sink not in (Sink.RAW_BUILDER, Sink.PASSED_ON):
+            return False
+        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
+        if any(u.sink is Sink.METHOD for u in uses):
+            return False
+        fx, imports = fx_alias(self.model)
+        # ArithValue's `>>` and `/` are unsigned, an fx integer's signed
+        signed = () if is_float_type(element_type(self.model, node.args[0]) or "") else (">>", "/")
+        boundaries = raw_boundaries(
+            self, node, operators=signed, transparent=_OTHER_WRAPPERS, unwrap=f"{fx}.as_ir_value"
+        )
+        if boundaries.blocker is not None or boundaries.wrap_self:
+            return False
+        self.report(
+            node,
+            f"{message} (unsafe: fx operators replace ArithValue's if `{self.text(node.args[0])}` is an fx "
+            f"value; {boundaries.note})",
+            fix=Fix(
+                title=f"{self.fix_title} (unsafe)",
+                applicability=Applicability.UNSAFE,
+                edits=(self.edit(self.ctx.range(node), text), *boundaries.edits, *imports),
+            ),
+        )
+        return True
+
+    def _literal_hazard(self, node: ast.Call, inner: ast.expr) -> str | None:
+        """A Python literal the operators read otherwise once unwrapped: ArithValue makes an
+        int operand a constant of the value's own type (3000000000 wraps to an i32) and
+        refuses a float one beside an integer ("bare signless integer cannot be promoted to
+        float"), where fx integers widen to Int64 or promote to Float32 (traced on FlyDSL
+        0.3.1 and 0.5.0)."""
+        dtype = element_type(self.model, inner) or ""
+        for use in self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS):
+            if use.sink is not Sink.OPERATOR or use.other is None:
+                continue
+            literal = use.other.operand if isinstance(use.other, ast.UnaryOp) else use.other
+            value = literal.value if isinstance(literal, ast.Constant) else None
+            where = f"`{self.text(use.other)}` on line {use.node.lineno}"
+            if type(value) is float and dtype and not is_float_type(dtype):
+                # (beside a value of unknown type, a float literal says the value is a float)
+                return f"ArithValue refuses {where} beside an {dtype} value, and fx promotes it to a float"
+            wide = dtype in ("fx.Int64", "fx.Uint64") or is_float_type(dtype)
+            if type(value) is int and not -(2**31) <= value < 2**31 and not wide:
+                return f"{where} wraps to an i32 constant through ArithValue, and widens to fx.Int64 without it"
+        return None
 
     def _wrapped_for_index_cast(self) -> bool:
         """`ArithValue(x).index_cast(T.index)`: the wrapper is there for the method (guide §1:
@@ -249,7 +313,8 @@ class ArithValueWrapper(Rule):
         if fx_type is None:
             return None, " (no fix: its MLIR type cannot be read off the op)"
         parents = self.model.parent_map(binding.scope.node)
-        unwraps = []
+        fx, imports = fx_alias(self.model)
+        unwraps, passed = [], []
         for use in self.model.uses_of(binding):
             parent = parents.get(id(use))
             if isinstance(parent, ast.Call) and self.model.resolve(parent.func) == ARITH_VALUE:
@@ -257,16 +322,21 @@ class ArithValueWrapper(Rule):
                 if blocker is not None:
                     return None, f" (no fix: typed, `{use.id}` could not reach {blocker.describe()})"
                 unwraps.append(self.edit(self.ctx.range(parent), use.id))
+            elif isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and use is not parent.func):
+                # handed to a call as the raw value it was: `fx.as_ir_value(v)` (a function
+                # call, which FlyDSL's rewriter does not carry, unlike `v.ir_value()`)
+                unwraps.append(self.edit(self.ctx.range(use), f"{fx}.as_ir_value({use.id})"))
+                passed.append(f"line {use.lineno}")
             elif not isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.AugAssign)):
                 return None, f" (no fix: `{use.id}` is also used as a raw value on line {use.lineno})"
-        fx, imports = fx_alias(self.model)
         wrapped = f"{fx}.{fx_type[3:]}({self.text(source)})"
         fix = Fix(
             title="Wrap once at source (unsafe)",
             applicability=Applicability.UNSAFE,
             edits=(self.edit(self.ctx.range(source), wrapped), *unwraps, *imports),
         )
-        return fix, ""
+        shown = ", ".join(dict.fromkeys(passed))
+        return fix, (f" (`{fx}.as_ir_value(...)` where it is passed on raw: {shown})" if passed else "")
 
     VALID = [
         Valid("import flydsl.expr as fx\nx = fx.Int32(3) + 1\n"),
@@ -407,6 +477,17 @@ class ArithValueWrapper(Rule):
             "    return ring * 4\n",
             unsafe=True,
         ),
+        # ... also through `.ir_value()` / `fx.as_ir_value(v)` operands (aiter's
+        # fused_compress_attn.py: `arith.remui(ci, fx.Int32(k).ir_value())`).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(position, k):\n    s = arith.remui(fx.as_ir_value(position), fx.Int32(k).ir_value())\n"
+            "    fx.printf(ArithValue(s) * 4)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(position, k):\n    s = fx.Int32(arith.remui(fx.as_ir_value(position), fx.Int32(k).ir_value()))\n"
+            "    fx.printf(s * 4)\n",
+            unsafe=True,
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
             "from flydsl._mlir.dialects import arith as std_arith\n"
@@ -428,10 +509,26 @@ class ArithValueWrapper(Rule):
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(x):\n"
             "    v = arith.index_cast(T.i32, x)\n"
-            "    w = arith.addi(v, v)\n"
+            "    w = v.type\n"
             "    return arith.ArithValue(v) * 4\n",
             expected=None,
             message="also used as a raw value on line 6",
+        ),
+        # ... but a call it is handed to gets the raw value it had (aiter's fused_compress_attn:
+        # `slot_in_block` into buffer loads).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = arith.index_cast(T.i32, x)\n"
+            "    w = arith.addi(v, v)\n"
+            "    return arith.ArithValue(v) * 4\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = fx.Int32(arith.index_cast(T.i32, x))\n"
+            "    w = arith.addi(fx.as_ir_value(v), fx.as_ir_value(v))\n"
+            "    return v * 4\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` where it is passed on raw: line 6",
         ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
@@ -452,6 +549,34 @@ class ArithValueWrapper(Rule):
             unsafe=True,
             count=2,
             message="unsigned",
+        ),
+        # `row` may be raw or fx: each consumer that cannot take an fx value (here aiter's
+        # buffer_ops helper) gets `fx.as_ir_value(v)`, which takes either kind.
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\nfrom flydsl.expr import buffer_ops\n"
+            "def f(rsrc, row, col):\n    off = ArithValue(row) * 64 + col\n"
+            "    return buffer_ops.buffer_load(rsrc, off, vec_width=4)\n",
+            expected="from flydsl.expr import buffer_ops\nimport flydsl.expr as fx\n"
+            "def f(rsrc, row, col):\n    off = row * 64 + col\n"
+            "    return buffer_ops.buffer_load(rsrc, fx.as_ir_value(off), vec_width=4)\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` at the raw boundaries: line 5",
+        ),
+        # ... not where the value meets `>>` (unsigned on ArithValue, signed on fx.Int32).
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(row, ptr):\n    llvm.StoreOp(ArithValue(row) >> 1, ptr)\n",
+            expected=None,
+            message="no fix: if `row` is an fx value",
+        ),
+        # ArithValue wraps a large int literal to an i32 constant and refuses a float one
+        # beside an integer; fx integers widen or promote them: no fix.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(n: fx.Int32):\n    fx.printf(ArithValue(n) + 3000000000, ArithValue(n) * 1.5)\n",
+            expected=None,
+            count=2,
+            message="no fix: `3000000000` on line 4 wraps to an i32 constant",
         ),
         Invalid(
             "import flydsl.expr as fx\ndef f(a: fx.Float32):\n    return fx.arith.ArithValue(a)\n",

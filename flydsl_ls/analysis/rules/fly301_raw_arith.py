@@ -64,6 +64,9 @@ CASTS = {
     "index_castui": "`fx.Index(v)` on `fx.Uint*` values",
 }
 UNSIGNED_CASTS = {"extui", "uitofp", "fptoui", "index_castui"}
+# A scalar bitcast keeps the width: into f32 its source is the one other 32-bit scalar type.
+# (f16/bf16/i16 share a width, so a 16-bit source is not known from the target.)
+BITCAST_SOURCE = {"fx.Float32": "fx.Int32", "fx.Int32": "fx.Float32", "fx.Float64": "fx.Int64", "fx.Int64": "fx.Float64"}
 FLOAT_CASTS = {"trunc_f", "truncf", "extf"}
 CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 CMPI_UNSIGNED = {"ult", "ule", "ugt", "uge"}
@@ -127,8 +130,11 @@ class RawArith(Rule):
     `fx.maximumf`/`fx.minimumf` on `flydsl.expr` itself are the typed API.
     `arith.CmpIPredicate.slt`, `arith.FastMathFlags.fast` and `with arith.fastmath(...)`
     are not op calls. ArithValue's own float casts `v.truncf(T.bf16)` / `v.extf(T.f32)` are
-    flagged as methods too (no fix: the receiver is raw). `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)`
-    belong to FLY103; `value.maximumf(peer)` to FLY901.
+    flagged as methods too: into a float vector type `fx.Vector(v).to(fx.BFloat16)` (an
+    fx.Vector is an ArithValue, so every consumer takes it), into a float scalar type
+    `fx.BFloat16(v)` (the same truncf/extf; unsafe, no fix where the type cannot be read).
+    `arith.index_cast(T.index, v)` and `arith.constant(n, index=True)` belong to FLY103;
+    `value.maximumf(peer)` to FLY901.
 
     Fix safety. A fix is safe only where the operator provably emits the same op: a 1:1
     integer operator through FlyDSL's helpers that take fx operands (`arith.andi/xori/
@@ -151,7 +157,13 @@ class RawArith(Rule):
     type is a signed integer wider than i1 (an fx.Uint* or an i1 is zero-extended),
     `trunci`/`fptosi` -> `fx.Int32(v)`, `sitofp` -> `v.to(fx.Float32)` for a signed
     integer `v`, `bitcast` -> `v.bitcast(fx.Float32)`; a raw `v` whose MLIR type is read
-    off its op is first wrapped in that type (`fx.Int32(v)`, no op).
+    off its op (or `fx.as_ir_value(x)` of a typed `x`) is first wrapped in that type
+    (`fx.Int32(v)`, no op). A scalar bitcast keeps the width, so into f32/i32/f64/i64 a
+    source of unknown type is the one other scalar type of that width (`fx.Int32(v)
+    .bitcast(fx.Float32)`); 16-bit types are several. `select`'s operands share one type:
+    beside a typed scalar (not a Python literal), an operand of unknown type is one too. Its
+    result is fx where the condition is: each consumer that took the raw value gets
+    `fx.as_ir_value(v)` (either kind), and no fix where an integer result meets `>>` or `/`.
     Calls inside the legacy helper layers themselves (aiter's `kernels/vector.py`,
     `buffer_ops.py`, `tensor_shim.py`, ...) are not reported; their callers are.
 
@@ -277,12 +289,47 @@ class RawArith(Rule):
             return  # a module's function (`arith.truncf`, `np.truncf`), or a shim's own code
         if self.model.type_of(receiver).is_fx_scalar:
             return
-        self.report(
-            func,
+        message = (
             f"`.{func.attr}(...)` is ArithValue's raw float cast: on an fx scalar or vector "
-            "write `v.to(fx.BFloat16)` (the target fx type) (no fix: the receiver is a raw value, which "
-            "has no `.to`, and its consumers may need the raw result)",
+            "write `v.to(fx.BFloat16)` (the target fx type)"
         )
+        fix, why = self._typed_cast_method(node, receiver)
+        self.report(func, message + why, fix=fix)
+
+    def _typed_cast_method(self, node: ast.Call, receiver: ast.expr):
+        """(fix, message tail) for `v.truncf(T)` / `v.extf(T)`, whose target type says what
+        the receiver is. Into a float vector type: `fx.Vector(v).to(fx.E)`, an fx.Vector,
+        which is an ArithValue too, so every consumer takes it as before. Into a float
+        scalar type: `fx.E(v)` (the same truncf/extf), with `.ir_value()` at the consumers
+        that need the raw value. (Traced: the same first MLIR on FlyDSL 0.3.1 and 0.5.0.)"""
+        keep = " (no fix: the receiver is a raw value, which has no `.to`, and its consumers may need the raw result)"
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            return None, keep
+        target = node.args[0]
+        fx, imports = fx_alias(self.model)
+        vector = S.vector_dtype(self.model, target)
+        scalar = S.scalar_dtype(self.model, target)
+        if vector is not None and vector[0] is not None and S.is_float_type(vector[0]):
+            name = vector[0].removeprefix("fx.")
+            typed = self.model.type_of(receiver).name == "fx.Vector"
+            text = f"{S.receiver(self, receiver) if typed else f'{fx}.Vector({self.text(receiver)})'}.to({fx}.{name})"
+            boundaries = None
+        elif scalar is not None and S.is_float_type(scalar):
+            name = scalar.removeprefix("fx.")
+            text = f"{fx}.{name}({self.text(receiver)})"
+            boundaries = raw_boundaries(self, node)
+            if boundaries.blocker is not None:
+                return None, f" (no fix: {boundaries.blocker})"
+            if boundaries.wrap_self:
+                text += ".ir_value()"
+        else:
+            return None, keep
+        if S.comments_dropped(self, node, [receiver, target]):
+            return None, S.COMMENTS_WHY
+        note = f"; {boundaries.note}" if boundaries is not None and boundaries.note else ""
+        extra = (*imports, *(boundaries.edits if boundaries is not None else ()))
+        fix = self.replace(node, text, f"Replace with a cast to {fx}.{name}", safe=False, extra=extra)
+        return fix, f" (unsafe: {FASTMATH_NOTE}, and the result is an fx value{note})"
 
     VALID = [
         # The float casts of fx values, and module functions named like the raw methods.
@@ -476,7 +523,7 @@ class RawArith(Rule):
             "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = arith.cmpi(arith.CmpIPredicate.slt, a, b)\n"
             "    return arith.select(c, x, y)\n",
             expected="import flydsl.expr as fx\n"
-            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = a < b\n    return c.select(x, y)\n",
+            "def f(a, b, x: fx.Float32, y: fx.Float32):\n    c = a < b\n    return fx.as_ir_value(c.select(x, y))\n",
             unsafe=True,
             count=2,
         ),
@@ -500,6 +547,16 @@ class RawArith(Rule):
             "def pick(is_a, a_rsrc, b_rsrc):\n    return arith.select(is_a, a_rsrc, b_rsrc)\n",
             expected=None,
             message="no fix: `a_rsrc` is not known to be a number",
+        ),
+        # ... but a select's operands share one type: beside an fx.Int32 (or a raw scalar whose
+        # type is read off its op), the unknown one is an i32 too (FlyDSL's pa_decode_swa.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def clamp(lane, n: fx.Int32):\n    last = n - 1\n    return fx.Int32(arith.select(lane < n, lane, last))\n",
+            expected="import flydsl.expr as fx\n"
+            "def clamp(lane, n: fx.Int32):\n    last = n - 1\n    return fx.Int32((lane < n).select(lane, last))\n",
+            unsafe=True,
+            message="use `cond.select(t, f)` (unsafe: ",
         ),
         Invalid(
             "from flydsl.expr import arith\n"
@@ -583,12 +640,23 @@ class RawArith(Rule):
             message="`.ir_value()` at the raw boundaries: line 4",
         ),
         # fx.arith.select unwraps fx operands itself: the operator form may give an fx value,
-        # which a raw builder cannot take ("must be a Value").
+        # which a raw builder cannot take ("must be a Value"): it gets `fx.as_ir_value(v)`,
+        # which takes either kind (the condition's kind decides the result's).
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import llvm\n"
             "def f(c, a: fx.Int32, b: fx.Int32, ptr):\n    v = arith.select(c, a, b)\n    llvm.StoreOp(v, ptr)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, a: fx.Int32, b: fx.Int32, ptr):\n    v = c.select(a, b)\n    llvm.StoreOp(fx.as_ir_value(v), ptr)\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` at the raw boundaries: line 6",
+        ),
+        # ... but an integer result that meets `>>` (unsigned on ArithValue, signed on fx.Int32)
+        # gets none (FlyDSL's pa_decode_swa.py, `udiv_const` in another module does it there).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+            "def f(c, a: fx.Int32, b: fx.Int32):\n    v = arith.select(c, a, b)\n    fx.printf(v >> 3)\n",
             expected=None,
-            message="no fix: `llvm.StoreOp` on line 6 needs the raw ir.Value",
+            message="no fix: the fx value would reach `>>` on line 5",
         ),
         # A typed constant is an fx value: llvm.AtomicRMWOp needs an ir.Value (aiter's
         # moe_route_maps.py), also after arithmetic.
@@ -647,13 +715,28 @@ class RawArith(Rule):
             message="no fix: `*` on line 4 may have a raw operand first",
         ),
         # ArithValue's float cast as a method (FlyDSL's qk_norm_rope_quant, aiter's
-        # chunk_gated_delta_h): no fix, the receiver is raw.
+        # chunk_gated_delta_h): into a float vector type, the receiver is a vector:
+        # `fx.Vector(v).to(...)`, an ArithValue too; into a scalar type, `fx.BFloat16(v)`.
         Invalid(
             "from flydsl.expr.typing import T\ndef f(acc):\n    return acc.truncf(T.vec(4, T.bf16))\n",
-            expected=None,
-            message="no fix: the receiver is a raw value",
+            expected="import flydsl.expr as fx\ndef f(acc):\n    return fx.Vector(acc).to(fx.BFloat16)\n",
+            unsafe=True,
             line=3,
             column=12,
+        ),
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(v, w: fx.Vector, p):\n    llvm.StoreOp(v.truncf(T.bf16), p)\n    fx.printf(w.extf(T.f32x4))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(v, w: fx.Vector, p):\n    llvm.StoreOp(fx.BFloat16(v).ir_value(), p)\n    fx.printf(w.to(fx.Float32))\n",
+            unsafe=True,
+            count=2,
+        ),
+        # ... an unreadable target type: no fix.
+        Invalid(
+            "def f(acc, ty):\n    return acc.truncf(ty)\n",
+            expected=None,
+            message="no fix: the receiver is a raw value",
         ),
         # fx.Float32 has no `.type` (an ArithValue has).
         Invalid(
@@ -731,6 +814,25 @@ class RawArith(Rule):
             unsafe=True,
             count=3,
         ),
+        # `fx.as_ir_value(v)` has v's type (aiter's fmha_prologue.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(off: fx.Int32):\n    fx.printf(arith.extsi(T.i64, fx.as_ir_value(off)))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(off: fx.Int32):\n    fx.printf(fx.Int64(fx.as_ir_value(off)))\n",
+            unsafe=True,
+        ),
+        # A scalar bitcast keeps the width: into f32 from the one other 32-bit type, i32
+        # (aiter's mfma_preshuffle_pipeline.py); a 16-bit source is not known.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(bits, h):\n    fx.printf(arith.bitcast(T.f32, bits), arith.bitcast(T.f16, h))\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(bits, h):\n    fx.printf(fx.Int32(bits).bitcast(fx.Float32), arith.bitcast(T.f16, h))\n",
+            unsafe=True,
+            count=2,
+            message="`bits` is read as the fx.Int32 a bitcast to fx.Float32 takes",
+        ),
         # fx.Int64(v) zero-extends unsigned values and i1, and its op follows v's type.
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
@@ -793,11 +895,16 @@ class Handler:
 
     # --- reporting ----------------------------------------------------------------
     def report(self, message: str, text: str | None = None, prec: int = S.ATOM, *, safe: bool = False,
-               title: str | None = None, imports: tuple = (), info: bool = False, fx_result: bool = False) -> None:
-        """``fx_result``: the replacement makes an fx value whatever its operands are."""
+               title: str | None = None, imports: tuple = (), info: bool = False, fx_result: bool = False,
+               given=None) -> None:
+        """``fx_result``: the replacement makes an fx value whatever its operands are.
+        ``given``: the consumers' boundaries, worked out by the caller."""
         fix = None
         kept = [a for a in self.args if isinstance(a, ast.expr)]
-        blocker, boundaries = self._raw_consumer(fx_result) if text is not None else (None, None)
+        if given is not None:
+            blocker, boundaries = given.blocker, given
+        else:
+            blocker, boundaries = self._raw_consumer(fx_result) if text is not None else (None, None)
         if blocker is not None:
             message = message.split(" (unsafe: ")[0]  # no fix at all: what would be unsafe is moot
             message += f" (no fix: {blocker})"
@@ -805,7 +912,9 @@ class Handler:
         extra = imports
         if text is not None and boundaries is not None and boundaries.places:
             # The fx result drops to the raw value at each hard boundary, in the same fix.
-            if boundaries.wrap_self:
+            if boundaries.wrap_self and boundaries.unwrap:
+                text, prec = f"{boundaries.unwrap}({text})", S.ATOM
+            elif boundaries.wrap_self:
                 text, prec = f"{text if prec >= S.ATOM else f'({text})'}.ir_value()", S.ATOM
             extra = (*imports, *boundaries.edits)
             if "(unsafe: " in message and message.endswith(")"):
@@ -1022,21 +1131,32 @@ class Handler:
         if state is not None and state.closure:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
         unknown = next((v for v in (true, false) if not self._known_number(v)), None)
-        if unknown is not None:
+        if unknown is not None and not any(element_type(self.model, v) for v in (true, false)):
             # Boolean.select wraps its operands as fx values: a pointer, a buffer resource or
             # a vector is none (FlyDSL's fp4_gemm_4wave.py: "as_dsl_value cannot wrap ...
-            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one.
+            # !llvm.ptr<8>"); a raw scalar whose MLIR type is read off its op is one. Both
+            # operands of a select have one type: beside a typed scalar, the other is one too.
             return self.report(
                 f"use `cond.select(t, f)` (no fix: `{self.rule.text(unknown)}` is not known to be a "
                 "number, and `cond.select` wraps its operands as fx values)"
             )
         text = f"{S.receiver(self.rule, cond)}.select({self.rule.text(true)}, {self.rule.text(false)})"
         carried = f"; {state.describe()}" if state is not None else ""
+        # The result is fx where the condition is (raw where it is raw): each consumer that
+        # took the raw value, here or in code the file does not show, gets `fx.as_ir_value(v)`,
+        # which takes either kind; none where an integer result meets `>>` or `/` here.
+        fx, imports = self.fx()
+        floats = any(S.is_float_type(element_type(self.model, v) or "") for v in (true, false))
+        boundaries = raw_boundaries(
+            self.rule, self.replaced, operators=() if floats else (">>", "/"), unwrap=f"{fx}.as_ir_value"
+        )
         self.report(
             "use `cond.select(t, f)` (unsafe: a typed condition coerces and may fold its operands, "
-            f"and the result is an fx value, whose `>>` and `/` are signed{carried})",
+            f"and the result may be an fx value{carried})",
             text,
             title="Replace with cond.select(t, f)",
+            imports=imports if boundaries.places else (),
+            given=boundaries,
         )
 
     def _known_number(self, value: ast.expr) -> bool:
@@ -1159,7 +1279,10 @@ class Handler:
             return self.report(f"{hint} (no fix: `{self.rule.text(type_expr)}` is not a scalar type that can be read here)")
         fx, imports = self.fx()
         name, source = target.removeprefix("fx."), self._source_type(value)
-        text, why = None, ""
+        text, why, read = None, "", ""
+        if op == "bitcast" and source is None and target in BITCAST_SOURCE:
+            source = BITCAST_SOURCE[target]
+            read = f"; `{self.rule.text(value)}` is read as the {source} a bitcast to {target} takes"
         if op in ("trunci", "fptosi", "extsi") and not S.is_signed_int_type(target):
             why = f" (no fix: `fx.{name}(v)` is not an integer truncation or extension)"
         elif op in ("trunci", "fptosi"):  # the source is a wider integer / a float, or it would not trace
@@ -1182,7 +1305,7 @@ class Handler:
             return self.report(f"{hint}{why}")
         form = {"sitofp": f"v.to(fx.{name})", "bitcast": f"v.bitcast(fx.{name})"}.get(op, f"fx.{name}(v)")
         self.report(
-            f"use `{form}` (unsafe: the result is an fx value, and a static operand folds)",
+            f"use `{form}` (unsafe: the result is an fx value, and a static operand folds{read})",
             text,
             imports=imports,
             title=f"Replace with a typed cast to {fx}.{name}",
