@@ -30,7 +30,7 @@ def test_every_fix_has_one_key_in_every_run_that_reaches_it():
     source = UNSAFE_FIXES.read_text()
     lint = linter(UNSAFE_FIXES, Settings(target_arch="gfx942"))
     full = fix_all(source, lint, unsafe=True)
-    assert len(full.found) == 11 and set(full.keys) == set(full.found)
+    assert len(full.found) == 12 and set(full.keys) == set(full.found)
     # the pass-1 keys are the diagnostics' own spans; later ones map back into the original
     spans = {(k.code, source[k.start : k.end]) for k in full.found}
     assert ("FLY101", "ArithValue(n)") in spans and ("FLY104", "fx.Int32(thrice)") in spans

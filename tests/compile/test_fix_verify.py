@@ -140,17 +140,17 @@ def test_a_fix_that_breaks_the_compile_is_dropped(service):
 
 
 def test_interacting_fixes_the_result_is_the_verified_text(service):
-    """unsafe_fixes.py: ten unsafe fixes, one rule per pass (FLY104s appear only after the
+    """unsafe_fixes.py: twelve unsafe fixes, one rule per pass (FLY104s appear only after the
     FLY101 "wrap once at source" fixes). The three that change the IR are dropped, the
     FLY104 that needs the dropped FLY105 is not applied, and the text returned compiles to
     the same IR as the original."""
     source = UNSAFE_FIXES.read_text()
     lint = linter(UNSAFE_FIXES, Settings(target_arch="gfx942"))
     outcome = verify_fixes(source, lint, _compiler(service, UNSAFE_FIXES), unsafe=True, default_arch="gfx942")
-    assert outcome.status == VERIFIED and outcome.wanted == 11
-    assert [(d.fix.code, d.fix.line) for d in outcome.dropped] == [("FLY101", 17), ("FLY101", 18), ("FLY105", 23)]
+    assert outcome.status == VERIFIED and outcome.wanted == 12
+    assert [(d.fix.code, d.fix.line) for d in outcome.dropped] == [("FLY101", 17), ("FLY101", 18), ("FLY105", 24)]
     assert all(d.reason.startswith("changed the MLIR of unsafe_kernel_0 (example, gfx942): ") for d in outcome.dropped)
-    assert outcome.applied == {"FLY101": 2, "FLY104": 3, "FLY301": 1}
+    assert outcome.applied == {"FLY101": 2, "FLY104": 3, "FLY301": 2}
     assert "fx.Int32(raw_lane)" in outcome.text and 'gpu.thread_id("x") % 16' in outcome.text
     assert outcome.compiles <= 16
     before = service.compile(UNSAFE_FIXES, None, "gfx942")
