@@ -5,6 +5,8 @@ from flydsl_ls.analysis.model import apis
 from flydsl_ls.analysis.model.diagnostic import Fix, Severity
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.versions import at_least
+from flydsl_ls.analysis.model.statements import shares_lines
+from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 
@@ -49,7 +51,7 @@ DEPRECATED_METHODS = {
     "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
     "addf": Deprecation(
         "fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4",
-        no_fix="`x + y` reads the ambient `fastmath`, and the method takes it as an argument",
+        no_fix="only `v = x.addf(y, fastmath=fm)` on lines of its own is rewritten (to `x + y` in a `with fx.arith.fastmath(fm):` block)",
     ),
     "exp2": Deprecation("fx.Numeric.exp2", "`fx.math.exp2(x)`", "0.4"),
     "shuffle_xor": Deprecation("fx.Numeric.shuffle_xor", "`fx.gpu.shuffle_xor(x, offset, width)`", "0.4"),
@@ -144,7 +146,8 @@ class DeprecatedApi(Rule):
             return  # a module function such as np.exp2, not a Numeric method
         kind = self.model.type_of(receiver)
         if kind.is_typed or kind.is_raw or (not kind.known and self._distinctive(node)):
-            self._flag(func, DEPRECATED_METHODS[func.attr], fix=self._function_form(node))
+            fix = self._fastmath_block(node, kind) if func.attr == "addf" else self._function_form(node)
+            self._flag(func, DEPRECATED_METHODS[func.attr], fix=fix)
 
     def _distinctive(self, call: ast.Call) -> bool:
         """A method call no other library makes: a distinctive name, or `x.addf(y,
@@ -195,6 +198,27 @@ class DeprecatedApi(Rule):
             safe = at_least(self.ctx.options.flydsl_version, _SAFE_SINCE)
         return self.replace(call, f"{fx}.{function}({', '.join(args)})", f"Use {fx}.{function}(...)", safe=safe, extra=imports)
 
+    def _fastmath_block(self, call: ast.Call, kind) -> Fix | None:
+        """`w = w.addf(p, fastmath=fm)` -> `with fx.arith.fastmath(fm):` / `w = w + p`: the
+        same `arith.addf` with the same flags, and a result of the receiver's kind (fx or
+        ArithValue), traced on 0.3.1 and 0.5.0. Safe when the receiver's kind is known."""
+        statement = self.ctx.parent
+        keywords = call.keywords
+        if (
+            len(call.args) != 1 or isinstance(call.args[0], ast.Starred)
+            or len(keywords) != 1 or keywords[0].arg != "fastmath"
+            or not isinstance(statement, ast.Assign) or statement.value is not call or len(statement.targets) != 1
+            or shares_lines(self.model, statement)
+            or S.comments_dropped(self, statement, [statement.targets[0], call.func.value, call.args[0], keywords[0].value])
+        ):
+            return None
+        fx, imports = fx_alias(self.model)
+        indent = " " * (statement.col_offset + 4)
+        added = S.binary(self, "+", call.func.value, call.args[0])
+        text = f"with {fx}.arith.fastmath({self.text(keywords[0].value)}):\n{indent}{self.text(statement.targets[0])} = {added}"
+        safe = kind.is_typed or kind.is_raw
+        return self.replace(statement, text, "Add inside a fastmath block", safe=safe, extra=imports)
+
     def _is_imported(self, expr: ast.expr) -> bool:
         while isinstance(expr, ast.Attribute):
             expr = expr.value
@@ -231,12 +255,21 @@ class DeprecatedApi(Rule):
         Valid("def f(a, b):\n    return a.addf(b)\n"),  # another library's addf
     ]
     INVALID = [
+        Invalid(
+            "import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n    for _ in range(2):\n"
+            "        w = w.addf(peer - 1.0, fastmath=fm)  # reduce\n    return w.addf(peer, fastmath=fm)\n",
+            expected="import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n    for _ in range(2):\n"
+            "        with fx.arith.fastmath(fm):\n            w = w + (peer - 1.0)  # reduce\n    return w.addf(peer, fastmath=fm)\n",
+            count=2,
+            unsafe=True,  # `w` is also the loop's own addf result, whose kind is not inferred
+            message="`fx.Numeric.addf` is deprecated: use `x + y` inside a `fastmath` context",
+        ),
         # `addf` is no distinctive name, but with MLIR's `fastmath=` it is FlyDSL's
-        # (pa_decode_swa.py's wave reductions).
+        # (pa_decode_swa.py's wave reductions): `+` in a fastmath block builds the same op.
         Invalid(
             "def f(val, c_w, fm):\n    red = val\n    red = red.addf(red.shuffle_xor(1, c_w), fastmath=fm)\n    return red\n",
             expected="import flydsl.expr as fx\ndef f(val, c_w, fm):\n    red = val\n"
-            "    red = red.addf(fx.gpu.shuffle_xor(red, 1, c_w), fastmath=fm)\n    return red\n",
+            "    with fx.arith.fastmath(fm):\n        red = red + fx.gpu.shuffle_xor(red, 1, c_w)\n    return red\n",
             count=2,
             unsafe=True,
             message="`fx.Numeric.addf` is deprecated",
