@@ -45,6 +45,10 @@ class Fix:
     applicability: Applicability
     edits: tuple[Edit, ...]
 
+    def __post_init__(self):
+        # Two parts of one fix may add the same edit (an import both need): once.
+        object.__setattr__(self, "edits", tuple(dict.fromkeys(self.edits)))
+
 
 @dataclass
 class Diagnostic:
