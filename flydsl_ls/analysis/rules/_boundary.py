@@ -111,12 +111,20 @@ def raw_boundaries(
     # may see the raw value too, and what it computes has no `.ir_value()` (aiter's
     # fused_compress_attn.py). `fx.as_ir_value(x)` gives the raw value of either kind.
     parents = model.parent_map(model.tree)
-    mixed = next((u.value for u in uses if _may_be_raw(model, u.value)), None)
-    if targets and mixed is not None and any(
-        in_dynamic_region(model, _chain(parents, b.node)) for b in model.reaching_bindings(mixed)
-    ):
-        # Rebound in a region the rewriter builds: its results would change type there.
-        return Boundaries(blocker=f"`{mixed.id}` on line {mixed.lineno} may also hold another (raw) value there")
+    rebound = [u.value for u in uses if _may_be_raw(model, u.value)] if targets else []
+    for name in rebound:
+        # `as_ir_value` gives what the name held before only where it held an IR value on
+        # every path (a Python number would become a constant), and a name rebound in a
+        # region the rewriter builds would change the region's result type.
+        where = f"`{name.id}` on line {name.lineno}"
+        if not surely_ir(model, name):
+            return Boundaries(blocker=f"{where} may also hold a Python value or one of unknown kind there")
+        if any(in_dynamic_region(model, _chain(parents, b.node)) for b in model.reaching_bindings(name)):
+            return Boundaries(
+                blocker=f"{where} may also hold a raw value there, bound in a region the rewriter builds "
+                "(its result would change type)"
+            )
+    mixed = rebound[0] if rebound else None
     convert, imports = (fx_alias(model) if mixed is not None else (None, ()))
     edits: list[Edit] = []
     places: list[str] = []
@@ -223,7 +231,7 @@ def _state(model, parents, target: ast.expr) -> CarriedState | None:
 
 def _may_be_raw(model, value) -> bool:
     """A name the value reaches that another assignment may bind to a value that is not
-    surely fx (a raw one)."""
+    surely fx."""
     if not isinstance(value, ast.Name):
         return False
     bindings = model.reaching_bindings(value)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from flydsl_ls.analysis.model.semantic import SemanticModel
-from flydsl_ls.analysis.model.valueflow import value_kind
+from flydsl_ls.analysis.model.valueflow import is_raw_builder, value_kind
 from flydsl_ls.analysis.rules._parameter_kind import parameter_arguments
 
 # Methods of a raw or fx value that give an IR value (ArithValue's, and fx numerics' proxies).
@@ -56,6 +56,8 @@ class _Reader:
             return self.ir(expr.body, depth + 1) and self.ir(expr.orelse, depth + 1)
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
+        if isinstance(expr, ast.Attribute) and expr.attr == "result" and isinstance(expr.value, ast.Call):
+            return is_raw_builder(self.model.resolve(expr.value.func) or "")  # `arith.AddFOp(a, b).result`
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         return False
@@ -76,13 +78,13 @@ class _Reader:
             checked = True
             self.pending.add(id(binding))
             try:
-                if not self._binding(binding, name, depth):
+                if not self._binding(binding, depth):
                     return False
             finally:
                 self.pending.discard(id(binding))
         return checked
 
-    def _binding(self, binding, name: ast.Name, depth: int) -> bool:
+    def _binding(self, binding, depth: int) -> bool:
         if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
             return self.ir(binding.value, depth + 1)
         if binding.kind == "augassign" and binding.value is not None:

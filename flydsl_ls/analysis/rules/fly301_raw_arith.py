@@ -637,7 +637,16 @@ class RawArith(Rule):
             "        acc = acc + x\n    llvm.StoreOp(acc, ptr)\n",
             unsafe=True,
             count=2,
-            message="no fix: `acc` on line 9 may also hold another (raw) value there",
+            message="no fix: `acc` on line 9 may also hold a raw value there, bound in a region the rewriter builds",
+        ),
+        # ... nor where another path binds a Python value: `fx.as_ir_value` would make it a
+        # constant, and `isinstance(c, int)` would change its answer.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(n, k):\n    c = 0\n    if k:\n        c = arith.index_cast(T.i32, n)\n"
+            "    return isinstance(c, int)\n",
+            expected=None,
+            message="no fix: `c` on line 7 may also hold a Python value or one of unknown kind there",
         ),
         # Where the op itself stands beside a left operand that may be a Python number, the
         # result would turn fx (`3 * fx.Int32(2)`): the other operand goes first.
