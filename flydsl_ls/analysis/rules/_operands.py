@@ -25,8 +25,11 @@ _IR_METHODS = {
     "ir_value", "to", "bitcast", "index_cast", "extui", "extsi", "trunci", "extf", "truncf", "shrui",
     "select", "maximumf", "minimumf", "exp2", "rsqrt", "addf", "shuffle_xor", "with_signedness",
 }
-# Calls that give an IR value whatever they are given (fx.rocdl's wrappers build an op).
-_IR_CALLS = {"fx.as_ir_value", "fx.arith.ArithValue", "fx.arith._to_raw", "fx.arith.unwrap"}
+# Calls that give an IR value whatever they are given.
+_IR_CALLS = {"fx.as_ir_value", "fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down",
+             "fx.gpu.shuffle_idx"}
+# Modules whose every function builds ops (``fx.arith``: DSL helpers and raw ops alike).
+_IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.")
 _MAX_DEPTH = 6
 
 
@@ -65,7 +68,7 @@ class _Reader:
     def _call(self, call: ast.Call, depth: int) -> bool:
         symbol = self.model.resolve(call.func)
         if symbol is not None:
-            return symbol in _IR_CALLS or symbol.startswith("fx.rocdl.")
+            return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
         func = call.func
         return isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1)
 
