@@ -28,8 +28,9 @@ _IR_METHODS = {
 # Calls that give an IR value whatever they are given.
 _IR_CALLS = {"fx.as_ir_value", "fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down",
              "fx.gpu.shuffle_idx"}
-# Modules whose every function builds ops (``fx.arith``: DSL helpers and raw ops alike).
-_IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.")
+# Modules whose every function builds ops (``fx.arith``: DSL helpers and raw ops alike),
+# and the buffer_ops shims' loads.
+_IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.", "shim.buffer_ops.buffer_load")
 _MAX_DEPTH = 6
 
 
@@ -66,11 +67,11 @@ class _Reader:
         return False
 
     def _call(self, call: ast.Call, depth: int) -> bool:
-        symbol = self.model.resolve(call.func)
-        if symbol is not None:
-            return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
         func = call.func
-        return isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1)
+        if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1):
+            return True
+        symbol = self.model.resolve(func) or ""
+        return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
 
     def _name(self, name: ast.Name, depth: int) -> bool:
         bindings = self.model.reaching_bindings(name)
