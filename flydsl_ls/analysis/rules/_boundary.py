@@ -43,7 +43,7 @@ from flydsl_ls.analysis.model.valueflow import (
     value_uses,
 )
 from flydsl_ls.analysis.rules._control_flow_support import CarriedState, in_dynamic_region, method_call_state
-from flydsl_ls.analysis.rules._operands import surely_ir
+from flydsl_ls.analysis.rules._operands import surely_ir, surely_raw
 from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, precedence
 
 # Methods an fx value has, with the meaning they had on the raw value (or none on it).
@@ -93,6 +93,7 @@ def raw_boundaries(
     if blocker is not None:
         return Boundaries(blocker=f"the fx value would reach {blocker.describe()}, whose meaning differs for it")
     targets: dict[int, ast.expr] = {}
+    taking_either: set[int] = set()  # targets whose consumer took fx values too
     for use in uses:
         if use.sink is Sink.ANY_VALUE and use.symbol in transparent:
             return Boundaries(blocker=f"`{use.what}` on line {use.node.lineno} wraps it again: that wrapper goes first")
@@ -107,11 +108,15 @@ def raw_boundaries(
             return Boundaries(blocker=f"the result goes to {use.describe()}")
         if target is not None:
             targets.setdefault(id(target), target)
+            if use.sink not in (Sink.RAW_BUILDER, Sink.METHOD):
+                taking_either.add(id(target))
     # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: a read on the way
     # may see the raw value too, and what it computes has no `.ir_value()` (aiter's
     # fused_compress_attn.py). `fx.as_ir_value(x)` gives the raw value of either kind.
     parents = model.parent_map(model.tree)
-    rebound = [u.value for u in uses if _may_be_raw(model, u.value)] if targets else []
+    rebound = [
+        u.value for u in uses if isinstance(u.value, ast.Name) and len(model.reaching_bindings(u.value)) > 1
+    ] if targets else []
     for name in rebound:
         # `as_ir_value` gives what the name held before only where it held an IR value on
         # every path (a Python number would become a constant), and a name rebound in a
@@ -124,7 +129,15 @@ def raw_boundaries(
                 blocker=f"{where} may also hold a raw value there, bound in a region the rewriter builds "
                 "(its result would change type)"
             )
-    mixed = rebound[0] if rebound else None
+    for target in (targets[key] for key in taking_either if rebound):
+        # A consumer that takes fx values too got one on another path if the name held one
+        # there before: `as_ir_value` would hand it a raw value instead.
+        if target is not replaced and not surely_raw(model, target):
+            return Boundaries(
+                blocker=f"`{rule.text(target)}` on line {target.lineno} may hold an fx value on another path, "
+                "which its consumer took as it was"
+            )
+    mixed = next((name for name in rebound if _may_be_raw(model, name, replaced)), None)
     convert, imports = (fx_alias(model) if mixed is not None else (None, ()))
     edits: list[Edit] = []
     places: list[str] = []
@@ -229,15 +242,15 @@ def _state(model, parents, target: ast.expr) -> CarriedState | None:
     return method_call_state(model, _chain(parents, target)[:-1], target, target)
 
 
-def _may_be_raw(model, value) -> bool:
-    """A name the value reaches that another assignment may bind to a value that is not
-    surely fx."""
+def _may_be_raw(model, value, replaced: ast.expr) -> bool:
+    """A name the value reaches that another assignment (not the fixed one) may bind to a
+    value that is not surely fx."""
     if not isinstance(value, ast.Name):
         return False
     bindings = model.reaching_bindings(value)
     return len(bindings) > 1 and any(
         b.kind not in ("assign", "annassign", "walrus") or b.value is None
-        or value_kind(model.type_of(b.value)) != "fx"
+        or (b.value is not replaced and value_kind(model.type_of(b.value)) != "fx")
         for b in bindings
     )
 

@@ -31,25 +31,45 @@ _IR_CALLS = {"fx.as_ir_value", "fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.s
 # Modules whose every function builds ops (``fx.arith``: DSL helpers and raw ops alike),
 # and the buffer_ops shims' loads.
 _IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.", "shim.buffer_ops.buffer_load")
+# fx.arith's DSL helpers that give a raw value whatever they get (the raw ops are typed raw).
+_RAW_ARITH_HELPERS = {"constant", "index", "index_cast", "unwrap", "_to_raw", "ArithValue"}
 _MAX_DEPTH = 6
 
 
 def surely_ir(model: SemanticModel, expr: ast.expr) -> bool:
     """``expr`` holds an IR value of either kind on every path (so never a Python number)."""
-    return _Reader(model).ir(expr, 0)
+    return _Reader(model, raw=False).ir(expr, 0)
+
+
+def surely_raw(model: SemanticModel, expr: ast.expr) -> bool:
+    """``expr`` holds a raw IR value (an ``ArithValue``) on every path."""
+    return _Reader(model, raw=True).ir(expr, 0)
+
+
+# fx functions that type their result like their first operand, in 0.3.1 and 0.5.0 alike
+# (`dsl_math_wrap_result`); fx.max/min/ceildiv type it in 0.5.0 whatever they get.
+_EXEMPLAR_TYPED = {
+    "fx.arith.maximumf", "fx.arith.minimumf", "fx.arith.maxnumf", "fx.arith.minnumf", "fx.arith.shrui",
+    "fx.arith.cmpi", "fx.arith.cmpf",
+}
 
 
 class _Reader:
-    def __init__(self, model: SemanticModel):
+    def __init__(self, model: SemanticModel, raw: bool):
         self.model = model
+        self.raw = raw  # raw values only, not either kind
         self.pending: set[int] = set()  # bindings being read: a loop-carried name
 
     def ir(self, expr: ast.expr, depth: int) -> bool:
         kind = value_kind(self.model.type_of(expr))
-        if kind in ("raw", "fx"):
+        if kind == "raw" or (kind == "fx" and not self.raw):
             return True
-        if kind == "python" or depth > _MAX_DEPTH:
+        if kind in ("python", "fx") or depth > _MAX_DEPTH:
             return False
+        if self.raw and isinstance(expr, ast.BinOp):
+            # The left operand picks the operator: raw on the left, or a Python number beside a raw one.
+            left = value_kind(self.model.type_of(expr.left))
+            return self.ir(expr.left, depth + 1) or (left == "python" and self.ir(expr.right, depth + 1))
         if isinstance(expr, ast.BinOp):
             # An IR value on either side: the other is coerced (a Python number) or the
             # result is an IR value of one kind or the other.
@@ -68,9 +88,19 @@ class _Reader:
 
     def _call(self, call: ast.Call, depth: int) -> bool:
         func = call.func
+        symbol = self.model.resolve(func) or ""
+        if self.raw:
+            if (isinstance(func, ast.Attribute) and func.attr == "ir_value") or symbol == "fx.as_ir_value":
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and func.attr != "to":
+                return self.ir(func.value, depth + 1)  # ArithValue's methods give raw values
+            if symbol in _EXEMPLAR_TYPED or symbol.startswith("fx.math."):
+                return bool(call.args) and self.ir(call.args[0], depth + 1)
+            return symbol.startswith(("fx.rocdl.", "shim.buffer_ops.buffer_load")) or (
+                symbol.startswith("fx.arith.") and symbol.rpartition(".")[2] in _RAW_ARITH_HELPERS
+            )
         if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1):
             return True
-        symbol = self.model.resolve(func) or ""
         return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
 
     def _name(self, name: ast.Name, depth: int) -> bool:

@@ -648,6 +648,28 @@ class RawArith(Rule):
             expected=None,
             message="no fix: `c` on line 7 may also hold a Python value or one of unknown kind there",
         ),
+        # Bound fx on every other path: the fixed one makes it fx everywhere, and a raw
+        # builder gets `.ir_value()` ...
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(c, p):\n    x = fx.Int32(0)\n    if c:\n        x = arith.constant(3, type=T.i32)\n"
+            "    llvm.StoreOp(x, p)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, p):\n    x = fx.Int32(0)\n    if c:\n        x = fx.Int32(3)\n"
+            "    llvm.StoreOp(x.ir_value(), p)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 9",
+        ),
+        # ... but code that takes either kind got the fx value on that path, and would get a
+        # raw one: no fix.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from .helpers import use\n"
+            "def f(c):\n    x = fx.Int32(0)\n    if c:\n        x = arith.constant(3, type=T.i32)\n    use(x)\n",
+            expected=None,
+            message="no fix: `x` on line 9 may hold an fx value on another path, which its consumer took as it was",
+        ),
         # Where the op itself stands beside a left operand that may be a Python number, the
         # result would turn fx (`3 * fx.Int32(2)`): the other operand goes first.
         Invalid(
