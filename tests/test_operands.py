@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from flydsl_ls.analysis.model.semantic import SemanticModel
-from flydsl_ls.analysis.rules._operands import surely_ir
+from flydsl_ls.analysis.rules._operands import surely_ir, surely_raw
 
 HEAD = (
     "import flydsl.expr as fx\nfrom flydsl.expr import arith, gpu\nfrom flydsl.expr.typing import T\n"
@@ -54,3 +54,24 @@ def test_a_parameter_every_caller_passes_an_ir_value():
     tree = ast.parse(source)
     model = SemanticModel(source, tree)
     assert not surely_ir(model, tree.body[-1].body[0].body[0].value.left)
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("x = gpu.block_id('x')\nx + 1\n", True),  # raw on the left
+        ("def f(v: fx.Int32):\n    return 1 + v.ir_value()\n", True),  # a Python number beside a raw value
+        ("def f(v: fx.Int32, r):\n    return v + r.ir_value()\n", False),  # fx on the left
+        ("def f(c, p):\n    x = fx.Int32(0)\n    if c:\n        x = arith.constant(3, type=T.i32)\n    return x\n", False),
+        ("def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
+         "        acc = arith.maximumf(acc, x)\n    return acc\n", True),  # typed like its first operand
+    ],
+)
+def test_surely_raw(body, expected):
+    source = HEAD + body
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree)
+    last = tree.body[-1]
+    while isinstance(last, ast.FunctionDef):
+        last = last.body[-1]
+    assert surely_raw(model, last.value) is expected

@@ -92,7 +92,7 @@ class _Reader:
         if self.raw:
             if (isinstance(func, ast.Attribute) and func.attr == "ir_value") or symbol == "fx.as_ir_value":
                 return True
-            if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and func.attr != "to":
+            if not symbol and isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and func.attr != "to":
                 return self.ir(func.value, depth + 1)  # ArithValue's methods give raw values
             if symbol in _EXEMPLAR_TYPED or symbol.startswith("fx.math."):
                 return bool(call.args) and self.ir(call.args[0], depth + 1)
