@@ -63,6 +63,10 @@ class Fix:
     edits: tuple[Edit, ...]  # of the file the diagnostic is in
     elsewhere: tuple[FileEdits, ...] = ()  # of other files, applied with it or not at all
 
+    def __post_init__(self):
+        # Two parts of one fix may add the same edit (an import both need): once.
+        object.__setattr__(self, "edits", tuple(dict.fromkeys(self.edits)))
+
 
 @dataclass
 class Diagnostic:

@@ -11,11 +11,10 @@ to (valueflow.py):
   whose other uses need the raw value. It received a raw value before, and
   ``v.ir_value()`` keeps exactly that contract (a local helper that takes the fx value as
   well is handed the fx value);
-- an operator whose left operand may be raw: an ``ArithValue`` on the left takes an fx
-  operand and gives a raw result, so the result's kind is not known; given
-  ``v.ir_value()`` the operation is the raw one it was. (After a known raw left operand,
-  or beside the first operand of a kind-keeping ``fx.arith`` helper, the result is as it
-  was: nothing to do.)
+- an operator whose left operand may be a Python number: that would make the result fx
+  where it was raw, and given ``v.ir_value()`` the operation is the raw one it was. (After
+  a left operand that is an IR value of either kind, or beside the first operand of a
+  kind-keeping ``fx.arith`` helper, the result is of the kind it was: nothing to do.)
 
 An fx value on the left of an operator (or beside Python and fx operands) gives an fx
 result, whose consumers are followed in turn. Each ``.ir_value()`` is a method call FlyDSL's
@@ -30,6 +29,7 @@ import ast
 from dataclasses import dataclass
 
 from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.text import Range
 from flydsl_ls.analysis.model.valueflow import (
     SHARED_METHODS,
@@ -42,7 +42,8 @@ from flydsl_ls.analysis.model.valueflow import (
     value_kind,
     value_uses,
 )
-from flydsl_ls.analysis.rules._control_flow_support import CarriedState, method_call_state
+from flydsl_ls.analysis.rules._control_flow_support import CarriedState, in_dynamic_region, method_call_state
+from flydsl_ls.analysis.rules._operands import surely_ir, surely_raw
 from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, precedence
 
 # Methods an fx value has, with the meaning they had on the raw value (or none on it).
@@ -60,7 +61,8 @@ class Boundaries:
     blocker: str | None = None
     carried: CarriedState | None = None  # a region's carried state the fix changes
     places: tuple[str, ...] = ()  # where `.ir_value()` goes, for the message
-    unwrap: str | None = None  # the converter called instead of `.ir_value()`
+    unwrap: str | None = None  # the converter called instead of `.ir_value()` (`fx.as_ir_value`)
+    mixed: str = ""  # why the boundaries take the converter, for the message
 
     @property
     def note(self) -> str:
@@ -69,8 +71,10 @@ class Boundaries:
             return ""
         shown = ", ".join(self.places[:3]) + (", ..." if len(self.places) > 3 else "")
         carried = f"; {self.carried.describe()}" if self.carried else ""
-        call = f"{self.unwrap}(...)" if self.unwrap else ".ir_value()"
-        return f"`{call}` at the raw boundaries: {shown}{carried}"
+        how = f"`{self.unwrap}(...)`" if self.unwrap else "`.ir_value()`"
+        if self.mixed:
+            how += f" ({self.mixed})"
+        return f"{how} at the raw boundaries: {shown}{carried}"
 
 
 def raw_boundaries(
@@ -99,47 +103,79 @@ def raw_boundaries(
     if blocker is not None:
         return Boundaries(blocker=f"the fx value would reach {blocker.describe()}, whose meaning differs for it")
     targets: dict[int, ast.expr] = {}
+    taking_either: set[int] = set()  # targets whose consumer took fx values too
     for use in uses:
         if use.sink is Sink.ANY_VALUE and use.symbol in transparent:
             return Boundaries(blocker=f"`{use.what}` on line {use.node.lineno} wraps it again: that wrapper goes first")
         target = _boundary(rule, use)
         if target is replaced and use.sink in (Sink.OPERATOR, Sink.ANY_VALUE):
-            # `raw + fx.Index(63).ir_value()` says nothing new: the other operand goes first.
+            # `p + fx.Index(63).ir_value()` says nothing new: the other operand goes first.
             return Boundaries(
-                blocker=f"{use.describe()} may have a raw operand first, which would keep the result raw; "
-                "migrate that operand first"
+                blocker=f"{use.describe()} may have a Python number on the left, which would make the "
+                "result fx where it was raw; type that operand first"
             )
         if target is TOO_FAR:
             return Boundaries(blocker=f"the result goes to {use.describe()}")
         if target is not None:
             targets.setdefault(id(target), target)
+            if use.sink not in (Sink.RAW_BUILDER, Sink.METHOD):
+                taking_either.add(id(target))
     # `acc = fx.Float32(0.0)`, then `acc = raw_op(acc, ...)` in a loop: a read on the way
     # may see the raw value too, and what it computes has no `.ir_value()` (aiter's
-    # fused_compress_attn.py).
-    mixed = next(
-        (u.value for u in uses if isinstance(u.value, ast.Name) and len(model.reaching_bindings(u.value)) > 1),
-        None,
-    )
-    if targets and mixed is not None:
-        return Boundaries(blocker=f"`{mixed.id}` on line {mixed.lineno} may also hold another (raw) value there")
+    # fused_compress_attn.py). `fx.as_ir_value(x)` gives the raw value of either kind.
+    parents = model.parent_map(model.tree)
+    rebound = [
+        u.value for u in uses if isinstance(u.value, ast.Name) and len(model.reaching_bindings(u.value)) > 1
+    ] if targets else []
+    for name in rebound:
+        # `as_ir_value` gives what the name held before only where it held an IR value on
+        # every path (a Python number would become a constant), and a name rebound in a
+        # region the rewriter builds would change the region's result type.
+        where = f"`{name.id}` on line {name.lineno}"
+        if not surely_ir(model, name):
+            return Boundaries(blocker=f"{where} may also hold a Python value or one of unknown kind there")
+        if any(in_dynamic_region(model, _chain(parents, b.node)) for b in model.reaching_bindings(name)):
+            return Boundaries(
+                blocker=f"{where} may also hold a raw value there, bound in a region the rewriter builds "
+                "(its result would change type)"
+            )
+    for target in (targets[key] for key in taking_either if rebound):
+        # A consumer that takes fx values too got one on another path if the name held one
+        # there before: `as_ir_value` would hand it a raw value instead.
+        if target is not replaced and not surely_raw(model, target):
+            return Boundaries(
+                blocker=f"`{rule.text(target)}` on line {target.lineno} may hold an fx value on another path, "
+                "which its consumer took as it was"
+            )
+    mixed = next((name for name in rebound if _may_be_raw(model, name, replaced)), None)
+    convert, imports = unwrap, ()
+    if convert is None and mixed is not None:
+        fx, imports = fx_alias(model)
+        convert = f"{fx}.as_ir_value"
     edits: list[Edit] = []
     places: list[str] = []
     carried = None
     wrap_self = False
-    parents = model.parent_map(model.tree)
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
         if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
             return Boundaries(blocker=f"`{rule.text(target)}` on line {target.lineno} is not read there")
-        state = None if unwrap else _state(model, parents, target)
+        places.append(f"line {target.lineno}")
+        if target is not replaced and convert is not None:
+            edits += _wrap(rule, target, convert)  # a function call: nothing for the rewriter to carry
+            continue
+        state = None if convert else _state(model, parents, target)
         if state is not None and state.closure:
             return Boundaries(blocker=state.describe())
         carried = carried or state
-        places.append(f"line {target.lineno}")
         if target is replaced:
             wrap_self = True
             continue
-        edits += _wrap(rule, target, unwrap)
-    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places), unwrap)
+        edits += _wrap(rule, target, convert)
+    why = ""
+    if convert is not None and unwrap is None and edits:
+        edits += imports
+        why = f"`{mixed.id}` on line {mixed.lineno} may hold a raw value too"
+    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places), convert, why)
 
 
 def _stops(model, use: Use) -> bool:
@@ -154,9 +190,11 @@ def _stops(model, use: Use) -> bool:
 def _outcome(model, use: Use) -> str:
     """The kind of an operator's (or kind-keeping helper's) result once the value is fx:
     "fx" with the value on the left (fx's operator coerces the other operand) or beside fx
-    or Python operands; "raw" after a raw left operand (an ArithValue takes the fx one and
-    gives a raw value, as before), or beside the first operand of a kind-keeping helper;
-    else "unknown". "any" for a call that takes either kind."""
+    or Python operands; "kept" (of the kind it was) after a left operand that is an IR value
+    of either kind (an ArithValue takes the fx one and gives a raw value, as before; an fx
+    value gave an fx value before too), or beside the first operand of a kind-keeping
+    helper; else "unknown" (a Python number on the left would make it fx). "any" for a call
+    that takes either kind."""
     holder = use.holder
     if use.sink is Sink.ANY_VALUE:
         if use.symbol is None or not keeps_kind(use.symbol):
@@ -164,16 +202,22 @@ def _outcome(model, use: Use) -> str:
         # The result is typed like the first operand, whatever the others are: the value
         # there makes it fx; elsewhere it is unwrapped and the result is as it was.
         args = list(getattr(holder, "args", ()))
-        return "fx" if args and args[0] is use.node else "raw"
+        return "fx" if args and args[0] is use.node else "kept"
     if isinstance(holder, ast.UnaryOp):
         return "fx"
     single = not isinstance(holder, ast.Compare) or len(holder.comparators) == 1  # two operands
     if isinstance(holder, (ast.BinOp, ast.Compare)) and holder.left is use.node and single:
         return "fx"
+    if isinstance(holder, ast.AugAssign) and holder.target is use.node:
+        return "fx"  # `v += x`: v is on the left
     other = value_kind(model.type_of(use.other)) if use.other is not None else "unknown"
     if other in ("fx", "python"):
         return "fx"
-    return "raw" if other == "raw" and single else "unknown"  # the other operand is on the left
+    if single and use.other is not None and (other == "raw" or surely_ir(model, use.other)):
+        # The other operand, on the left, is an IR value: it picks the operator, and the
+        # result is of the kind it was (_operands.py).
+        return "kept"
+    return "unknown"  # a Python number may be on the left
 
 
 def _boundary(rule, use: Use):
@@ -199,18 +243,34 @@ def _boundary(rule, use: Use):
     return None
 
 
-def _state(model, parents, target: ast.expr) -> CarriedState | None:
-    chain = []
-    node = parents.get(id(target))
-    while node is not None:
+def _chain(parents, node: ast.AST) -> list[ast.AST]:
+    """The nodes around ``node``, outermost first, ending with ``node``."""
+    chain = [node]
+    while (node := parents.get(id(node))) is not None:
         chain.append(node)
-        node = parents.get(id(node))
-    return method_call_state(model, chain[::-1], target, target)
+    return chain[::-1]
+
+
+def _state(model, parents, target: ast.expr) -> CarriedState | None:
+    return method_call_state(model, _chain(parents, target)[:-1], target, target)
+
+
+def _may_be_raw(model, value, replaced: ast.expr) -> bool:
+    """A name the value reaches that another assignment (not the fixed one) may bind to a
+    value that is not surely fx."""
+    if not isinstance(value, ast.Name):
+        return False
+    bindings = model.reaching_bindings(value)
+    return len(bindings) > 1 and any(
+        b.kind not in ("assign", "annassign", "walrus") or b.value is None
+        or (b.value is not replaced and value_kind(model.type_of(b.value)) != "fx")
+        for b in bindings
+    )
 
 
 def _wrap(rule, target: ast.expr, unwrap: str | None = None) -> list[Edit]:
-    """``target`` -> ``target.ir_value()`` (or ``unwrap(target)``) as insertions around it
-    (an edit inside it, the fix's own, stays apart)."""
+    """``target`` -> ``target.ir_value()`` as insertions around it (an edit inside it, the
+    fix's own, stays apart); ``unwrap(target)`` (``fx.as_ir_value``) where it may be raw."""
     rng = rule.ctx.range(target)
     end = Range(rng.end, rng.end)
     if unwrap:

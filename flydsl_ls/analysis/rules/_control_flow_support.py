@@ -43,6 +43,14 @@ def rewritten(model: SemanticModel, parents: list[ast.AST]) -> bool:
     return any(is_jit_function(model, f) for f in functions_of(parents))
 
 
+def in_dynamic_region(model: SemanticModel, parents: list[ast.AST]) -> bool:
+    """Code under ``parents`` (outermost first, ending with the code itself) sits in an
+    `if`/`for`/`while` the rewriter turns into an MLIR region."""
+    return rewritten(model, parents) and any(
+        _carries_state(model, node, parents[i + 1]) for i, node in enumerate(parents[:-1])
+    )
+
+
 def innermost_function(parents: list[ast.AST]) -> ast.AST | None:
     for node in reversed(parents):
         if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from flydsl_ls.analysis.model.scopes import Binding
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.valueflow import value_kind
 from flydsl_ls.analysis.rules.base import call_argument
@@ -40,6 +41,18 @@ def parameter_kind(model: SemanticModel, name: ast.Name, depth: int = 0) -> str:
         if len(kinds) > 1 or "unknown" in kinds:
             return "unknown"
     return kinds.pop()
+
+
+def parameter_arguments(model: SemanticModel, param: Binding) -> list[ast.expr] | None:
+    """What the calls pass for the parameter ``param``, when every call is known and
+    passes it (None otherwise)."""
+    if param.kind != "param" or param.param_index is None:
+        return None
+    calls = _all_calls(model, param.scope.node)
+    if not calls:
+        return None
+    arguments = [call_argument(call, param.param_index, param.name) for call in calls]
+    return None if any(a is None for a in arguments) else arguments
 
 
 def _all_calls(model: SemanticModel, function: ast.AST) -> list[ast.Call] | None:

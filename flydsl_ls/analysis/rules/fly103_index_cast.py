@@ -163,7 +163,7 @@ class IndexCast(Rule):
             "def f(base, layout):\n    k0 = base // 64\n    k0 += arith.constant(2, index=True)\n"
             "    return crd2idx((k0, 0), layout)\n",
             expected=None,
-            message="no fix: `+=` on line 5 may have a raw operand first",
+            message="no fix: `+=` on line 5 may have a Python number on the left",
         ),
         # A raw builder needs an ir.Value, also through a helper of the file.
         Invalid(
@@ -197,6 +197,19 @@ class IndexCast(Rule):
             "    return scf.ForOp(c0, trips.ir_value(), c1)\n",
             unsafe=True,
             count=2,
+        ),
+        # A left operand that is an IR value on every path (here a raw value every caller of
+        # the helper passes) keeps the result's kind: nothing to add (aiter's mixed MoE).
+        Invalid(
+            "from flydsl.expr import arith, gpu\nfrom flydsl._mlir.dialects import scf\n"
+            "def k(c0, c1):\n    def tile(base):\n"
+            "        return scf.ForOp(c0, base * arith.constant(4, index=True), c1)\n"
+            "    tile(gpu.block_id(\"x\"))\n",
+            expected="from flydsl.expr import gpu\nfrom flydsl._mlir.dialects import scf\nimport flydsl.expr as fx\n"
+            "def k(c0, c1):\n    def tile(base):\n"
+            "        return scf.ForOp(c0, base * fx.Index(4), c1)\n"
+            "    tile(gpu.block_id(\"x\"))\n",
+            unsafe=True,
         ),
         # A kind-keeping fx.arith helper types its result like its first operand: beside it
         # the value is unwrapped and the result is as it was (FlyDSL's layout_utils.py).

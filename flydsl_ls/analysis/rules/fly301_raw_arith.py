@@ -682,37 +682,99 @@ class RawArith(Rule):
             "    return one.ir_value()\n",
             unsafe=True,
         ),
-        # A read that may also see a raw value (a loop rebinding the name) takes no
-        # `.ir_value()`: no fix (aiter's fused_compress_attn.py).
+        # A read that may also see a raw value (a loop rebinding the name) takes
+        # `fx.as_ir_value(x)`, which gives the raw value of either kind (aiter's
+        # fused_compress_attn.py); the loop's op then migrates on the raw value.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
             "        acc = arith.AddFOp(acc, x).result\n    return acc\n",
-            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-            "def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
-            "        acc = acc + x\n    return acc\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(xs):\n    acc = fx.Float32(0.0)\n    for x in xs:\n"
+            "        acc = fx.as_ir_value(acc) + x\n    return fx.as_ir_value(acc)\n",
             unsafe=True,
             count=2,
-            message="no fix: `acc` on line 6 may also hold another (raw) value there",
+            message="`fx.as_ir_value(...)` (`acc` on line 6 may hold a raw value too) at the raw boundaries: line 6, line 7",
         ),
         # ... also on the way: `t` is computed from that read.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
             "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
             "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = arith.addf(acc, x)\n",
-            expected="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import llvm\n"
-            "def f(xs, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
-            "        t = acc * 2.0\n        llvm.StoreOp(t, ptr)\n        acc = acc + x\n",
+            expected="from flydsl._mlir.dialects import llvm\nimport flydsl.expr as fx\n"
+            "def f(xs, ptr):\n    acc = fx.Float32(0.0)\n    for x in xs:\n"
+            "        t = acc * 2.0\n        llvm.StoreOp(fx.as_ir_value(t), ptr)\n        acc = fx.as_ir_value(acc) + x\n",
             unsafe=True,
             count=2,
-            message="no fix: `acc` on line 7 may also hold another (raw) value there",
+            message="`fx.as_ir_value(...)` (`acc` on line 7 may hold a raw value too)",
         ),
-        # ... but not where the op itself stands there: the other operand goes first.
+        # ... but not when the name is rebound in a region the rewriter builds (a dynamic
+        # loop in a kernel): the region's result would change type.
+        Invalid(
+            "import flydsl.compiler as flyc\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "@flyc.kernel\ndef k(n, x, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for i in range(n):\n"
+            "        acc = arith.AddFOp(acc, x).result\n    llvm.StoreOp(acc, ptr)\n",
+            expected="import flydsl.compiler as flyc\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "@flyc.kernel\ndef k(n, x, ptr):\n    acc = arith.constant(0.0, type=T.f32)\n    for i in range(n):\n"
+            "        acc = acc + x\n    llvm.StoreOp(acc, ptr)\n",
+            unsafe=True,
+            count=2,
+            message="no fix: `acc` on line 9 may also hold a raw value there, bound in a region the rewriter builds",
+        ),
+        # ... nor where another path binds a Python value: `fx.as_ir_value` would make it a
+        # constant, and `isinstance(c, int)` would change its answer.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f(n, k):\n    c = 0\n    if k:\n        c = arith.index_cast(T.i32, n)\n"
+            "    return isinstance(c, int)\n",
+            expected=None,
+            message="no fix: `c` on line 7 may also hold a Python value or one of unknown kind there",
+        ),
+        # Bound fx on every other path: the fixed one makes it fx everywhere, and a raw
+        # builder gets `.ir_value()` ...
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(c, p):\n    x = fx.Int32(0)\n    if c:\n        x = arith.constant(3, type=T.i32)\n"
+            "    llvm.StoreOp(x, p)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import llvm\n"
+            "def f(c, p):\n    x = fx.Int32(0)\n    if c:\n        x = fx.Int32(3)\n"
+            "    llvm.StoreOp(x.ir_value(), p)\n",
+            unsafe=True,
+            message="`.ir_value()` at the raw boundaries: line 9",
+        ),
+        # ... but code that takes either kind got the fx value on that path, and would get a
+        # raw one: no fix.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from .helpers import use\n"
+            "def f(c):\n    x = fx.Int32(0)\n    if c:\n        x = arith.constant(3, type=T.i32)\n    use(x)\n",
+            expected=None,
+            message="no fix: `x` on line 9 may hold an fx value on another path, which its consumer took as it was",
+        ),
+        # Where the op itself stands beside a left operand that may be a Python number, the
+        # result would turn fx (`3 * fx.Int32(2)`): the other operand goes first.
         Invalid(
             "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(v):\n    return v * arith.constant(2, type=T.i32)\n",
             expected=None,
-            message="no fix: `*` on line 4 may have a raw operand first",
+            message="no fix: `*` on line 4 may have a Python number on the left",
+        ),
+        # An IR value of either kind on the left picks the operator, and the result is of the
+        # kind it was (raw here): nothing to add (FlyDSL's qk_norm_rope_quant.py).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(v: fx.Float32, p):\n    bits = v.ir_value().bitcast(T.i32)\n"
+            "    llvm.StoreOp(bits + arith.constant(7, type=T.i32), p)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+            "from flydsl._mlir.dialects import llvm\n"
+            "def f(v: fx.Float32, p):\n    bits = v.ir_value().bitcast(T.i32)\n"
+            "    llvm.StoreOp(bits + fx.Int32(7), p)\n",
+            unsafe=True,
+            message="(unsafe: the typed constant is materialised where it is used)",
         ),
         # ArithValue's float cast as a method (FlyDSL's qk_norm_rope_quant, aiter's
         # chunk_gated_delta_h): into a float vector type, the receiver is a vector:

@@ -1,0 +1,130 @@
+"""Is an operand surely an IR value (a raw ``ir.Value``/``ArithValue`` or an fx value),
+never a Python number? What an operator gives when a fix turns its right operand fx
+depends only on that (FlyDSL 0.3.1 and 0.5.0 alike, tests/test_operand_kinds.py):
+
+| left operand | right operand raw (before) | right operand fx (after) |
+|---|---|---|
+| ``ArithValue`` | ``ArithValue``, its op | ``ArithValue``, the same op |
+| fx value | fx value, fx's op | fx value, the same op |
+| Python number | ``ArithValue``, ArithValue's op | fx value, fx's op |
+
+The left operand picks the operator, and an IR value on the left gives a result of the
+kind it gave before; only a Python number on the left changes it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.valueflow import is_raw_builder, value_kind
+from flydsl_ls.analysis.rules._parameter_kind import parameter_arguments
+
+# Methods of a raw or fx value that give an IR value (ArithValue's, and fx numerics' proxies).
+_IR_METHODS = {
+    "ir_value", "to", "bitcast", "index_cast", "extui", "extsi", "trunci", "extf", "truncf", "shrui",
+    "select", "maximumf", "minimumf", "exp2", "rsqrt", "addf", "shuffle_xor", "with_signedness",
+}
+# Calls that give an IR value whatever they are given.
+_IR_CALLS = {"fx.as_ir_value", "fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down",
+             "fx.gpu.shuffle_idx"}
+# Modules whose every function builds ops (``fx.arith``: DSL helpers and raw ops alike),
+# and the buffer_ops shims' loads.
+_IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.", "shim.buffer_ops.buffer_load")
+# fx.arith's DSL helpers that give a raw value whatever they get (the raw ops are typed raw).
+_RAW_ARITH_HELPERS = {"constant", "index", "index_cast", "unwrap", "_to_raw", "ArithValue"}
+_MAX_DEPTH = 6
+
+
+def surely_ir(model: SemanticModel, expr: ast.expr) -> bool:
+    """``expr`` holds an IR value of either kind on every path (so never a Python number)."""
+    return _Reader(model, raw=False).ir(expr, 0)
+
+
+def surely_raw(model: SemanticModel, expr: ast.expr) -> bool:
+    """``expr`` holds a raw IR value (an ``ArithValue``) on every path."""
+    return _Reader(model, raw=True).ir(expr, 0)
+
+
+# fx functions that type their result like their first operand, in 0.3.1 and 0.5.0 alike
+# (`dsl_math_wrap_result`); fx.max/min/ceildiv type it in 0.5.0 whatever they get.
+_EXEMPLAR_TYPED = {
+    "fx.arith.maximumf", "fx.arith.minimumf", "fx.arith.maxnumf", "fx.arith.minnumf", "fx.arith.shrui",
+    "fx.arith.cmpi", "fx.arith.cmpf",
+}
+
+
+class _Reader:
+    def __init__(self, model: SemanticModel, raw: bool):
+        self.model = model
+        self.raw = raw  # raw values only, not either kind
+        self.pending: set[int] = set()  # bindings being read: a loop-carried name
+
+    def ir(self, expr: ast.expr, depth: int) -> bool:
+        kind = value_kind(self.model.type_of(expr))
+        if kind == "raw" or (kind == "fx" and not self.raw):
+            return True
+        if kind in ("python", "fx") or depth > _MAX_DEPTH:
+            return False
+        if self.raw and isinstance(expr, ast.BinOp):
+            # The left operand picks the operator: raw on the left, or a Python number beside a raw one.
+            left = value_kind(self.model.type_of(expr.left))
+            return self.ir(expr.left, depth + 1) or (left == "python" and self.ir(expr.right, depth + 1))
+        if isinstance(expr, ast.BinOp):
+            # An IR value on either side: the other is coerced (a Python number) or the
+            # result is an IR value of one kind or the other.
+            return self.ir(expr.left, depth + 1) or self.ir(expr.right, depth + 1)
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and self.ir(expr.operand, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            return self.ir(expr.body, depth + 1) and self.ir(expr.orelse, depth + 1)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        if isinstance(expr, ast.Attribute) and expr.attr == "result" and isinstance(expr.value, ast.Call):
+            return is_raw_builder(self.model.resolve(expr.value.func) or "")  # `arith.AddFOp(a, b).result`
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        return False
+
+    def _call(self, call: ast.Call, depth: int) -> bool:
+        func = call.func
+        symbol = self.model.resolve(func) or ""
+        if self.raw:
+            if (isinstance(func, ast.Attribute) and func.attr == "ir_value") or symbol == "fx.as_ir_value":
+                return True
+            if not symbol and isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and func.attr != "to":
+                return self.ir(func.value, depth + 1)  # ArithValue's methods give raw values
+            if symbol in _EXEMPLAR_TYPED or symbol.startswith("fx.math."):
+                return bool(call.args) and self.ir(call.args[0], depth + 1)
+            return symbol.startswith(("fx.rocdl.", "shim.buffer_ops.buffer_load")) or (
+                symbol.startswith("fx.arith.") and symbol.rpartition(".")[2] in _RAW_ARITH_HELPERS
+            )
+        if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1):
+            return True
+        return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
+
+    def _name(self, name: ast.Name, depth: int) -> bool:
+        bindings = self.model.reaching_bindings(name)
+        checked = False
+        for binding in bindings:
+            if id(binding) in self.pending:
+                continue  # read again in its own loop: the other bindings decide
+            checked = True
+            self.pending.add(id(binding))
+            try:
+                if not self._binding(binding, depth):
+                    return False
+            finally:
+                self.pending.discard(id(binding))
+        return checked
+
+    def _binding(self, binding, depth: int) -> bool:
+        if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
+            return self.ir(binding.value, depth + 1)
+        if binding.kind == "augassign" and binding.value is not None:
+            node = binding.value  # `x += v`: IR when v is (or x was)
+            return self.ir(node.value, depth + 1) or self.ir(node.target, depth + 1)
+        if binding.kind == "param":
+            arguments = parameter_arguments(self.model, binding)
+            return bool(arguments) and all(self.ir(a, depth + 1) for a in arguments)
+        return False
