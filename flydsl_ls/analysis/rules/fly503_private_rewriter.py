@@ -1,5 +1,9 @@
 import ast
 
+from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.rewrite import module_alias
+from flydsl_ls.analysis.model.statements import block_of, delete_statement
+from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules._control_flow_support import is_jit_function
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -78,9 +82,54 @@ class PrivateRewriter(Rule):
                 "the branches are callables over carried state, which the `if` names as variables)",
             )
             return
+        fix = self._decorated(node) if symbol.endswith("transform") else None
         self.report(
             node,
-            f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead (no fix: {NO_FIX})",
+            f"{what} is FlyDSL's private AST rewriter: decorate the function with `@flyc.jit` instead"
+            + (" (unsafe: `@flyc.jit` also handles the arguments of a call made outside a trace)" if fix else f" (no fix: {NO_FIX})"),
+            fix=fix,
+        )
+
+    def _decorated(self, node) -> Fix | None:
+        """`def f(...)` then, next in the same block, `f = ASTRewriter.transform(f)` ->
+        `@flyc.jit` on `def f` (the assignment goes): the kernel built by FlyDSL's
+        moe_gemm_2stage gemm1 traces to the same MLIR, LLVM IR and ISA."""
+        call = self.ctx.parent
+        statement = self.ctx.parents[-2] if len(self.ctx.parents) > 1 else None
+        if not (
+            isinstance(call, ast.Call) and call.func is node and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Name) and isinstance(statement, ast.Assign)
+            and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == call.args[0].id
+        ):
+            return None
+        found = block_of(self.model.tree, statement)
+        body = found[1] if found else []
+        index = next((i for i, s in enumerate(body) if s is statement), 0)
+        function = body[index - 1] if index else None
+        if not isinstance(function, ast.FunctionDef) or function.name != call.args[0].id or function.decorator_list:
+            return None
+        alias, imports = module_alias(self.model, "flydsl.compiler", "flyc")
+        start = self.ctx.range(function).start
+        text = f"@{alias}.jit\n{' ' * function.col_offset}"
+        # An import that lands right before the def goes in the same insertion (one point,
+        # one edit: the fix loop keeps different insertions at one point apart).
+        before = "".join(e.content for e in imports if e.range.start == start and e.range.end == start)
+        imports = tuple(e for e in imports if not (e.range.start == start and e.range.end == start))
+        decorator = Edit(Range(start, start), before + text)
+        deletion = delete_statement(self.model, statement)
+        lines = self.model.index
+        end = deletion.range.end.line
+        if (
+            deletion.content == "" and 0 < deletion.range.start.line and end < len(lines.lines) - 1
+            and not lines.line_text(deletion.range.start.line - 1).strip() and not lines.line_text(end).strip()
+        ):
+            # Blank lines on both sides: one of them goes too.
+            deletion = Edit(Range(deletion.range.start, Position(end + 1, 0)), "")
+        return Fix(
+            title="Decorate with @flyc.jit (unsafe)",
+            applicability=Applicability.UNSAFE,
+            edits=(decorator, deletion, *imports),
         )
 
     VALID = [
@@ -99,9 +148,33 @@ class PrivateRewriter(Rule):
             "def helper(x):\n"
             "    return x\n"
             "helper = ASTRewriter.transform(helper)\n",
+            expected="import flydsl.compiler as flyc\n@flyc.jit\ndef helper(x):\n    return x\n",
+            unsafe=True,
             line=4,
             column=10,
-            message="instead (no fix: `@flyc.jit` goes on the function's definition",
+            message="instead (unsafe: `@flyc.jit` also handles the arguments",
+        ),
+        # Nested in a builder (FlyDSL's moe_gemm_2stage): the same IR, measured.
+        Invalid(
+            "import flydsl.compiler as flyc\nfrom flydsl.compiler.ast_rewriter import ASTRewriter\n"
+            "def build():\n"
+            "    def _gemm(a):  # the main loop\n"
+            "        return a\n\n"
+            "    _gemm = ASTRewriter.transform(_gemm)\n\n"
+            "    @flyc.kernel\n    def k(a):\n        _gemm(a)\n    return k\n",
+            expected="import flydsl.compiler as flyc\n"
+            "def build():\n"
+            "    @flyc.jit\n    def _gemm(a):  # the main loop\n"
+            "        return a\n\n"
+            "    @flyc.kernel\n    def k(a):\n        _gemm(a)\n    return k\n",
+            unsafe=True,
+        ),
+        # Not right after its definition, or not a plain name: no fix.
+        Invalid(
+            "from flydsl.compiler.ast_rewriter import ASTRewriter\n"
+            "def helper(x):\n    return x\nprint(helper)\nhelper = ASTRewriter.transform(helper)\n",
+            expected=None,
+            message="(no fix:",
         ),
         Invalid(
             "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
