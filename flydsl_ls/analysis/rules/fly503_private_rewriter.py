@@ -31,15 +31,18 @@ class PrivateRewriter(Rule):
     subclassing its transformers (a private `_IfOnlyASTRewriter`) re-implements what the
     public decorator does (guide §5). Use `@flyc.jit` on the function instead.
 
-    Before deleting a private rewriting decorator, search every import and decorator
-    use across the project: decorators run at import time. Diagnostic only.
+    `def f(...)` followed in the same block by `f = ASTRewriter.transform(f)` gets `@flyc.jit`
+    on the def (unsafe: `@flyc.jit` also handles the arguments of a call made outside a
+    trace; inside a kernel, FlyDSL's moe_gemm_2stage traces to the same IR). Before deleting
+    a private rewriting decorator, search every import and decorator use across the
+    project: decorators run at import time; the rest is diagnostic only.
     """
 
     code = "FLY503"
     name = "private-rewriter"
     summary = "`ASTRewriter.transform`, `ReplaceIfWithDispatch.scf_if_dispatch`, private AST-rewriting decorators"
     replacement = "`@flyc.jit`"
-    fix_safety = "none"
+    fix_safety = "unsafe for `f = ASTRewriter.transform(f)` right after `def f` (`@flyc.jit` on the def); none otherwise"
     example_before = "helper = ASTRewriter.transform(helper)"
     example_after = "@flyc.jit\ndef helper(...): ..."
 
