@@ -144,21 +144,33 @@ class SmemAllocator(Rule):
                 calls[symbol].append(call)
         planner = Planner(self.model, self.ctx, self.model.parent_map(node), calls)
         groups = planner.groups()
+        layouts: dict[int, str] = {}  # id(group) -> why its own layout could not be planned
         for group in groups:
             try:
                 planner.survey(group)
             except Unproven as why:
-                group.reason = str(why)
+                group.reason = layouts[id(group)] = str(why)
+                self._keep_layout(planner, [group])
         families = planner.families(groups)
         for family in families:
+            name = self._struct_name(family, len(families) > 1)
             try:
-                edits = planner.plan(family, self._struct_name(family, len(families) > 1))
+                edits = (planner.plan_region if family[0].region else planner.plan)(family, name)
             except Unproven as why:
                 for group in family:
-                    group.reason = str(why)
-            else:
-                for group in family:
-                    group.edits, group.elsewhere = edits, planner.elsewhere
+                    group.reason = layouts[id(group)] = str(why)
+                if not family[0].region and self._keep_layout(planner, family):
+                    try:
+                        edits = planner.plan_region(family, name)
+                    except Unproven as why:
+                        for group in family:
+                            group.reason = self._both(layouts[id(group)], str(why))
+                        continue
+                else:
+                    continue
+            for group in family:
+                group.reason = None
+                group.edits, group.elsewhere = edits, planner.elsewhere
         findings: dict[int, tuple[ast.Call, str, object]] = {}  # id(call) -> the last verdict
         claimed: set[int] = set()
         for group in groups:
@@ -177,6 +189,33 @@ class SmemAllocator(Rule):
                 )
         for call, message, fix in findings.values():
             self._report_in_place(call, message, fix)
+
+    def _keep_layout(self, planner: Planner, family: list[Group]) -> bool:
+        """The migration that keeps the old layout (one byte array per allocator), where the
+        per-buffer one failed: True when every group of ``family`` can take it; else their
+        reasons say why neither can."""
+        reasons = {}
+        for group in family:
+            first = group.reason
+            try:
+                planner.survey_region(group)
+            except Unproven as why:
+                reasons[id(group)] = self._both(first, str(why))
+            group.reason = first
+        if reasons:
+            for group in family:
+                group.region = False
+                group.reason = reasons.get(id(group), group.reason)
+            return False
+        for group in family:
+            group.reason = None
+        return True
+
+    @staticmethod
+    def _both(first: str, second: str) -> str:
+        if first == second:
+            return first
+        return f"{first}; in its old layout (one byte array per allocator): {second}"
 
     def _report_in_place(self, call: ast.Call, message: str, fix) -> None:
         """Report ``call`` with the engine's ancestors of it in place (its statement range
