@@ -86,4 +86,5 @@ class Group:
     region_ptrs: list[ast.Attribute] = field(default_factory=list)  # `allocator.ptr`, read or set
     region_aligns: list[ast.Call] = field(default_factory=list)  # `allocator._align(x, a)`
     region_views: list[ast.Call] = field(default_factory=list)  # `memref.view(t, base, off, sizes=[])`
+    region_holders: dict = field(default_factory=dict)  # id(SmemPtr call) -> `p = SmemPtr(...)` statement
 

@@ -7,6 +7,7 @@ import ast
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
@@ -42,6 +43,9 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         self._hosts: set[int] = set()  # id() of kernel body helpers holding the allocation
         self._foreign: ForeignHelpers | None = None  # other modules' helpers being migrated
         self._aliases: set[int] = set()  # id() of names bound to an LDS pointer, followed
+        # FlyDSL before 0.5.0 crashes on `pointer + fx.Index` (SIGSEGV, measured on 0.3.1)
+        version = getattr(getattr(ctx, "options", None), "flydsl_version", None)
+        self._index_offsets_crash = bool(version) and not at_least(version, "0.5.0")
         self.elsewhere: tuple = ()  # the last plan's edits of other files
 
     def groups(self) -> list[Group]:
@@ -936,6 +940,8 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         line = use.lineno
         if isinstance(call, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in call.ops):
             return  # `lds_out is None`: a pointer is not None either
+        if any(ForeignHelpers._dual(node) for node in self._ancestors(use)):
+            return  # already in the pointer form (another kernel's fix, in a helper it shares)
         alias = self._bound_to(use) if isinstance(call, (ast.Assign, ast.IfExp)) else None
         if alias is not None:  # `body_lds_x = lds_x`: the alias is the pointer too
             if id(alias) not in self._aliases:
@@ -1050,7 +1056,12 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         node = idxs.elts[0]
         if isinstance(node, ast.Constant) and node.value == 0:
             return pointer
-        return f"{pointer} + {self._factor(node)}"
+        kind = self.model.type_of(node)
+        if not self._index_offsets_crash or kind.is_python or kind.name in ("fx.Int32", "fx.Int64", "fx.Uint32", "fx.Uint64"):
+            return f"{pointer} + {self._factor(node)}"
+        # An `fx.Index` offset crashes FlyDSL 0.3.1 (SIGSEGV in fly.infer_int_tuple_type);
+        # an i32 one is what the pointer's offset becomes anyway.
+        return f"{pointer} + \0FX\0.Int32({self._text(node)})"
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""

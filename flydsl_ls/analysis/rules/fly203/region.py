@@ -74,15 +74,35 @@ class RegionPlan:
                 what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
                 raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
         group.ptr_calls = [c for c in group.flagged if self.model.resolve(c.func) == SMEM_PTR]
+        group.region_holders = {}
         for call in group.ptr_calls:
-            get = self._parents.get(id(call))
-            used = self._parents.get(id(get))
-            if not (isinstance(get, ast.Attribute) and get.attr == "get" and isinstance(used, ast.Call) and used.func is get and not used.args and not used.keywords):
+            holder = self._parents.get(id(call))
+            if isinstance(holder, ast.Assign) and holder.value is call and self._single_name(holder):
+                # `p = SmemPtr(...)`, read as `p.get()` and `p.byte_offset`
+                binding = self._binding_of_target(holder.targets[0], holder)
+                if binding is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+                    raise Unproven(f"`{holder.targets[0].id}` (line {holder.lineno}) is bound more than once")
+                for use in self.model.uses_of(binding):
+                    attr = self._parents.get(id(use))
+                    if isinstance(attr, ast.Attribute) and attr.attr == "byte_offset":
+                        continue
+                    if not self._get_call(attr):
+                        raise Unproven(f"line {use.lineno}: `{binding.name}` is used other than through `.get()` and `.byte_offset`")
+                group.region_holders[id(call)] = holder
+            elif not self._get_call(holder):
                 raise Unproven(f"line {call.lineno}: a `SmemPtr(...)` used other than through `.get()` keeps its layout view")
         if not group.ptr_calls and not group.region_views:
             raise Unproven("no `SmemPtr(...)` views this allocator")
         group.region = True
         group.kernel = self._kernel_of([*group.kernel_uses, *group.ptr_calls])
+
+    def _get_call(self, attr) -> bool:
+        """``attr`` is the `.get` of a `.get()` call."""
+        used = self._parents.get(id(attr))
+        return (
+            isinstance(attr, ast.Attribute) and attr.attr == "get" and isinstance(used, ast.Call)
+            and used.func is attr and not used.args and not used.keywords
+        )
 
     def _survey_region_base(self, group: Group, call: ast.Call) -> None:
         """`base = allocator.get_base()` read by `SmemPtr(base, ...)` and by
@@ -138,7 +158,19 @@ class RegionPlan:
             slots.append([(buffer, BASE_ALIGNMENT)])
             base = f"\0FIELD:{name}\0.ptr"
             for call in group.ptr_calls:
-                self._region_view(call, base, rewrites, deleted)
+                holder = group.region_holders.get(id(call))
+                if holder is None:
+                    self._region_view(call, self._parents.get(id(self._parents.get(id(call)))), base, rewrites, deleted)
+                    continue
+                deleted.append(holder)
+                binding = self._binding_of_target(holder.targets[0], holder)
+                offset = call_argument(call, 1, "byte_offset")
+                for use in self.model.uses_of(binding):
+                    attr = self._parents.get(id(use))
+                    if attr.attr == "byte_offset":
+                        rewrites[id(attr)] = (attr, self._factor(offset))
+                    else:
+                        self._region_view(call, self._parents.get(id(attr)), base, rewrites, deleted)
             for call in group.region_views:
                 self._region_memref_view(call, base, rewrites, deleted)
         self._check_helpers()
@@ -178,7 +210,7 @@ class RegionPlan:
         taken.add(name)
         return name
 
-    def _region_view(self, call: ast.Call, base: str, rewrites, deleted) -> None:
+    def _region_view(self, call: ast.Call, get: ast.Call, base: str, rewrites, deleted) -> None:
         """`m = SmemPtr(base, off, dtype, shape=...).get()`: `m` becomes the typed pointer at
         `off`, and its uses pointer loads and stores."""
         line = call.lineno
@@ -188,7 +220,6 @@ class RegionPlan:
         dtype = call_argument(call, 2, "element_type")
         if offset is None or dtype is None:
             raise Unproven(f"line {line}: `SmemPtr(...)` without an offset or element type")
-        get = self._parents.get(id(self._parents.get(id(call))))
         rewrites[id(get)] = (get, self._typed_pointer(dtype, base, offset, line))
         self._pointer_gets.add(id(get))
         binding = self._bound_to(get)
@@ -207,10 +238,10 @@ class RegionPlan:
             return self._pointer_value(value.body) and self._pointer_value(value.orelse)
         if isinstance(value, ast.Constant) and value.value is None:
             return True
-        return (
-            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
-            and isinstance(value.func.value, ast.Call) and self.model.resolve(value.func.value.func) == SMEM_PTR
-        )
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"):
+            return False
+        owner = self._assigned(value.func.value)  # `SmemPtr(...).get()` or `p.get()`
+        return isinstance(owner, ast.Call) and self.model.resolve(owner.func) == SMEM_PTR
 
     def _region_memref_view(self, call: ast.Call, base: str, rewrites, deleted) -> None:
         """`v = memref.view(T.memref(n, t), base, off, sizes=[])`: the pointer at `off`."""
@@ -279,7 +310,7 @@ class RegionPlan:
             )
         if size > 1 and extra is not None:
             raise Unproven(f"line {line}: a typed pointer at a run-time byte offset has no known alignment")
-        if size > 1 and not self._multiple_of(offset, size):
+        if size > 1 and not (self._multiple_of(offset, size) or self._builder_time(offset)):
             raise Unproven(f"line {line}: the byte offset `{ast.unparse(offset)}` is not known to be a multiple of {size}")
         at = base
         literal_zero = isinstance(offset, ast.Constant) and offset.value == 0
@@ -304,9 +335,47 @@ class RegionPlan:
             return self._multiple_of(expr.left, size, depth + 1) and self._multiple_of(expr.right, size, depth + 1)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             return self._multiple_of(expr.left, size, depth + 1) or self._multiple_of(expr.right, size, depth + 1)
+        if isinstance(expr, ast.Attribute) and expr.attr == "byte_offset" and isinstance(expr.value, ast.Name):
+            bindings = self.model.reaching_bindings(expr.value)
+            value = bindings[0].value if len(bindings) == 1 else None
+            if isinstance(value, ast.Call) and self.model.resolve(value.func) == SMEM_PTR:
+                offset = call_argument(value, 1, "byte_offset")
+                return offset is not None and self._multiple_of(offset, size, depth + 1)
+            return False
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "_align" and len(expr.args) == 2:
             align = expr.args[1]
             return isinstance(align, ast.Constant) and type(align.value) is int and align.value % size == 0
+        return False
+
+    def _builder_time(self, expr: ast.expr, depth: int = 0) -> bool:
+        """``expr`` is a Python int when the kernel is traced (names the builder binds,
+        literals, arithmetic, `int`/`max`/`min`): the typed pointer's alignment is then known,
+        and FlyDSL checks it (a misaligned offset, misaligned in the old view too, fails to
+        trace rather than miscompile)."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Constant):
+            return type(expr.value) is int
+        if isinstance(expr, ast.Attribute) and expr.attr == "byte_offset" and isinstance(expr.value, ast.Name):
+            value = self._assigned(expr.value)
+            offset = call_argument(value, 1, "byte_offset") if isinstance(value, ast.Call) and self.model.resolve(value.func) == SMEM_PTR else None
+            return offset is not None and self._builder_time(offset, depth + 1)
+        if isinstance(expr, ast.Name):
+            binding = self.model.binding_of(expr)
+            if binding is None or binding.kind not in ("assign", "augassign", "param", "import"):
+                return False
+            owner = binding.scope.node
+            if not (isinstance(owner, FUNCTIONS) and self._is_traced(owner)):
+                return True
+            # bound in the kernel to Python arithmetic of such values
+            bindings = self.model.reaching_bindings(expr)
+            return len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None and self._builder_time(bindings[0].value, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+            return self._builder_time(expr.left, depth + 1) and self._builder_time(expr.right, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            return self._builder_time(expr.body, depth + 1) and self._builder_time(expr.orelse, depth + 1)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("int", "max", "min") and not expr.keywords:
+            return self.model.binding_of(expr.func) is None and all(self._builder_time(a, depth + 1) for a in expr.args)
         return False
 
     def _element_size(self, expr: ast.expr, depth: int = 0) -> int | None:
