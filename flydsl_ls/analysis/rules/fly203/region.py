@@ -258,7 +258,7 @@ class RegionPlan:
         binding = self._binding_of_target(stmt.targets[0], stmt)
         if binding is None:
             raise Unproven(f"line {line}: cannot follow `{stmt.targets[0].id}`")
-        offset, extra = call.args[2], None
+        offset, extra = self._unwrapped(call.args[2]), None
         if isinstance(offset, ast.BinOp) and isinstance(offset.op, ast.Add) and self._index_constant(offset.left) is not None:
             offset, extra = offset.left, offset.right  # `arith.constant(off, index=True) + run-time bytes`
         static = self._index_constant(offset)
@@ -272,6 +272,12 @@ class RegionPlan:
         self._drop_type_names(call.args[0], deleted)
         for use in self.model.uses_of(binding):
             self._rewrite_lds_pointer_use(use, binding.name, rewrites, deleted)
+
+    def _unwrapped(self, expr: ast.expr) -> ast.expr:
+        """``expr`` without a trailing `.ir_value()` (the same value, raw; another rule's)."""
+        if isinstance(expr, ast.Call) and not expr.args and not expr.keywords and isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value":
+            return expr.func.value
+        return expr
 
     def _drop_type_names(self, kind: ast.expr, deleted) -> None:
         """`view_ty = T.memref(...)` read only by views that are now pointers goes."""
@@ -290,8 +296,10 @@ class RegionPlan:
             deleted.append(holder)
 
     def _index_constant(self, expr: ast.expr):
-        """`arith.constant(n, index=True)` -> n; a name or a literal stays itself."""
+        """n of `arith.constant(n, index=True)` or `fx.Index(n)` (FLY102's form of it); else None."""
         if isinstance(expr, ast.Call) and len(expr.args) == 1 and [(k.arg, getattr(k.value, "value", None)) for k in expr.keywords] == [("index", True)]:
+            return expr.args[0]
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords and self.model.resolve(expr.func) == "fx.Index":
             return expr.args[0]
         return None
 
@@ -316,8 +324,8 @@ class RegionPlan:
         literal_zero = isinstance(offset, ast.Constant) and offset.value == 0
         if not literal_zero:
             at += f" + {self._factor(offset)}"
-        if extra is not None:
-            at += f" + {self._factor(extra)}"
+        if extra is not None:  # a run-time byte index (an `fx.Index` crashes FlyDSL 0.3.1's pointer add)
+            at += f" + \0FX\0.Int32({self._text(extra)})" if self._index_offsets_crash else f" + {self._factor(extra)}"
         return at if known == "fx.Uint8" else f"\0FX\0.recast_iter({element}, {at})"
 
     def _multiple_of(self, expr: ast.expr, size: int, depth: int = 0) -> bool:
