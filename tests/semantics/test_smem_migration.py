@@ -312,3 +312,18 @@ def test_padded_stage_keeps_its_layout_in_byte_arrays(service, example, lds):  #
     assert "stage_kernel_0: isa differs" not in comparison.differences  # same instructions
     assert before.kernels[0].resources.lds_bytes == result.kernels[0].resources.lds_bytes == lds
     assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_region_of_a_computed_size_viewed_at_byte_offsets_keeps_its_layout(service):  # noqa: F811
+    """A second MoE stage's LDS (aiter's mixed-MoE gemm2, in our words): one region whose
+    size a condition chooses, an fp8 view held in a name, tables at
+    `lds_x_ptr.byte_offset + off`, an output view that may be None."""
+    path = KERNELS / "smem_region_stage.py"
+    after = migrate("FLY203", path)
+    assert "        region: fx.Array[fx.Uint8, max(128, (region_bytes + 127) // 128 * 128), 1024]\n" in after
+    assert "        lds_tid = fx.recast_iter(fx.Int32, lds.region.ptr + (lds_alloc_offset + lds_tid_off))\n" in after
+    assert "            fx.recast_iter(fx.BFloat16, lds.region.ptr + lds_alloc_offset)\n            if use_out\n" in after
+    before, result = compile_both(service, path, "region", after)
+    assert "stage_kernel_0: isa differs" not in compare_results(before, result).differences
+    assert before.kernels[0].resources.lds_bytes == result.kernels[0].resources.lds_bytes == 2176
+    assert result.kernels[0].resources.scratch_bytes == 0

@@ -999,4 +999,83 @@ INVALID = [
         count=7,
         settings={"flydsl_version": "0.3.1"},
     ),
+    Invalid(
+        # One region whose size a condition chooses, an fp8 view held in a name and read as
+        # `.get()` and `.byte_offset`, an output view that may be None (aiter's mixed-MoE
+        # stage 2): one byte array, the offsets as the builder computes them.
+        'import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from flydsl._mlir.dialects import memref, vector\n'
+        'from flydsl.expr.typing import T\n'
+        'from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n'
+        'from kernels.kernels_common import default_f8_type\n'
+        '\n'
+        '\n'
+        'def build(tile_m, elem_bytes, use_out):\n'
+        '    allocator = SmemAllocator(None, arch="gfx942", global_sym_name="smem0")\n'
+        '    x_bytes = 2 * tile_m * 64\n'
+        '    total = x_bytes + tile_m * 8\n'
+        '    total_elems = total if elem_bytes == 1 else total // 2\n'
+        '    region_offset = allocator._align(allocator.ptr, 16)\n'
+        '    allocator.ptr = region_offset + total_elems * elem_bytes\n'
+        '\n'
+        '    @flyc.kernel\n'
+        '    def k(X: fx.Tensor, i):\n'
+        '        base_ptr = allocator.get_base()\n'
+        '        lds_x_ptr = SmemPtr(base_ptr, region_offset, default_f8_type(), shape=(total_elems,))\n'
+        '        lds_x = lds_x_ptr.get()\n'
+        '        lds_out = SmemPtr(base_ptr, lds_x_ptr.byte_offset, T.bf16, shape=(tile_m * 64,)).get() if use_out else None\n'
+        '        tid_off = x_bytes\n'
+        '        lds_tid = SmemPtr(base_ptr, lds_x_ptr.byte_offset + tid_off, T.i32, shape=(tile_m,)).get()\n'
+        '        vector.store(vector.bitcast(T.vec(16, default_f8_type()), X[i]), lds_x, [i])\n'
+        '        if lds_out is not None:\n'
+        '            vector.store(X[i], lds_out, [i])\n'
+        '        memref.store(X[i], lds_tid, [i])\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        allocator.finalize()\n'
+        '        k(X, 0).launch(grid=(1, 1, 1), block=(64, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        expected='import flydsl.compiler as flyc\n'
+        'import flydsl.expr as fx\n'
+        'from kernels.kernels_common import default_f8_type\n'
+        '\n'
+        '\n'
+        'def build(tile_m, elem_bytes, use_out):\n'
+        '    region_bytes = 0\n'
+        '    x_bytes = 2 * tile_m * 64\n'
+        '    total = x_bytes + tile_m * 8\n'
+        '    total_elems = total if elem_bytes == 1 else total // 2\n'
+        '    region_offset = (region_bytes + 16 - 1) // 16 * 16\n'
+        '    region_bytes = region_offset + total_elems * elem_bytes\n'
+        '\n'
+        '    @fx.struct\n'
+        '    class SharedStorage:\n'
+        '        region: fx.Array[fx.Uint8, max(128, (region_bytes + 127) // 128 * 128), 1024]\n'
+        '\n'
+        '    @flyc.kernel\n'
+        '    def k(X: fx.Tensor, i):\n'
+        '        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n'
+        '        lds_x = fx.recast_iter(fx.Numeric.from_ir_type(default_f8_type()), lds.region.ptr + region_offset)\n'
+        '        lds_out = fx.recast_iter(fx.BFloat16, lds.region.ptr + region_offset) if use_out else None\n'
+        '        tid_off = x_bytes\n'
+        '        lds_tid = fx.recast_iter(fx.Int32, lds.region.ptr + (region_offset + tid_off))\n'
+        '        fx.ptr_store(X[i], lds_x + fx.Int32(i))\n'
+        '        if lds_out is not None:\n'
+        '            fx.ptr_store(X[i], lds_out + fx.Int32(i))\n'
+        '        fx.ptr_store(X[i], lds_tid + fx.Int32(i))\n'
+        '\n'
+        '    @flyc.jit\n'
+        '    def launch(X: fx.Tensor):\n'
+        '        k(X, 0).launch(grid=(1, 1, 1), block=(64, 1, 1))\n'
+        '\n'
+        '    return launch\n',
+        unsafe=True,
+        line=10,
+        column=17,
+        count=5,
+        settings={"flydsl_version": "0.3.1"},
+    ),
 ]

@@ -204,6 +204,8 @@ class RegionPlan:
             if name.startswith(prefix) and rest.isidentifier() and not rest[0].isdigit():
                 name = rest
                 break
+        if name in ("allocator", "alloc", "smem", "lds", "smem_alloc", "lds_alloc"):
+            name = "region"  # nothing but the class in the name
         base, n = name, 2
         while name in taken:
             name, n = f"{base}_{n}", n + 1
