@@ -965,11 +965,8 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
                         # a vector of one-byte floats (fp8) does not lower through a pointer on
                         # FlyDSL 0.3.1: load the bytes and bitcast them (the same instructions)
                         count, element = bytes_of
-                        rewrites[id(call)] = (
-                            call,
-                            f"\0FX\0.ptr_load({at}, result_type=\0FX\0.T.vec({count}, \0FX\0.T.i8))"
-                            f".bitcast(\0FX\0.Numeric.from_ir_type({element}))",
-                        )
+                        load = f"\0FX\0.ptr_load({at}, result_type=\0FX\0.T.vec({count}, \0FX\0.T.i8))"
+                        rewrites[id(call)] = (call, f"{load}.bitcast(\0FX\0.Numeric.from_ir_type({element}))")
                         return
                     result = f", result_type={self._text(args[0])}" if typed else ""
                     rewrites[id(call)] = (call, f"\0FX\0.ptr_load({at}{result})")

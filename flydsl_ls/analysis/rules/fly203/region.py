@@ -64,12 +64,12 @@ class RegionPlan:
             elif attr == "get_base" and called and not call.args:
                 self._survey_region_base(group, call)
                 group.kernel_uses.append(call)
-            elif attr == "finalize" and called and isinstance(stmt, ast.Expr) and stmt.value is call:
-                group.deleted.append(stmt)
-            elif attr == "finalized" and isinstance(stmt, ast.Assign) and parent in stmt.targets:
-                group.deleted.append(stmt)
-            elif attr is None and self._dead_alias(use):
-                group.deleted.append(stmt)
+            elif (
+                (attr == "finalize" and called and isinstance(stmt, ast.Expr) and stmt.value is call)
+                or (attr == "finalized" and isinstance(stmt, ast.Assign) and parent in stmt.targets)
+                or (attr is None and self._dead_alias(use))
+            ):
+                group.deleted.append(stmt)  # `finalize()`, its flag, a never-read alias
             else:
                 what = f"`{alloc.name}.{attr}`" if attr else f"`{alloc.name}`"
                 raise Unproven(f"the allocator escapes: {what} is used at line {use.lineno}")
