@@ -78,8 +78,16 @@ def fix_source(
     others: OtherFiles | None = None,
 ) -> FixOutcome:
     """All wanted fixes applied to a fixpoint, with imports they made unused removed.
-    ``others``: where fixes that edit other files too keep those files' texts."""
-    return fix_all(source, linter(path, settings, project), unsafe=unsafe, others=others)
+    ``others``: where fixes that edit other files too keep those files' texts; while the
+    fixes run, the project reads those files as edited so far (a second kernel's fix then
+    plans on the helper the first one edited, not on the disk's stale text)."""
+    if project is None or others is None:
+        return fix_all(source, linter(path, settings, project), unsafe=unsafe, others=others)
+    project.overlay = lambda p: others.current.get(str(Path(p).resolve()))
+    try:
+        return fix_all(source, linter(path, settings, project), unsafe=unsafe, others=others)
+    finally:
+        project.overlay = None
 
 
 def check_path(path: Path, settings: Settings, project: ProjectIndex | None = None) -> FileReport:

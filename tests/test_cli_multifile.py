@@ -185,3 +185,43 @@ def test_a_fix_that_a_fix_in_another_file_enables_is_applied_in_the_same_run(tmp
     assert "Found 2 errors (2 fixed, 0 remaining)" in result.stdout
     assert (tmp_path / "kern/attn.py").read_text() == "import flydsl.expr as fx\n\n\ndef body():\n    fx.rocdl.s_waitcnt(lgkmcnt=0)\n"
     assert "_s_waitcnt" not in (tmp_path / "kern/utils.py").read_text()
+
+
+def test_a_second_kernel_of_the_file_plans_on_the_helper_as_the_first_fix_left_it(tmp_path):
+    """Two kernels of one file hand LDS to one helper of another module: after the first
+    fix edited the helper, the second is planned on the edited text (the run's overlay),
+    finds the pointer form there and is applied in the same run (it used to be skipped as
+    stale: computed on the disk's text)."""
+    root = project(tmp_path)
+    kernel = root / "pkg" / "kernel.py"
+    text = kernel.read_text(encoding="utf-8")
+    second = (
+        "\n\nallocator2 = SmemAllocator(None, arch=\"gfx942\", global_sym_name=\"smem1\")\n"
+        "lds_two_offset = allocator2._align(allocator2.ptr, 16)\n"
+        "allocator2.ptr = lds_two_offset + 64 * 4 * 2\n\n\n"
+        "@flyc.kernel\n"
+        "def k2(X: fx.Tensor, Y: fx.Tensor):\n"
+        "    tx = fx.thread_idx.x\n"
+        "    lds_two = SmemPtr(allocator2.get_base(), lds_two_offset, T.f16, shape=(256,)).get()\n"
+        "    fx.gpu.barrier()\n"
+        "    shuffle_out(Y, tx, lds_two, 4)\n"
+    )
+    kernel.write_text(text.replace("import shuffle_out", "import shuffle_out, shuffle_rows") + second
+                      + "    shuffle_rows(Y, tx, lds_two)\n", encoding="utf-8")
+    # a helper only the second kernel uses: its fix edits the module differently (a conflict)
+    epilogues = root / "pkg" / "epilogues.py"
+    epilogues.write_text(
+        epilogues.read_text(encoding="utf-8")
+        + "\n\ndef shuffle_rows(Y, tx, lds_rows):\n"
+        "    idx = arith.index_cast(ir.IndexType.get(), fx.Int32(tx).ir_value())\n"
+        "    fx.ptr_store(fx.Vector(vector.load(ir.VectorType.get([2], ir.F16Type.get()), lds_rows, [idx])), fx.get_iter(Y) + tx)\n",
+        encoding="utf-8",
+    )
+    result = run("check", "--no-cache", "--select", "FLY203", "--fix", "--unsafe-fixes", "pkg/kernel.py", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 remaining" in result.stdout, result.stdout
+    fixed = kernel.read_text(encoding="utf-8")
+    assert "SmemAllocator" not in fixed and "shuffle_out(Y, tx, lds_two, 4)" in fixed
+    helper = epilogues.read_text(encoding="utf-8")
+    assert helper.startswith(EPILOGUES_FIXED.rstrip("\n"))
+    assert "if isinstance(lds_rows, fx.Pointer) else vector.load(" in helper

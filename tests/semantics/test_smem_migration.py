@@ -285,3 +285,45 @@ def test_get_base_viewed_at_a_byte_offset_becomes_a_recast_pointer(service):  # 
     ]
     assert before.kernels[0].resources.lds_bytes == 1280
     assert result.kernels[0].resources.lds_bytes == 1280
+
+
+@pytest.mark.parametrize("example, lds", [("padded", 41088), ("unpadded", 9216)])
+def test_padded_stage_keeps_its_layout_in_byte_arrays(service, example, lds):  # noqa: F811
+    """A MoE stage's LDS (aiter's mixed-MoE gemm1, in our words): occupancy padding under an
+    `if`, an fp8 X tile whose type the arch chooses, f32 scratch `memref.view`s of the
+    bases. Offsets are not static, so the old layout is kept: one byte array per
+    allocator, the bookkeeping as arithmetic, views as typed pointers at their offsets."""
+    path = KERNELS / "smem_padded_stage.py"
+    after = migrate("FLY203", path)
+    assert "SmemAllocator" not in after and "SmemPtr" not in after and "finalize" not in after
+    assert "            ping_bytes += min_lds - (pong_sz + ping_sz)\n" in after
+    assert (
+        "    @fx.struct\n"
+        "    class SharedStorage:\n"
+        "        pong: fx.Array[fx.Uint8, max(128, (pong_bytes + 127) // 128 * 128), 1024]\n"
+        "        ping: fx.Array[fx.Uint8, max(128, (ping_bytes + 127) // 128 * 128), 1024]\n"
+    ) in after
+    assert "        scr_g = fx.recast_iter(fx.Float32, lds.pong.ptr + lds_pong_offset)\n" in after
+    # fp8 vectors reach LDS as bytes: stored before the bitcast, loaded as i8 and bitcast
+    assert "            fx.ptr_store(g.ir_value(), lds_buffer + row)\n" in after
+    assert ".bitcast(fx.Numeric.from_ir_type(x_elem))" in after
+    before, result = compile_both(service, path, example, after)
+    comparison = compare_results(before, result)
+    assert "stage_kernel_0: isa differs" not in comparison.differences  # same instructions
+    assert before.kernels[0].resources.lds_bytes == result.kernels[0].resources.lds_bytes == lds
+    assert result.kernels[0].resources.scratch_bytes == 0
+
+
+def test_region_of_a_computed_size_viewed_at_byte_offsets_keeps_its_layout(service):  # noqa: F811
+    """A second MoE stage's LDS (aiter's mixed-MoE gemm2, in our words): one region whose
+    size a condition chooses, an fp8 view held in a name, tables at
+    `lds_x_ptr.byte_offset + off`, an output view that may be None."""
+    path = KERNELS / "smem_region_stage.py"
+    after = migrate("FLY203", path)
+    assert "        region: fx.Array[fx.Uint8, max(128, (region_bytes + 127) // 128 * 128), 1024]\n" in after
+    assert "        lds_tid = fx.recast_iter(fx.Int32, lds.region.ptr + (lds_alloc_offset + lds_tid_off))\n" in after
+    assert "            fx.recast_iter(fx.BFloat16, lds.region.ptr + lds_alloc_offset)\n            if use_out\n" in after
+    before, result = compile_both(service, path, "region", after)
+    assert "stage_kernel_0: isa differs" not in compare_results(before, result).differences
+    assert before.kernels[0].resources.lds_bytes == result.kernels[0].resources.lds_bytes == 2176
+    assert result.kernels[0].resources.scratch_bytes == 0

@@ -98,6 +98,9 @@ class ProjectIndex:
 
     files: list[Path] = field(default_factory=list)  # where to look for callers
     roots: list[Path] = field(default_factory=list)  # or: folders whose files are found on first use
+    # The texts a fix run has given other files so far (path -> text, or None: the disk's),
+    # read instead of the disk's while it runs (``checker.fix_source``).
+    overlay: Callable[[Path], str | None] | None = field(default=None, repr=False, compare=False)
     _modules: dict[Path, _Module] = field(default_factory=dict)
     _arguments: dict[str, list[dict]] = field(default_factory=dict)
     _calls: dict[Path, list[tuple[str, dict]]] = field(default_factory=dict)
@@ -160,11 +163,15 @@ class ProjectIndex:
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        edited = self.overlay(path) if self.overlay is not None else None
+        if edited is not None:
+            stamp = ("overlay", len(edited), hash(edited))
+        else:
+            try:
+                stat = path.stat()
+            except OSError:
+                return None
+            stamp = (stat.st_mtime_ns, stat.st_size)
         cached = self._modules.get(path)
         if cached is not None and cached.stamp == stamp:
             return cached.model
@@ -178,7 +185,7 @@ class ProjectIndex:
             if kept is not None and kept[0] == stamp:  # parsed by ``scan`` in this process
                 source, tree = kept[1], kept[2]
             else:
-                source = read_source(path)
+                source = edited if edited is not None else read_source(path)
                 tree = parse(source)
             model = SemanticModel(source, tree, package_of(path))
         except (UnreadableFile, SyntaxError, ValueError, RecursionError):

@@ -100,7 +100,8 @@ class ForeignHelpers:
         entry = self._modules.get(path)
         if entry is None:
             sub = Planner(other, _Context(other), other.parent_map(other.tree), {ALLOCATOR: [], SMEM_PTR: []})
-            sub._followed, sub._pointer_gets, sub._pure_aligns = {}, set(), []
+            sub._followed, sub._pointer_gets, sub._pure_aligns, sub._aliases = {}, set(), [], set()
+            sub._index_offsets_crash = self._planner._index_offsets_crash
             entry = self._modules[path] = (other, sub, {})
         other, sub, foreign_rewrites = entry
         key = (path, function.name, param.arg)

@@ -37,6 +37,16 @@ class Unproven(Exception):
     """The pattern cannot be migrated mechanically; the message says why."""
 
 
+class Spelled(ast.expr):
+    """Text the migration writes where the struct wants an expression (a size it computes)."""
+
+    _fields = ()
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+
 
 @dataclass
 class Buffer:
@@ -71,4 +81,10 @@ class Group:
     ptr_calls: list[ast.Call] = field(default_factory=list)  # SmemPtr(...) on this allocator
     align_calls: list[ast.Call] = field(default_factory=list)  # `_align(x, a)` not on the bump pointer
     kernel: object = None
+    # Kept in its old layout, as one byte array (region.py):
+    region: bool = False
+    region_ptrs: list[ast.Attribute] = field(default_factory=list)  # `allocator.ptr`, read or set
+    region_aligns: list[ast.Call] = field(default_factory=list)  # `allocator._align(x, a)`
+    region_views: list[ast.Call] = field(default_factory=list)  # `memref.view(t, base, off, sizes=[])`
+    region_holders: dict = field(default_factory=dict)  # id(SmemPtr call) -> `p = SmemPtr(...)` statement
 

@@ -7,6 +7,7 @@ import ast
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
 from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
@@ -29,10 +30,11 @@ from flydsl_ls.analysis.rules.fly203.model import (
     Unproven,
 )
 from flydsl_ls.analysis.rules.fly203.offsets import OffsetAlgebra, Poly
+from flydsl_ls.analysis.rules.fly203.region import RegionPlan
 from flydsl_ls.analysis.rules.fly203.rewrite import Rewriter
 
 
-class Planner(OffsetAlgebra, Rewriter):
+class Planner(OffsetAlgebra, RegionPlan, Rewriter):
     def __init__(self, model, ctx, parents, calls):
         self.model = model
         self.ctx = ctx
@@ -40,6 +42,10 @@ class Planner(OffsetAlgebra, Rewriter):
         self._calls = calls
         self._hosts: set[int] = set()  # id() of kernel body helpers holding the allocation
         self._foreign: ForeignHelpers | None = None  # other modules' helpers being migrated
+        self._aliases: set[int] = set()  # id() of names bound to an LDS pointer, followed
+        # FlyDSL before 0.5.0 crashes on `pointer + fx.Index` (SIGSEGV, measured on 0.3.1)
+        version = getattr(getattr(ctx, "options", None), "flydsl_version", None)
+        self._index_offsets_crash = bool(version) and not at_least(version, "0.5.0")
         self.elsewhere: tuple = ()  # the last plan's edits of other files
 
     def groups(self) -> list[Group]:
@@ -932,6 +938,17 @@ class Planner(OffsetAlgebra, Rewriter):
         the pointer: ABI on FlyDSL 0.3.1, the field's on 0.5.0), the address `fx.ptrtoint`."""
         call = self._parents.get(id(use))
         line = use.lineno
+        if isinstance(call, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in call.ops):
+            return  # `lds_out is None`: a pointer is not None either
+        if any(ForeignHelpers._dual(node) for node in self._ancestors(use)):
+            return  # already in the pointer form (another kernel's fix, in a helper it shares)
+        alias = self._bound_to(use) if isinstance(call, (ast.Assign, ast.IfExp)) else None
+        if alias is not None:  # `body_lds_x = lds_x`: the alias is the pointer too
+            if id(alias) not in self._aliases:
+                self._aliases.add(id(alias))
+                for read in self.model.uses_of(alias):
+                    self._rewrite_lds_pointer_use(read, alias.name, rewrites, deleted)
+            return
         if isinstance(call, ast.Call) and use in call.args:
             symbol = self.model.resolve(call.func)
             keywords = {k.arg for k in call.keywords}
@@ -943,6 +960,14 @@ class Planner(OffsetAlgebra, Rewriter):
                 typed = symbol in RAW_VECTOR_LOAD
                 if len(args) == 2 + typed and args[typed] is use:
                     at = self._pointer_at(text, args[1 + typed], line)
+                    bytes_of = self._byte_vector(args[0], call) if typed else None
+                    if bytes_of is not None:
+                        # a vector of one-byte floats (fp8) does not lower through a pointer on
+                        # FlyDSL 0.3.1: load the bytes and bitcast them (the same instructions)
+                        count, element = bytes_of
+                        load = f"\0FX\0.ptr_load({at}, result_type=\0FX\0.T.vec({count}, \0FX\0.T.i8))"
+                        rewrites[id(call)] = (call, f"{load}.bitcast(\0FX\0.Numeric.from_ir_type({element}))")
+                        return
                     result = f", result_type={self._text(args[0])}" if typed else ""
                     rewrites[id(call)] = (call, f"\0FX\0.ptr_load({at}{result})")
                     return
@@ -950,7 +975,14 @@ class Planner(OffsetAlgebra, Rewriter):
                 stmt = self._parents.get(id(call))
                 if isinstance(stmt, ast.Expr) and stmt.value is call:
                     at = self._pointer_at(text, args[2], line)
-                    rewrites[id(call)] = (call, f"\0FX\0.ptr_store({self._text(args[0])}, {at})")
+                    value = args[0]
+                    if isinstance(value, ast.Call) and (self.model.resolve(value.func) or "").split(".")[-1] == "bitcast" and (
+                        self.model.resolve(value.func) or ""
+                    ).startswith(("mlir.vector.", "shim.vector.")) and len(value.args) == 2 and not value.keywords:
+                        # the bytes before the bitcast: the same store, and an fp8 vector
+                        # does not lower through a pointer on FlyDSL 0.3.1
+                        value = value.args[1]
+                    rewrites[id(call)] = (call, f"\0FX\0.ptr_store({self._text(value)}, {at})")
                     return
         imported = self._imported_call(use)
         if imported is not None and self._foreign is not None:
@@ -968,6 +1000,31 @@ class Planner(OffsetAlgebra, Rewriter):
             f"line {line}: the LDS memref `{text}` is used by `{what}`{where}, which needs a builtin memref "
             "where the migration gives an fx pointer, and cannot be followed"
         )
+
+    def _byte_vector(self, kind: ast.expr, at: ast.AST):
+        """(count, element) texts when the vector type ``kind`` is `T.vec(count, element)`
+        of a one-byte element that may be a float (an fp8 the builder chooses), with both
+        readable at ``at``; else None."""
+        vec = self._assigned(kind)
+        if not (isinstance(vec, ast.Call) and isinstance(vec.func, ast.Attribute) and vec.func.attr == "vec" and len(vec.args) == 2 and not vec.keywords):
+            return None
+        count, element = vec.args
+        if self._element_size(element) != 1 or self._dtype(element) in ("fx.Int8", "fx.Uint8"):
+            return None
+        if not all(self._reaches(n, at) for e in (count, element) for n in ast.walk(e) if isinstance(n, ast.Name)):
+            return None
+        return self._text(count), self._text(element)
+
+    def _reaches(self, name: ast.Name, at: ast.AST) -> bool:
+        """``name`` (read where a type was built) means the same where ``at`` reads it: bound
+        once, in a scope around ``at`` (or a builtin or import)."""
+        binding = self.model.binding_of(name)
+        if binding is None:
+            return name.id in ("int", "len", "max", "min")
+        if len(binding.scope.bindings.get(name.id, ())) != 1:
+            return False
+        owner = binding.scope.node
+        return owner is None or isinstance(owner, ast.Module) or any(p is owner for p in self._ancestors(at))
 
     def _imported_call(self, use):
         """(call, keyword or None) when ``use`` is an argument of a call to an imported name."""
@@ -996,7 +1053,12 @@ class Planner(OffsetAlgebra, Rewriter):
         node = idxs.elts[0]
         if isinstance(node, ast.Constant) and node.value == 0:
             return pointer
-        return f"{pointer} + {self._factor(node)}"
+        kind = self.model.type_of(node)
+        if not self._index_offsets_crash or kind.is_python or kind.name in ("fx.Int32", "fx.Int64", "fx.Uint32", "fx.Uint64"):
+            return f"{pointer} + {self._factor(node)}"
+        # An `fx.Index` offset crashes FlyDSL 0.3.1 (SIGSEGV in fly.infer_int_tuple_type);
+        # an i32 one is what the pointer's offset becomes anyway.
+        return f"{pointer} + \0FX\0.Int32({self._text(node)})"
 
     def _rewrite_memref_use(self, use, view, rank, rewrites, rewrite_self=True) -> None:
         """A builtin memref from `.get()`: only `memref.load/store` on it can be mapped."""

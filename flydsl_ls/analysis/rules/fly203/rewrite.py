@@ -7,7 +7,7 @@ import ast
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.statements import shares_lines
 from flydsl_ls.analysis.model.text import Position, Range
-from flydsl_ls.analysis.rules.fly203.model import Buffer, Unproven
+from flydsl_ls.analysis.rules.fly203.model import Buffer, Spelled, Unproven
 
 
 class Rewriter:
@@ -31,6 +31,8 @@ class Rewriter:
         """The source of ``node``, with the `allocator._align(...)` calls in it as
         arithmetic (the allocator goes away: text copied into the struct or a view must not
         name it)."""
+        if isinstance(node, Spelled):
+            return node.text
         if isinstance(node, ast.Constant) and not hasattr(node, "lineno"):
             return repr(node.value)
         text = self.model.index.slice(self.model.index.node_range(node))

@@ -84,10 +84,24 @@ class SmemAllocator(Rule):
     file's own helpers. aiter's `vector` shim (`vector.store`, `vector.load_op`) counts as
     the raw ops it wraps.
 
+    Offsets that are not static keep the old layout (aiter's mixed-MoE stages): LDS padded
+    under an `if` to cap occupancy (`allocator.ptr += min_lds - cur_lds`), sizes chosen by a
+    condition, an element type the arch chooses (`default_f8_type()`), a base also viewed
+    raw (`memref.view(T.memref(n, T.f32), base, off, sizes=[])`), offsets read from
+    `p.byte_offset`. Each allocator becomes one byte array sized as `finalize()` sized its
+    global, `fx.Array[fx.Uint8, max(128, (pong_bytes + 127) // 128 * 128), 1024]`; its
+    bookkeeping stays as the integer arithmetic it is (`allocator.ptr` becomes the local
+    `pong_bytes`, `_align` rounds up), so every buffer keeps its byte offset and LDS its
+    size (and the occupancy its padding caps); each `.get()` or `memref.view` becomes a
+    typed pointer at its offset, `fx.recast_iter(fx.Int32, lds.pong.ptr + tid_off)` (an
+    element type the builder chooses: `fx.Numeric.from_ir_type(t)`), used as above. FlyDSL
+    0.3.1 lowers no fp8 vector through a pointer: an fp8 vector load reads the bytes and
+    bitcasts them (`fx.ptr_load(p + i, result_type=fx.T.vec(n, fx.T.i8)).bitcast(...)`), a
+    stored `vector.bitcast(t, v)` stores `v`; and `pointer + fx.Index` crashes it, so on a
+    release before 0.5.0 an offset not known to be an int is `fx.Int32(i)`.
+
     No fix, and the message names the line and what blocks it: offsets computed at run
-    time, the bump pointer moved under control flow (LDS padded by a computed amount, e.g.
-    to cap occupancy), buffers that overlap without starting together, the base used both
-    raw and by `SmemPtr` views (the raw offsets assume the old layout), a memref that
+    time, buffers that overlap without starting together (in their own fields), a memref that
     reaches a function of another module the fix cannot give the pointer form (the message
     names that file's line and op; without a project, e.g. one file on standard input, the
     op it reaches), a raw op with no pointer form here (a rank-2 memref, a run-time `memref.view`
@@ -144,21 +158,33 @@ class SmemAllocator(Rule):
                 calls[symbol].append(call)
         planner = Planner(self.model, self.ctx, self.model.parent_map(node), calls)
         groups = planner.groups()
+        layouts: dict[int, str] = {}  # id(group) -> why its own layout could not be planned
         for group in groups:
             try:
                 planner.survey(group)
             except Unproven as why:
-                group.reason = str(why)
+                group.reason = layouts[id(group)] = str(why)
+                self._keep_layout(planner, [group])
         families = planner.families(groups)
         for family in families:
+            name = self._struct_name(family, len(families) > 1)
             try:
-                edits = planner.plan(family, self._struct_name(family, len(families) > 1))
+                edits = (planner.plan_region if family[0].region else planner.plan)(family, name)
             except Unproven as why:
                 for group in family:
-                    group.reason = str(why)
-            else:
-                for group in family:
-                    group.edits, group.elsewhere = edits, planner.elsewhere
+                    group.reason = layouts[id(group)] = str(why)
+                if not family[0].region and self._keep_layout(planner, family):
+                    try:
+                        edits = planner.plan_region(family, name)
+                    except Unproven as why:
+                        for group in family:
+                            group.reason = self._both(layouts[id(group)], str(why))
+                        continue
+                else:
+                    continue
+            for group in family:
+                group.reason = None
+                group.edits, group.elsewhere = edits, planner.elsewhere
         findings: dict[int, tuple[ast.Call, str, object]] = {}  # id(call) -> the last verdict
         claimed: set[int] = set()
         for group in groups:
@@ -177,6 +203,33 @@ class SmemAllocator(Rule):
                 )
         for call, message, fix in findings.values():
             self._report_in_place(call, message, fix)
+
+    def _keep_layout(self, planner: Planner, family: list[Group]) -> bool:
+        """The migration that keeps the old layout (one byte array per allocator), where the
+        per-buffer one failed: True when every group of ``family`` can take it; else their
+        reasons say why neither can."""
+        reasons = {}
+        for group in family:
+            first = group.reason
+            try:
+                planner.survey_region(group)
+            except Unproven as why:
+                reasons[id(group)] = self._both(first, str(why))
+            group.reason = first
+        if reasons:
+            for group in family:
+                group.region = False
+                group.reason = reasons.get(id(group), group.reason)
+            return False
+        for group in family:
+            group.reason = None
+        return True
+
+    @staticmethod
+    def _both(first: str, second: str) -> str:
+        if first == second:
+            return first
+        return f"{first}; in its old layout (one byte array per allocator): {second}"
 
     def _report_in_place(self, call: ast.Call, message: str, fix) -> None:
         """Report ``call`` with the engine's ancestors of it in place (its statement range
