@@ -80,3 +80,16 @@ def test_two_fixes_inserting_at_one_point_wait_for_each_other():
     assert same == "f(a + b.x)\n" and counts == {"FLY301": 1, "FLY101": 1}  # the same text: once
     lines, counts = apply_edits_once(text, [("FLY301", insert(0, 0, "import a\n")), ("FLY101", insert(0, 0, "import b\n"))])
     assert lines == "import a\nimport b\nf(a + b)\n" and counts == {"FLY301": 1, "FLY101": 1}
+
+
+def test_insertions_at_one_point_of_one_fix_apply_in_the_order_given():
+    """An import and a decorator inserted before the same `def`: one edit, import first
+    (applied apart, same-point insertions would be ordered by their text)."""
+    from flydsl_ls.actions.fixes import apply_fix
+    from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+    from flydsl_ls.analysis.model.text import Position, Range
+
+    at = Range(Position(0, 0), Position(0, 0))
+    fix = Fix("t", Applicability.UNSAFE, (Edit(at, "import m\n"), Edit(at, "@m.jit\n"), Edit(at, "import m\n")))
+    assert [e.content for e in fix.edits] == ["import m\n@m.jit\n"]
+    assert apply_fix("def f():\n    pass\n", fix) == "import m\n@m.jit\ndef f():\n    pass\n"

@@ -64,8 +64,17 @@ class Fix:
     elsewhere: tuple[FileEdits, ...] = ()  # of other files, applied with it or not at all
 
     def __post_init__(self):
-        # Two parts of one fix may add the same edit (an import both need): once.
-        object.__setattr__(self, "edits", tuple(dict.fromkeys(self.edits)))
+        # Two parts of one fix may add the same edit (an import both need): once. Different
+        # insertions at one point become one edit, in the order given (applied apart, they
+        # would be ordered by their text).
+        merged: dict = {}
+        for edit in dict.fromkeys(self.edits):
+            key = edit.range if edit.range.start == edit.range.end else edit
+            if key in merged and key is edit.range:
+                merged[key] = Edit(edit.range, merged[key].content + edit.content)
+            else:
+                merged[key] = edit
+        object.__setattr__(self, "edits", tuple(merged.values()))
 
 
 @dataclass

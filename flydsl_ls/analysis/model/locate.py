@@ -60,3 +60,11 @@ def alias_at(tree: ast.AST, index: LineIndex, pos: Position) -> tuple[ast.AST, a
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             return None
     return None
+
+
+def encloses(outer: ast.AST, inner: ast.AST) -> bool:
+    """``inner``'s source span lies within ``outer``'s."""
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and (
+        inner.end_lineno,
+        inner.end_col_offset,
+    ) <= (outer.end_lineno, outer.end_col_offset)

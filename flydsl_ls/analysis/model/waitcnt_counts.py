@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from flydsl_ls.analysis.model import waitcnt
+from flydsl_ls.analysis.model.locate import encloses
 from flydsl_ls.analysis.model.waitcnt_facts import WaitcntFacts
 
 _CANDIDATES = 6  # unknowns tried per wait (each costs one evaluation per count)
@@ -78,7 +79,7 @@ def _unknowns(facts: WaitcntFacts, call: ast.Call, function):
             continue
         if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
             # The whole arithmetic first (`ctx.NUM_DMA_K + ctx.NUM_DMA_V` is one count), then its parts.
-            if _inside(expr, call) and facts.value(expr) is None and facts.hole_key(expr) not in seen:
+            if encloses(call, expr) and facts.value(expr) is None and facts.hole_key(expr) not in seen:
                 seen.add(facts.hole_key(expr))
                 found.append((facts.hole_key(expr), expr))
             pending.extend(c for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
@@ -96,18 +97,13 @@ def _unknowns(facts: WaitcntFacts, call: ast.Call, function):
                     if facts.value(expr) is None:
                         pending.append(binding.value)
                     continue
-        if not _inside(expr, call) and not isinstance(expr, ast.Name):
+        if not encloses(call, expr) and not isinstance(expr, ast.Name):
             continue
         key = facts.hole_key(expr)
-        if key[0] == "node" and not _inside(expr, call):
+        if key[0] == "node" and not encloses(call, expr):
             continue
         if key not in seen and facts.value(expr) is None:
             seen.add(key)
             found.append((key, expr))
     return found
 
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    start = (node.lineno, node.col_offset)
-    end = (node.end_lineno, node.end_col_offset)
-    return (outer.lineno, outer.col_offset) <= start and end <= (outer.end_lineno, outer.end_col_offset)

@@ -4,6 +4,7 @@ import re
 from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.locate import encloses
 from flydsl_ls.analysis.model.statements import shares_lines
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.model.waitcnt_facts import COUNTER_CONSTANT, facts_for, shim_shaped
@@ -171,7 +172,7 @@ class DeadWaitcntShim(Rule):
                     continue
                 if facts.value(stmt.value) is None:
                     continue
-                if any(_inside(h, stmt) for h in helper_nodes):
+                if any(encloses(h, stmt) for h in helper_nodes):
                     continue  # a local of a helper goes with the helper
                 kind = "constant"
             name = target.name if isinstance(target, ast.FunctionDef) else target.id
@@ -445,13 +446,6 @@ def _constant_target(stmt: ast.stmt) -> ast.Name | None:
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
         return stmt.target
     return None
-
-
-def _inside(outer: ast.AST, inner: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and (
-        inner.end_lineno,
-        inner.end_col_offset,
-    ) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def _exports(module: ast.Module) -> tuple[set, bool]:

@@ -117,12 +117,7 @@ class PrivateRewriter(Rule):
             return None
         alias, imports = module_alias(self.model, "flydsl.compiler", "flyc")
         start = self.ctx.range(function).start
-        text = f"@{alias}.jit\n{' ' * function.col_offset}"
-        # An import that lands right before the def goes in the same insertion (one point,
-        # one edit: the fix loop keeps different insertions at one point apart).
-        before = "".join(e.content for e in imports if e.range.start == start and e.range.end == start)
-        imports = tuple(e for e in imports if not (e.range.start == start and e.range.end == start))
-        decorator = Edit(Range(start, start), before + text)
+        decorator = Edit(Range(start, start), f"@{alias}.jit\n{' ' * function.col_offset}")
         deletion = delete_statement(self.model, statement)
         lines = self.model.index
         end = deletion.range.end.line
@@ -135,7 +130,7 @@ class PrivateRewriter(Rule):
         return Fix(
             title="Decorate with @flyc.jit (unsafe)",
             applicability=Applicability.UNSAFE,
-            edits=(decorator, deletion, *imports),
+            edits=(*imports, decorator, deletion),  # an import landing before the def comes first
         )
 
     VALID = [

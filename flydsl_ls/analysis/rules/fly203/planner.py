@@ -10,7 +10,7 @@ from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
-from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers
+from flydsl_ls.analysis.rules.fly203.foreign import ForeignHelpers, module_of_import
 from flydsl_ls.analysis.rules.fly203.model import (
     ALLOCATOR,
     BASE_ALIGNMENT,
@@ -245,41 +245,35 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         an op: ", which hands it to `vector.store` (file:line)", following calls of that
         module's own functions; "" when the project cannot tell."""
         project = getattr(self.model, "project", None)
-        statement = self._statement(imported.node) if isinstance(imported.node, ast.AST) else None
-        if project is None or not isinstance(statement, ast.ImportFrom) or parameter is None:
-            return ""  # `**kwargs` cannot be matched to a parameter
-        name = next((a.name for a in statement.names if (a.asname or a.name) == imported.name), imported.name)
-        folder = project.path.parent
-        for _ in range(statement.level - 1):
-            folder = folder.parent
-        parts = (statement.module or "").split(".")
-        candidates = [folder.joinpath(*parts[:-1], parts[-1] + ".py"), folder.joinpath(*parts, "__init__.py")] if statement.level else []
-        for path in [c for c in candidates if c.is_file()][:1] or project.definers(name)[:1]:
-            model = project.index.model_of(path)
-            functions = {f.name: f for f in getattr(model, "tree", ast.Module(body=[])).body if isinstance(f, FUNCTIONS)}
-            for _ in range(MAX_DEPTH):
-                function = functions.get(name)
-                if function is None:
-                    return ""
-                params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-                param = next((a.arg for a in params if a.arg == parameter), None) if isinstance(parameter, str) else (
-                    params[parameter].arg if parameter < len(params) else None
-                )
-                found = []
-                for node in ast.walk(function):
-                    if isinstance(node, ast.Call):
-                        found += [(node, i) for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]
-                        found += [(node, k.arg) for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == param]
-                if not found:
-                    return ""
-                # an op (`vector.load_op`) first, then a function of that module to follow
-                found.sort(key=lambda f: (not isinstance(f[0].func, ast.Attribute), ast.unparse(f[0].func) not in functions))
-                node, parameter = found[0]
-                callee = ast.unparse(node.func)
-                if callee in functions:
-                    name = callee
-                    continue
-                return f", which hands it to `{callee}` ({path.name}:{node.lineno})"
+        found = module_of_import(self.model, imported) if isinstance(imported.node, ast.AST) else None
+        if project is None or found is None or parameter is None:
+            return ""  # not a project module, or `**kwargs` (no parameter to match)
+        path, name = found
+        model = project.index.model_of(path)
+        functions = {f.name: f for f in getattr(model, "tree", ast.Module(body=[])).body if isinstance(f, FUNCTIONS)}
+        for _ in range(MAX_DEPTH):
+            function = functions.get(name)
+            if function is None:
+                return ""
+            params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+            param = next((a.arg for a in params if a.arg == parameter), None) if isinstance(parameter, str) else (
+                params[parameter].arg if parameter < len(params) else None
+            )
+            calls = []
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call):
+                    calls += [(node, i) for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == param]
+                    calls += [(node, k.arg) for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == param]
+            if not calls:
+                return ""
+            # an op (`vector.load_op`) first, then a function of that module to follow
+            calls.sort(key=lambda f: (not isinstance(f[0].func, ast.Attribute), ast.unparse(f[0].func) not in functions))
+            node, parameter = calls[0]
+            callee = ast.unparse(node.func)
+            if callee in functions:
+                name = callee
+                continue
+            return f", which hands it to `{callee}` ({path.name}:{node.lineno})"
         return ""
 
     def _module_of(self, binding) -> str:
