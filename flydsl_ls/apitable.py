@@ -89,12 +89,12 @@ class Const(Value):
 
 
 class Func(Value):
-    def __init__(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef):
+    def __init__(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
         self.module = module
         self.node = node
 
     def __repr__(self):
-        return f"Func({self.module}.{self.node.name}:{self.node.lineno})"
+        return f"Func({self.module}.{getattr(self.node, 'name', '<lambda>')}:{self.node.lineno})"
 
     def accepts_keywords(self, names: Iterable[str]) -> bool:
         a = self.node.args
@@ -641,6 +641,8 @@ class Resolver:
                     return self._eval(node.args[1], module, ns, cls)
                 return Const(None)
             return Opaque(f"call {ast.unparse(func)[:40]}")
+        if isinstance(node, ast.Lambda):  # `UniversalCopy = lambda bit_size: ...`
+            return Func(module.name, node)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             for value in node.values:
                 got = self._eval(value, module, ns, cls)

@@ -41,7 +41,7 @@ class FlyServer(LanguageServer):
         super().__init__(NAME, __version__, protocol_cls=FlyProtocol)
         self.session = Session()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-actions")
-        self.jedi_warm = False  # its warm-up is scheduled or done
+        self.docs_warm = False  # hover's API docs: their loading is scheduled or done
         self.warm_up_timer: asyncio.TimerHandle | None = None  # scheduled, not started yet
         self.client_log: server_log.ClientLogHandler | None = None
         self.faults = {m.strip() for m in os.environ.get(FAULT_ENV, "").split(",") if m.strip()}
@@ -192,7 +192,7 @@ def _tune_garbage_collector() -> None:
     default thresholds a keystroke's short-lived objects get promoted and trigger a full
     collection every few edits, each a 50-170 ms scan of everything alive (the imported
     libraries' objects first: frozen, they are skipped). Not much higher than 20,000: what
-    little cyclic garbage is left (jedi's, asyncio's) then waits long enough to raise the
+    little cyclic garbage is left (asyncio's) then waits long enough to raise the
     allocator's high-water mark (10,000 edits: RSS +4 MB, flat after 3,000; at 50,000:
     +13 MB, still creeping; docs/performance.md)."""
     gc.freeze()
@@ -200,7 +200,7 @@ def _tune_garbage_collector() -> None:
 
 
 def _exit_now(code: int) -> None:
-    """Leave at once when the client says exit: a lint or jedi lookup still running in a
+    """Leave at once when the client says exit: a lint or docs lookup still running in a
     worker thread would otherwise hold the process (executor threads are joined at exit)."""
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -18,25 +18,25 @@ def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None
     item = params.text_document
     doc = server.session.open(item.uri, item.text, item.version)
     diagnostics.schedule(server, doc, 0)
-    if not server.jedi_warm and "flydsl" in item.text:
-        server.jedi_warm = True
-        warm_up_when_idle(server)
+    if not server.docs_warm and "flydsl" in item.text:
+        server.docs_warm = True
+        warm_up_when_idle(server, doc)
 
 
-def warm_up_when_idle(server: FlyServer) -> None:
-    """Start jedi's warm-up (seconds of parsing FlyDSL in a thread, sharing the interpreter
-    with the lint) once the edits pause and no lint is pending: neither the first lint of
-    a long file nor typing right after opening it is slowed. A hover that asks jedi first
+def warm_up_when_idle(server: FlyServer, doc) -> None:
+    """Load hover's API docs (tens of ms in a thread, sharing the interpreter with the
+    lint) once the edits pause and no lint is pending: neither the first lint of a long
+    file nor typing right after opening it is slowed. A hover that needs them first
     cancels it (hover.py)."""
     if server.warm_up_timer is not None:
         server.warm_up_timer.cancel()
 
     def start() -> None:
         if any(doc.pending is not None and not doc.pending.done() for doc in server.session.documents.values()):
-            warm_up_when_idle(server)
+            warm_up_when_idle(server, doc)
             return
         server.warm_up_timer = None
-        hover.warm_up()
+        hover.warm_up(server, doc)
 
     server.warm_up_timer = asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, start)
 
@@ -50,7 +50,7 @@ def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> 
     doc.version = params.text_document.version
     diagnostics.schedule(server, doc, server.session.editor.delay)
     if server.warm_up_timer is not None:
-        warm_up_when_idle(server)
+        warm_up_when_idle(server, doc)
 
 
 def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None:

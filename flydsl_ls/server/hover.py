@@ -1,5 +1,6 @@
 """Hover: the rule behind a legacy API (through aliases), a name's inferred fx type and its
-origin, and the signature and docstring of FlyDSL APIs from the installed FlyDSL (jedi)."""
+origin, and the signature and docstring of FlyDSL APIs for the project's release (from the
+table built ahead of time, ``apidocs``: no parse, no import on the request path)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import ast
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flydsl_ls import apidocs
 from flydsl_ls.analysis.model.diagnostic import Diagnostic
 from flydsl_ls.analysis.model.locate import alias_at, expression_at, nodes_at
 from flydsl_ls.analysis.model.modules import canonical_symbol
@@ -24,7 +25,7 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import (
     TDM_OPS_ALIAS,
     Deprecation,
 )
-from flydsl_ls.pins import resolve_version
+from flydsl_ls.pins import ResolvedVersion, resolve_version
 from flydsl_ls.ruledocs import summary_markdown
 from flydsl_ls.server import diagnostics as diagnostics_module
 from flydsl_ls.server.diagnostics import lsp_range
@@ -39,11 +40,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-JEDI_TIMEOUT = 10.0  # seconds; the first lookup parses FlyDSL's sources (3-10 s)
 WARM_UP_DELAY = 1.0
-MAX_DOC_CHARS = 4000
-_JEDI = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-jedi")
-_FLYDSL_PREFIXES = ("fx", "flyc", "mlir", "shim")
+# Loading the docs table takes tens of ms once: off the event loop.
+_DOCS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-docs")
 
 
 async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | None:
@@ -83,7 +82,6 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
 
     expr = symbol = None
     type_line = None
-    wants_jedi = model is None
     if model is not None and pos.line < len(model.index.lines):
         expr, symbol, dotted = _symbol_at(model, pos)
         if symbol is not None and not covering:
@@ -92,22 +90,23 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
             kind = model.type_of(expr)
             if kind.known:
                 type_line = f"`{_source(model, expr)}`: **{kind.describe()}**"
-        wants_jedi = _is_flydsl(symbol, dotted)
+    version = _project_version(server, doc)
     if sections:  # a legacy or deprecated API: say which FlyDSL the advice is for
-        sections.append(_version_line(server, doc))
+        sections.append(_version_line(version))
     if type_line:
         sections.insert(0, type_line)
     rng = None
     if model_current and expr is not None:
         rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
     model = models_for = None  # not used across the await (see release_models)
-    if wants_jedi:
-        if server.warm_up_timer is not None:  # this lookup warms jedi up: no need twice
+    if symbol is not None:
+        if server.warm_up_timer is not None:  # this lookup loads the table: no need twice
             server.warm_up_timer.cancel()
             server.warm_up_timer = None
-        docs = await _jedi_docs(doc, pos)
-        if docs:
-            sections.append(docs)
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(_DOCS, apidocs.lookup, symbol, version.version if version else None)
+        if found is not None:
+            sections.append(_api_section(found))
     if not sections:
         return None
     kind = types.MarkupKind.Markdown if server.session.features.markdown_hover else types.MarkupKind.PlainText
@@ -192,9 +191,12 @@ def _local_name(model: SemanticModel, pos: Position) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _version_line(server: FlyServer, doc: Document) -> str:
+def _project_version(server: FlyServer, doc: Document) -> ResolvedVersion | None:
     setting = server.session.settings_for(doc).flydsl_version
-    resolved = resolve_version(setting, doc.path.parent if doc.path else server.session.root)
+    return resolve_version(setting, doc.path.parent if doc.path else server.session.root)
+
+
+def _version_line(resolved: ResolvedVersion | None) -> str:
     if resolved is None:
         return "Project FlyDSL version: unknown (set `flydsl-version` or pin flydsl in requirements)"
     return f"Project {resolved.describe()}"
@@ -205,65 +207,15 @@ def _source(model: SemanticModel, expr: ast.AST) -> str:
     return text if len(text) < 80 and "\n" not in text else ast.unparse(expr)[:80]
 
 
-def _is_flydsl(symbol: str | None, dotted: str | None) -> bool:
-    if dotted and dotted.split(".")[0] == "flydsl":
-        return True
-    return bool(symbol) and symbol.split(".")[0] in _FLYDSL_PREFIXES
+def _api_section(found: apidocs.ApiDoc) -> str:
+    parts = [f"`{found.symbol}` ({found.module}, FlyDSL {found.release})"]
+    parts.append(f"```python\n{found.signature}\n```")
+    if found.doc:
+        parts.append(found.doc)
+    return "\n\n".join(parts)
 
 
-# --- jedi ---------------------------------------------------------------------------------
-async def _jedi_docs(doc: Document, pos: Position) -> str | None:
-    loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(_JEDI, _jedi_lookup, doc.text, str(doc.path) if doc.path else None, pos)
-    try:
-        return await asyncio.wait_for(asyncio.shield(future), JEDI_TIMEOUT)
-    except asyncio.TimeoutError:
-        log.info("jedi took longer than %ss; hover without the docstring", JEDI_TIMEOUT)
-        return None
-
-
-def _jedi_lookup(text: str, path: str | None, pos: Position) -> str | None:
-    """Signature and docstring of the FlyDSL object at ``pos`` (jedi columns are code points)."""
-    try:
-        import jedi
-
-        script = jedi.Script(code=text, path=path)
-        names = script.help(pos.line + 1, pos.column)
-    except Exception as error:  # jedi on half-typed code, or no FlyDSL installed
-        log.debug("jedi failed: %s", error)
-        return None
-    for name in names:
-        full = name.full_name or ""
-        if not full.startswith("flydsl"):
-            continue
-        try:
-            signatures = [s.to_string() for s in name.get_signatures()]
-            docstring = name.docstring(raw=True).strip()
-        except Exception as error:
-            log.debug("jedi failed on %s: %s", full, error)
-            continue
-        parts = [f"`{full}` (FlyDSL {_flydsl_version()})"]
-        if signatures:
-            parts.append("```python\n" + "\n".join(signatures) + "\n```")
-        if docstring:
-            if len(docstring) > MAX_DOC_CHARS:
-                docstring = docstring[:MAX_DOC_CHARS] + "\n..."
-            parts.append(docstring)
-        return "\n\n".join(parts)
-    return None
-
-
-@lru_cache(maxsize=1)
-def _flydsl_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("flydsl")
-    except Exception:
-        return "installed"
-
-
-def warm_up() -> None:
-    """Let jedi parse FlyDSL once in the background, so the first hover is quick."""
-    _JEDI.submit(_jedi_lookup, "import flydsl.expr as fx\nfx.make_layout\n", None, Position(1, 4))
-    _JEDI.submit(_flydsl_version)
+def warm_up(server: FlyServer, doc: Document) -> None:
+    """Load the docs table in the background, so the first hover is quick."""
+    version = _project_version(server, doc)
+    _DOCS.submit(apidocs.warm_up, version.version if version else None)

@@ -183,14 +183,14 @@ def test_fragment_cache_kept_across_lints_converts_like_a_fresh_one():
     assert len(diagnostics) > 5
 
 
-async def test_jedi_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
+async def test_docs_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     import asyncio
 
     from flydsl_ls.server import diagnostics, documents, hover
     from flydsl_ls.server.app import create_server
 
     started = []
-    monkeypatch.setattr(hover, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(hover, "warm_up", lambda server, doc: started.append(True))
     monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # no lint here
     server = create_server()
     uri = "file:///k.py"
@@ -217,23 +217,19 @@ async def test_jedi_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     assert server.warm_up_timer is None  # once started, edits do not start it again
 
 
-async def test_a_hover_asking_jedi_cancels_the_warm_up(monkeypatch):
+async def test_a_hover_needing_the_docs_cancels_the_warm_up(monkeypatch):
+    from flydsl_ls import apidocs
     from flydsl_ls.server import diagnostics, documents, hover
     from flydsl_ls.server.app import create_server
 
     started, asked = [], []
-    monkeypatch.setattr(hover, "warm_up", lambda: started.append(True))
+    monkeypatch.setattr(hover, "warm_up", lambda server, doc: started.append(True))
     monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)
-
-    async def jedi_docs(doc, pos):
-        asked.append(pos)
-        return None
-
-    monkeypatch.setattr(hover, "_jedi_docs", jedi_docs)
+    monkeypatch.setattr(apidocs, "lookup", lambda symbol, version: asked.append(symbol))
     server = create_server()
     uri = "file:///k.py"
     text = "import flydsl.expr as fx\nx = fx.Int32(1)\n"
     documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     assert server.warm_up_timer is not None
     await hover.hover(server, types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 8)))
-    assert asked and server.warm_up_timer is None and started == []
+    assert asked == ["fx.Int32"] and server.warm_up_timer is None and started == []

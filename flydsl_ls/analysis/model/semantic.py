@@ -108,6 +108,14 @@ class SemanticModel:
             return None
         return lookup(name.id, scope, (name.lineno, name.col_offset))
 
+    def target_binding(self, name: ast.Name) -> Binding | None:
+        """The binding that assigning to ``name`` (a Store) creates."""
+        for scope in self.scopes:
+            for binding in scope.bindings.get(name.id, ()):
+                if binding.node is name:
+                    return binding
+        return None
+
     @cached_property
     def _uses(self) -> dict[int, list[ast.Name]]:
         # A read counts for every binding it may see: `x = a` then `if c: x = b` leaves both
@@ -317,6 +325,10 @@ class SemanticModel:
                 return FxType(T.PY_STR, "literal")
             return T.UNKNOWN_TYPE
         if isinstance(expr, ast.Name):
+            if isinstance(expr.ctx, ast.Store):  # the type it gets here
+                binding = self.target_binding(expr)
+                found = self.binding_type(binding) if binding is not None else None
+                return found or T.UNKNOWN_TYPE
             return self._name_type(expr)
         if isinstance(expr, ast.Attribute):
             symbol = self.resolve(expr)
