@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from flydsl_ls import __version__
+from flydsl_ls.analysis.model.deep import run_with_deep_stacks
 from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, documents, hover, inlay_hints, work, workspace
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.protocol import FlyProtocol
@@ -171,7 +172,12 @@ def _with_arguments(run: Callable) -> Callable:
 
 
 def serve(tcp: str | None = None, log_level: str = "info") -> int:
-    """Run until the client says exit (stdio), or forever on ``HOST:PORT``."""
+    """Run until the client says exit (stdio), or forever on ``HOST:PORT``. Every thread
+    of the server may analyse a deeply nested file: all get room to recurse (deep.py)."""
+    return run_with_deep_stacks(lambda: _serve(tcp, log_level))
+
+
+def _serve(tcp: str | None, log_level: str) -> int:
     server = create_server(log_level)
     _tune_garbage_collector()
     if tcp:

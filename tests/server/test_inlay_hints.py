@@ -9,7 +9,7 @@ import shutil
 import pytest
 from lsprotocol import types
 
-from tests.server.helpers import FIXTURES, TIMEOUT, change_doc, encoding_of, lsp, open_doc
+from tests.server.helpers import FIXTURES, TIMEOUT, change_doc, diagnostics, encoding_of, lsp, open_doc
 
 HINTS_KERNEL = (FIXTURES / "hints_kernel.py").read_text(encoding="utf-8")
 LINES = HINTS_KERNEL.splitlines()
@@ -165,6 +165,33 @@ async def test_half_typed_and_broken_input(spec, hints_workspace):
         far = types.Range(types.Position(900, 0), types.Position(1000, 0))
         assert await hints(client, uri, far) == []
         assert await hints(client, "file:///nowhere/else.py", far) == []
+
+
+async def test_deep_files_analysed_on_several_threads_at_once(spec, hints_workspace):
+    """Inlay hints (the lint's thread) and a quick fix (the actions' thread) analyse a
+    4,000-term sum (a 4,000-deep tree) at once, over several versions: all answer and the
+    server lives (a recursion limit raised by one thread while another recursed on a small
+    stack could kill the process; deep.py)."""
+    from tests.server.test_protocol import code_actions
+
+    async with lsp(spec, hints_workspace) as client:
+        uri = open_doc(client, hints_workspace / "hints_kernel.py")
+        for version in range(2, 6):
+            terms = " + ".join(["t"] * (4000 + version))
+            text = f"import flydsl.expr as fx\nfrom flydsl.expr import arith\nt = fx.thread_idx.x\ny = arith.ArithValue(t) + {terms}\n"
+            change_doc(client, uri, version, text)
+            diags = [d for d in await diagnostics(client, uri, version) if d.code == "FLY101"]
+            hover = client.text_document_hover_async(
+                types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(2, 0))
+            )
+            found, actions, hovered = await asyncio.gather(
+                hints(client, uri, whole(text)), code_actions(client, uri, diags), hover
+            )
+            assert [h.label for h in found] == [": Int32", ": ArithValue"]
+            assert any("FLY101" in a.title for a in actions), [a.title for a in actions]
+            assert "fx.Int32" in hovered.contents.value
+        change_doc(client, uri, 9, HINTS_KERNEL)
+        assert shown(await hints(client, uri, whole(HINTS_KERNEL))) == expected()
 
 
 async def test_a_closed_document_keeps_no_model(monkeypatch, tmp_path):
