@@ -1,7 +1,9 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.model.text import Range
+from flydsl_ls.analysis.rules._tv_layout import Failure, decompose, layout_text, leaves, matches, monomial, why_none
+from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 
 TILED_COPY = {"fx.make_tiled_copy"}
 _LAYOUT_BUILDERS = {
@@ -74,13 +76,75 @@ class HandBuiltTvLayout(Rule):
         )
         if not inline or self._broadcasts(layout):
             return
-        self.report(
-            layout,
+        fix, why = self._from_thr_val(node, layout)
+        message = (
             f"hand-built TV layout `{ast.unparse(layout)[:60]}` inside `make_tiled_copy`: build it from thread "
             "and value layouts with `tile_mn, tv = fx.make_layout_tv(thr, val)` + `fx.make_tiled_copy(atom, tv, "
-            "tile_mn)` or `fx.make_tiled_copy_tv(atom, thr, val)` (`fx.make_tiled_copy_A/B/C` for MMA operands) "
-            "(no fix: a TV layout has no unique thread/value decomposition)",
+            "tile_mn)` or `fx.make_tiled_copy_tv(atom, thr, val)` (`fx.make_tiled_copy_A/B/C` for MMA operands)"
         )
+        self.report(layout, message if fix else f"{message} (no fix: {why})", fix=fix)
+
+    def _from_thr_val(self, node: ast.Call, layout: ast.expr) -> tuple[Fix | None, str]:
+        """A fix building ``layout`` with make_layout_tv from thread/value layouts that map
+        every (thread, value) to the same tile element; else why there is none."""
+        parts = self._shape_stride(layout)
+        if parts is None or len(node.args) != 3 or node.keywords or not isinstance(node.func, ast.Attribute):
+            return None, "only `fx.make_tiled_copy(atom, fx.make_layout(shape, stride), tile)` is rebuilt"
+        (thr_shape, val_shape), (thr_stride, val_stride) = parts
+        thread = leaves(self.model, thr_shape, thr_stride, self.text)
+        value = leaves(self.model, val_shape, val_stride, self.text)
+        tile = self._tile(node.args[2])
+        if thread is None or value is None:
+            return None, "its sizes are neither build-time ints nor names multiplied"
+        if tile is None:
+            return None, "the tile is not `fx.make_tile(M, N)` with M a build-time int or name"
+        big_m, big_n = tile
+        static = not any(m.names for m in (big_m, *[x for leaf in thread + value for x in (leaf.size, leaf.stride)]))
+        found = decompose(thread, value, tile)
+        if isinstance(found, Failure):
+            if static:
+                n = big_n.coef if big_n is not None and not big_n.names else None
+                return None, f"no thread/value layouts give it: {why_none(thread, value, big_m.coef, n)}"
+            return None, f"{found.reason}, for some values of its names"
+        if static and not matches(thread, value, found, big_m.coef):
+            return None, "no thread/value layouts of the same mapping were found"
+        make_layout = self.text(layout.func)
+        thr = f"{make_layout}({layout_text(found.thr)})"
+        val = f"{make_layout}({layout_text(found.val)})"
+        tile_arg = node.args[2]
+        if found.tile == tile:  # make_layout_tv's own tile is the one passed
+            joint = ",\n" + " " * layout.col_offset if tile_arg.lineno != layout.lineno else ", "
+            span = Range(self.ctx.range(layout).start, self.ctx.range(tile_arg).end)
+            edits = (self.edit(self.ctx.range(node.func), f"{self.text(node.func)}_tv"), self.edit(span, f"{thr}{joint}{val}"))
+        else:  # the tile's N is not known to be make_layout_tv's: keep the tile passed
+            prefix = self.text(node.func.value)
+            edits = (self.edit(self.ctx.range(layout), f"{prefix}.make_layout_tv({thr}, {val})[1]"),)
+        return Fix("Build the TV layout with fx.make_layout_tv (unsafe)", Applicability.UNSAFE, edits), ""
+
+    def _shape_stride(self, layout: ast.expr):
+        """((thread shape, value shape), (thread stride, value stride)) of an
+        `fx.make_layout(shape, stride)` with a (thread, value) pair of modes."""
+        if not (isinstance(layout, ast.Call) and self.model.resolve(layout.func) == "fx.make_layout"):
+            return None
+        shape = call_argument(layout, 0, "shape")
+        stride = call_argument(layout, 1, "stride")
+        pairs = [x for x in (shape, stride) if isinstance(x, ast.Tuple) and len(x.elts) == 2]
+        if len(pairs) != 2 or len(layout.args) + len(layout.keywords) != 2:
+            return None
+        return tuple(pairs[0].elts), tuple(pairs[1].elts)
+
+    def _tile(self, tile: ast.expr):
+        """(M, N) monomials of `fx.make_tile(M, N)` or `(M, N)`; N None when unknown."""
+        if isinstance(tile, ast.Call) and self.model.resolve(tile.func) == "fx.make_tile" and not tile.keywords:
+            sizes = tile.args
+        elif isinstance(tile, (ast.Tuple, ast.List)):
+            sizes = tile.elts
+        else:
+            return None
+        if len(sizes) != 2 or any(isinstance(x, ast.Starred) for x in sizes):
+            return None
+        big_m, big_n = (monomial(self.model, x) for x in sizes)
+        return (big_m, big_n) if big_m is not None and big_m.coef > 0 else None
 
     def _broadcasts(self, layout: ast.expr) -> bool:
         """A stride of 0 in the layout: threads or values share an element (index copies,
