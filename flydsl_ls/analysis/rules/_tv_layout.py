@@ -297,10 +297,14 @@ def why_none(thread: list[Leaf], value: list[Leaf], big_m: int, big_n: int | Non
         }:
             return "its threads and values fit a make_layout_tv tile, but no layout form of them was found"
     vm, vn = blocks[0]
-    firsts = ", ".join(f"({a % big_m}, {a // big_m})" for a in threads[:4]) + (", ..." if len(threads) > 4 else "")
+    tm = big_m // vm
+    if len(threads) % tm:
+        return f"its {len(threads)} threads do not fill whole columns of the {tm} threads a {vm} x {vn} block per thread needs along M = {big_m}"
+    grid = {vm * a + big_m * vn * b for a in range(tm) for b in range(len(threads) // tm)}
+    t, start = next(((t, a) for t, a in enumerate(threads) if a not in grid), (0, threads[0]))
     return (
-        f"each thread's values form a {vm} x {vn} block, but the threads start at tile (m, n) {firsts}, "
-        f"not on the ({vm}, {vn}) grid make_layout_tv steps them over"
+        f"each thread's values form a {vm} x {vn} block, but thread {t} starts at tile (m, n) "
+        f"({start % big_m}, {start // big_m}), off the grid of ({vm}, {vn}) steps make_layout_tv puts the threads on"
     )
 
 

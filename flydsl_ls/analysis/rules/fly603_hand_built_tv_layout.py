@@ -37,18 +37,33 @@ class HandBuiltTvLayout(Rule):
     inline layout with a 0 stride (a broadcast: several threads read one element, which
     `make_layout_tv`, one-to-one by construction, cannot express).
 
-    A hand-written TV layout has no unique thread/value decomposition, so it gets a
-    diagnostic only. The one form that maps exactly, `fx.make_tiled_copy(atom,
-    fx.make_layout_tv(thr, val)[1], fx.make_layout_tv(thr, val)[0])`, is rewritten to
-    `fx.make_tiled_copy_tv(atom, thr, val)` (unsafe: the layout pair is built once
-    instead of twice; check the generated code).
+    An inline `fx.make_layout(shape, stride)` with a (thread, value) pair of modes and a
+    `fx.make_tile(M, N)` tile is rebuilt: `make_layout_tv(thr, val)` gives each thread a
+    Vm x Vn block of its (M, N) tile with the threads stepping over it by (Vm, Vn), so
+    the layout's modes are read as steps along M or N (a mode wrapping M exactly is split
+    in two) and must chain up: the values' from 1, the threads' on from Vm (Vn). Any
+    thread/value pair doing so is a fix (the decomposition need not be unique): it maps
+    every (thread, value) to the same tile element. Sizes may be build-time ints or names
+    (`_e_vec`), read as monomials that divide or equal one another for every value of
+    the names. When make_layout_tv's tile is the one passed, the call becomes
+    `fx.make_tiled_copy_tv(atom, thr, val)`; when its N is not known to be (`tile_k` next
+    to `thrs_k = tile_k // vec`), the tile is kept: `fx.make_tiled_copy(atom,
+    fx.make_layout_tv(thr, val)[1], tile)`. The fix is unsafe: the TV layout's type is
+    the coalesced form make_layout_tv builds (FlyDSL's MoE and preshuffle GEMM
+    epilogues and G2S copies compile to the same ISA; see docs/fix-safety.md). A static
+    layout no thread/value layouts give (a thread's values not one block, threads off
+    the grid, two pairs on one element, a tile of another size) says exactly why.
+
+    The form `fx.make_tiled_copy(atom, fx.make_layout_tv(thr, val)[1],
+    fx.make_layout_tv(thr, val)[0])` becomes `fx.make_tiled_copy_tv(atom, thr, val)`
+    (unsafe: the layout pair is built once instead of twice; check the generated code).
     """
 
     code = "FLY603"
     name = "hand-built-tv-layout"
     summary = "a TV layout built inline inside `make_tiled_copy(...)`"
     replacement = "`fx.make_layout_tv` + `fx.make_tiled_copy`, or `fx.make_tiled_copy_tv`"
-    fix_safety = "unsafe (exact make_layout_tv pairs only; otherwise none)"
+    fix_safety = "unsafe (thread/value layouts found from the layout and its tile; otherwise none)"
     fix_title = "Use fx.make_tiled_copy_tv"
     example_before = "fx.make_tiled_copy(atom, fx.make_layout(((4, 64), 8), ((512, 1), 64)), (4, 512))"
     example_after = (
@@ -197,6 +212,57 @@ class HandBuiltTvLayout(Rule):
         ),
     ]
     INVALID = [
+        # Threads (2, 8, 2, 2) step 4 along N, 1 and 8 along M, 8 along N; 4 values along N.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((2, 8, 2, 2), 4), ((64, 1, 8, 128), 16)), fx.make_tile(16, 16))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(atom):\n"
+            "    return fx.make_tiled_copy_tv(atom, fx.make_layout((16, (2, 2)), (2, (1, 32))), fx.make_layout((1, 4), (1, 1)))\n",
+            unsafe=True,
+        ),
+        # Names: `vec` has two values; `cols` is `lanes * vec`, the tile make_layout_tv builds
+        # (and goes with the call).
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, wide):\n"
+            "    lanes = 16\n"
+            "    rows = 64 // lanes\n"
+            "    vec = 8 if wide else 2\n"
+            "    cols = lanes * vec\n"
+            "    return fx.make_tiled_copy(\n"
+            "        atom,\n"
+            "        fx.make_layout(((lanes, rows), vec), ((rows * vec, 1), rows)),\n"
+            "        fx.make_tile(rows, cols),\n"
+            "    )\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(atom, wide):\n"
+            "    lanes = 16\n"
+            "    rows = 64 // lanes\n"
+            "    vec = 8 if wide else 2\n"
+            "    return fx.make_tiled_copy_tv(\n"
+            "        atom,\n"
+            "        fx.make_layout((rows, lanes), (lanes, 1)),\n"
+            "        fx.make_layout((1, vec), (1, 1)),\n"
+            "    )\n",
+            unsafe=True,
+        ),
+        # `tile_k` is not known to be `thrs_k * vec`: the tile passed is kept.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, tile_k, vec):\n"
+            "    thrs_k = tile_k // vec\n"
+            "    thrs_m = 256 // thrs_k\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((thrs_k, thrs_m), (1, vec)), ((thrs_m * vec, 1), (1, thrs_m))), fx.make_tile(thrs_m, tile_k))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(atom, tile_k, vec):\n"
+            "    thrs_k = tile_k // vec\n"
+            "    thrs_m = 256 // thrs_k\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout_tv(fx.make_layout((thrs_m, thrs_k), (thrs_k, 1)), fx.make_layout((1, vec), (1, 1)))[1], fx.make_tile(thrs_m, tile_k))\n",
+            unsafe=True,
+        ),
+        # A thread's 8 values are 16 apart along N: make_layout_tv gives it one block.
         Invalid(
             "import flydsl.expr as fx\n"
             "def f(atom):\n"
@@ -204,7 +270,34 @@ class HandBuiltTvLayout(Rule):
             expected=None,
             line=3,
             column=37,
-            message="(no fix: a TV layout has no unique thread/value decomposition)",
+            message="(no fix: no thread/value layouts give it: thread 0's values sit at tile (m, n) (0, 0), (0, 16), "
+            "(0, 32), (0, 48), ...: not a block of neighbouring elements, and make_layout_tv gives each thread "
+            "a Vm x Vn block)",
+        ),
+        # Threads 0 and 1 both reach element 1.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((2, 32), 2), ((1, 2), 1)), fx.make_tile(8, 16))\n",
+            expected=None,
+            message="(no fix: no thread/value layouts give it: thread 0 value 1 and thread 1 value 0 share tile "
+            "element 1; make_layout_tv gives every pair its own element)",
+        ),
+        # 4-value blocks down M, but the threads step 8 columns along N and run off the tile.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((4, 16), 4), ((4, 128), 1)), fx.make_tile(16, 16))\n",
+            expected=None,
+            message="(no fix: no thread/value layouts give it: each thread's values form a 4 x 1 block, but thread "
+            "8 starts at tile (m, n) (0, 16), off the grid of (4, 1) steps make_layout_tv puts the threads on)",
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, tile):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((4, 16), 4), ((64, 1), 16)), tile)\n",
+            expected=None,
+            message="(no fix: the tile is not `fx.make_tile(M, N)` with M a build-time int or name)",
         ),
         Invalid(
             "import flydsl.expr as fx\n"
