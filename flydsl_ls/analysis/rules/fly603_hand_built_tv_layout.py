@@ -120,7 +120,8 @@ class HandBuiltTvLayout(Rule):
             if static:
                 n = big_n.coef if big_n is not None and not big_n.names else None
                 return None, f"no thread/value layouts give it: {why_none(thread, value, big_m.coef, n)}"
-            return None, f"{found.reason}, for some values of its names"
+            names = sorted({n for leaf in thread + value for n, _ in (*leaf.size.names, *leaf.stride.names)})
+            return None, f"no thread/value layouts found that fit every value of `{'`, `'.join(names)}`: {found.reason}"
         if static and not matches(thread, value, found, big_m.coef):
             return None, "no thread/value layouts of the same mapping were found"
         make_layout = self.text(layout.func)
@@ -291,6 +292,15 @@ class HandBuiltTvLayout(Rule):
             expected=None,
             message="(no fix: no thread/value layouts give it: each thread's values form a 4 x 1 block, but thread "
             "8 starts at tile (m, n) (0, 16), off the grid of (4, 1) steps make_layout_tv puts the threads on)",
+        ),
+        # Values 8 * n apart along M: with a name the rule compares products, and says so.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, n):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((n, 8), 4), ((1, n), 8 * n)), fx.make_tile(n, 32))\n",
+            expected=None,
+            message="(no fix: no thread/value layouts found that fit every value of `n`: the values do not step "
+            "over the tile's N by whole blocks (mode 4:8 along N))",
         ),
         Invalid(
             "import flydsl.expr as fx\n"
