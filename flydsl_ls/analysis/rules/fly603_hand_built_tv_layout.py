@@ -48,11 +48,13 @@ class HandBuiltTvLayout(Rule):
     the names. When make_layout_tv's tile is the one passed, the call becomes
     `fx.make_tiled_copy_tv(atom, thr, val)`; when its N is not known to be (`tile_k` next
     to `thrs_k = tile_k // vec`), the tile is kept: `fx.make_tiled_copy(atom,
-    fx.make_layout_tv(thr, val)[1], tile)`. The fix is unsafe: the TV layout's type is
-    the coalesced form make_layout_tv builds (FlyDSL's MoE and preshuffle GEMM
-    epilogues and G2S copies compile to the same ISA; see docs/fix-safety.md). A static
-    layout no thread/value layouts give (a thread's values not one block, threads off
-    the grid, two pairs on one element, a tile of another size) says exactly why.
+    fx.make_layout_tv(thr, val)[1], tile)`. The fix is unsafe: the TV layout's type
+    becomes the form make_layout_tv builds (`((4,32,2),8)` for `((4,16,2,2),8)`), so the
+    first MLIR differs; on the six real sites (FlyDSL's MoE gemm1/gemm2 epilogues, the
+    preshuffle and RDNA GEMMs' G2S copies, aiter's preshuffle GEMM) every compiled case
+    keeps its LLVM IR, ISA and resources (docs/fix-safety.md). A static layout no
+    thread/value layouts give (a thread's values not one block, threads off the grid,
+    two pairs on one element, a tile of another size) says exactly why.
 
     The form `fx.make_tiled_copy(atom, fx.make_layout_tv(thr, val)[1],
     fx.make_layout_tv(thr, val)[0])` becomes `fx.make_tiled_copy_tv(atom, thr, val)`
@@ -64,11 +66,12 @@ class HandBuiltTvLayout(Rule):
     summary = "a TV layout built inline inside `make_tiled_copy(...)`"
     replacement = "`fx.make_layout_tv` + `fx.make_tiled_copy`, or `fx.make_tiled_copy_tv`"
     fix_safety = "unsafe (thread/value layouts found from the layout and its tile; otherwise none)"
-    fix_title = "Use fx.make_tiled_copy_tv"
-    example_before = "fx.make_tiled_copy(atom, fx.make_layout(((4, 64), 8), ((512, 1), 64)), (4, 512))"
+    fix_title = "Build the TV layout with fx.make_layout_tv"
+    example_before = (
+        "fx.make_tiled_copy(atom, fx.make_layout(((2, 8, 2, 2), 4), ((64, 1, 8, 128), 16)), fx.make_tile(16, 16))"
+    )
     example_after = (
-        "tile_mn, tv = fx.make_layout_tv(thr_layout, val_layout)\n"
-        "fx.make_tiled_copy(atom, tv, tile_mn)  # or fx.make_tiled_copy_tv(atom, thr_layout, val_layout)"
+        "fx.make_tiled_copy_tv(atom, fx.make_layout((16, (2, 2)), (2, (1, 32))), fx.make_layout((1, 4), (1, 1)))"
     )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -135,7 +138,7 @@ class HandBuiltTvLayout(Rule):
         else:  # the tile's N is not known to be make_layout_tv's: keep the tile passed
             prefix = self.text(node.func.value)
             edits = (self.edit(self.ctx.range(layout), f"{prefix}.make_layout_tv({thr}, {val})[1]"),)
-        return Fix("Build the TV layout with fx.make_layout_tv (unsafe)", Applicability.UNSAFE, edits), ""
+        return Fix(f"{self.fix_title} (unsafe)", Applicability.UNSAFE, edits), ""
 
     def _shape_stride(self, layout: ast.expr):
         """((thread shape, value shape), (thread stride, value stride)) of an
