@@ -223,6 +223,13 @@ def _show(mono: Mono) -> str:
 
 
 # --- static layouts: the mapping itself, and why no thread/value layouts give it --------------
+MAX_PAIRS = 1 << 16  # (thread, value) pairs enumerated at most, while typing
+
+
+def pairs(group: list[Leaf]) -> int:
+    return math.prod(leaf.size.coef for leaf in group)
+
+
 def table(group: list[Leaf]) -> list[int]:
     """The index each (colexicographic) coordinate of static flat modes maps to."""
     values = [0]
@@ -260,7 +267,8 @@ def _flat(axis: tuple[list, list], coord: int) -> int:
 
 
 def why_none(thread: list[Leaf], value: list[Leaf], big_m: int, big_n: int | None) -> str:
-    """Why no one-to-one thread/value layouts give this static layout in an (M, N) tile."""
+    """Why no one-to-one thread/value layouts give this static layout (of at most
+    MAX_PAIRS pairs) in an (M, N) tile."""
     threads, values = table(thread), table(value)
     count = len(threads) * len(values)
     if big_n is not None and count != big_m * big_n:

@@ -2,7 +2,17 @@ import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
 from flydsl_ls.analysis.model.text import Range
-from flydsl_ls.analysis.rules._tv_layout import Failure, decompose, layout_text, leaves, matches, monomial, why_none
+from flydsl_ls.analysis.rules._tv_layout import (
+    MAX_PAIRS,
+    Failure,
+    decompose,
+    layout_text,
+    leaves,
+    matches,
+    monomial,
+    pairs,
+    why_none,
+)
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 
 TILED_COPY = {"fx.make_tiled_copy"}
@@ -119,13 +129,16 @@ class HandBuiltTvLayout(Rule):
         big_m, big_n = tile
         static = not any(m.names for m in (big_m, *[x for leaf in thread + value for x in (leaf.size, leaf.stride)]))
         found = decompose(thread, value, tile)
+        enumerable = static and pairs(thread) * pairs(value) <= MAX_PAIRS
         if isinstance(found, Failure):
-            if static:
+            if enumerable:
                 n = big_n.coef if big_n is not None and not big_n.names else None
                 return None, f"no thread/value layouts give it: {why_none(thread, value, big_m.coef, n)}"
+            if static:
+                return None, f"no thread/value layouts found: {found.reason}"
             names = sorted({n for leaf in thread + value for n, _ in (*leaf.size.names, *leaf.stride.names)})
             return None, f"no thread/value layouts found that fit every value of `{'`, `'.join(names)}`: {found.reason}"
-        if static and not matches(thread, value, found, big_m.coef):
+        if enumerable and not matches(thread, value, found, big_m.coef):
             return None, "no thread/value layouts of the same mapping were found"
         make_layout = self.text(layout.func)
         thr = f"{make_layout}({layout_text(found.thr)})"
