@@ -21,6 +21,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from flydsl_ls.analysis.model.fxtypes import PY_INT
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules._buffer_access import int_value
 
@@ -49,7 +50,8 @@ ONE = Mono(1)
 
 def monomial(model: SemanticModel, expr: ast.expr, depth: int = 0) -> Mono | None:
     """``expr`` as a monomial: a build-time int, a name (bound once to a monomial, or kept
-    as a name), or a product / exact quotient of those."""
+    as a name unless it is known to hold something else than a Python int), or a product /
+    exact quotient of those."""
     value = int_value(model, expr)
     if value is not None:
         return Mono(value) if value >= 0 else None
@@ -63,6 +65,9 @@ def monomial(model: SemanticModel, expr: ast.expr, depth: int = 0) -> Mono | Non
             found = monomial(model, bindings[0].value, depth + 1)
             if found is not None:
                 return found
+        kind = model.type_of(expr)
+        if kind.known and kind.name != PY_INT:
+            return None  # an IR value: make_layout_tv takes static layouts only
         return Mono(1, ((expr.id, tuple(sorted(b.position for b in bindings))),))
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.FloorDiv)):
         left, right = monomial(model, expr.left, depth + 1), monomial(model, expr.right, depth + 1)

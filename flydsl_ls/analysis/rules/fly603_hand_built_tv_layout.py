@@ -123,7 +123,7 @@ class HandBuiltTvLayout(Rule):
         value = leaves(self.model, val_shape, val_stride, self.text)
         tile = self._tile(node.args[2])
         if thread is None or value is None:
-            return None, "its sizes are neither build-time ints nor names multiplied"
+            return None, "its sizes are not build-time ints, names of them or products: make_layout_tv takes static layouts"
         if tile is None:
             return None, "the tile is not `fx.make_tile(M, N)` with M a build-time int or name"
         big_m, big_n = tile
@@ -317,6 +317,25 @@ class HandBuiltTvLayout(Rule):
             expected=None,
             message="(no fix: no thread/value layouts found that fit every value of `n`: the values do not step "
             "over the tile's N by whole blocks (mode 4:8 along N))",
+        ),
+        # `n` is an fx.Int32: a layout of it is no static layout.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, n: fx.Int32):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((n, 8), 4), ((4, 4 * n), 1)), fx.make_tile(4 * n, 8))\n",
+            expected=None,
+            message="(no fix: its sizes are not build-time ints, names of them or products: make_layout_tv takes "
+            "static layouts)",
+        ),
+        # The same with a build-time `n`.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(atom, n):\n"
+            "    return fx.make_tiled_copy(atom, fx.make_layout(((n, 8), 4), ((4, 4 * n), 1)), fx.make_tile(4 * n, 8))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(atom, n):\n"
+            "    return fx.make_tiled_copy_tv(atom, fx.make_layout((n, 8), (1, n)), fx.make_layout((4, 1), (1, 1)))\n",
+            unsafe=True,
         ),
         Invalid(
             "import flydsl.expr as fx\n"
