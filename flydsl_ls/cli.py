@@ -143,7 +143,19 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("rules", help="list every rule")
 
     serve = commands.add_parser("serve", help="run the language server")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--tcp", metavar="HOST:PORT",
+        help="listen on TCP instead of stdio (loopback; another host needs --allow-remote)",
+    )
+    serve.add_argument(
+        "--allow-remote", action="store_true",
+        help="let --tcp listen beyond loopback: clients can run code as you, so they must "
+        "send initializationOptions.token",
+    )
+    serve.add_argument(
+        "--token-file", metavar="FILE",
+        help="with --allow-remote: the token clients must send (default: $FLYDSL_LS_TOKEN, else printed at start)",
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     from flydsl_ls.compile.cli import add_parser as add_compile_parser
 
@@ -176,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             from flydsl_ls.server.app import serve
 
-            return serve(args.tcp, args.log_level)
+            return serve(args.tcp, args.log_level, args.allow_remote, args.token_file)
     except KeyboardInterrupt:
         _exit_now(EXIT_INTERRUPTED)
     except BrokenPipeError:

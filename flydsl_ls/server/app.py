@@ -29,6 +29,8 @@ from flydsl_ls.server import code_actions, code_lens, commands, diagnostics, doc
 from flydsl_ls.server import log as server_log
 from flydsl_ls.server.protocol import FlyProtocol
 from flydsl_ls.server.session import ClientFeatures, Session
+from flydsl_ls.server.tcp import Listen, Refused, plan
+from flydsl_ls.server.tcp import serve as serve_tcp
 
 log = logging.getLogger(__name__)
 
@@ -171,21 +173,24 @@ def _with_arguments(run: Callable) -> Callable:
     return command
 
 
-def serve(tcp: str | None = None, log_level: str = "info") -> int:
-    """Run until the client says exit (stdio), or forever on ``HOST:PORT``. Every thread
+def serve(tcp: str | None = None, log_level: str = "info", allow_remote: bool = False, token_file: str | None = None) -> int:
+    """Run until the client says exit (stdio), or until the TCP client leaves. Every thread
     of the server may analyse a deeply nested file: all get room to recurse (deep.py)."""
-    return run_with_deep_stacks(lambda: _serve(tcp, log_level))
+    listen = None
+    if tcp:
+        try:
+            listen = plan(tcp, allow_remote, token_file)
+        except (Refused, OSError) as error:
+            print(f"flydsl-ls serve: {error}", file=sys.stderr)
+            return 2
+    return run_with_deep_stacks(lambda: _serve(listen, log_level))
 
 
-def _serve(tcp: str | None, log_level: str) -> int:
+def _serve(listen: Listen | None, log_level: str) -> int:
     server = create_server(log_level)
     _tune_garbage_collector()
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        if not port.isdigit():
-            log.error("--tcp expects HOST:PORT, got %r", tcp)
-            return 2
-        server.start_tcp(host or "127.0.0.1", int(port))
+    if listen is not None:
+        serve_tcp(server, listen)
     else:
         server.start_io()
     _exit_now(0)

@@ -16,6 +16,8 @@
   action or a pull when the cursor moves on, often after the answer left) is nothing to
   report: pygls warned "Cancel notification for unknown message id" each time, and the
   warnings filled the log. Logged at debug instead.
+- A token (remote TCP only, ``tcp.py``): until ``initialize`` carries it, every other
+  message is refused, and a wrong token closes the connection.
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ from typing import Any
 import attrs
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
+
+from flydsl_ls.server.tcp import token_matches
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,41 @@ def negotiated_encodings(caps: types.ClientCapabilities) -> list[str]:
     return [types.PositionEncodingKind.Utf16]
 
 
+# JSON-RPC "server not initialized": what a client without the token gets.
+NOT_INITIALIZED = -32002
+
+
 class FlyProtocol(LanguageServerProtocol):
+    required_token: str | None = None  # set by tcp.serve for remote listening
+    authenticated = True
+
+    def handle_message(self, message):
+        if self.authenticated:
+            return super().handle_message(message)
+        method = getattr(message, "method", None)
+        if method == types.INITIALIZE:
+            if token_matches(self.required_token or "", getattr(message.params, "initialization_options", None)):
+                self.authenticated = True
+                return super().handle_message(message)
+            log.warning("a client without the right token was refused")
+            self._refuse(message, "flydsl-ls: wrong or missing initializationOptions.token")
+            self._close()
+            return None
+        if method == types.EXIT:
+            return super().handle_message(message)
+        self._refuse(message, "flydsl-ls: initialize with the token first")
+        return None
+
+    def _refuse(self, message, why: str) -> None:
+        if isinstance(message, RPCRequest):
+            super()._send_response(message.id, None, types.ResponseError(code=NOT_INITIALIZED, message=why))
+
+    def _close(self) -> None:
+        writer = getattr(self, "writer", None)
+        close = getattr(writer, "close", None)
+        if close is not None:
+            close()
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         caps = params.capabilities

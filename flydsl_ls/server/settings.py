@@ -132,6 +132,8 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be true or false; ignored")
                 continue
             values["inlay_hints"] = value
+        elif name == "token":
+            continue  # remote TCP's token, checked by the protocol before initialize (tcp.py)
         else:
             warnings.append(f"{source}: unknown setting `{key}` ignored")
     return EditorSettings(**values), warnings
