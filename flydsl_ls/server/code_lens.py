@@ -11,7 +11,8 @@ gets one lens saying why ("No compile example: no launcher found: ...",
 The examples are found from the buffer's tokens and syntax tree (``find_examples``), the
 builders from its syntax tree on a worker thread (``scaffold.targets``): asking for lenses
 never imports the file. The arch is the marker's, else the ``target-arch``
-setting, else gfx942.
+setting, else gfx942. In a workspace the client calls untrusted (setting ``trust: false``)
+the Compile/Show ISA/Launch lenses are not offered.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[typ
     if doc is None:
         return None
     examples = find_examples(doc.text) if MARKER.search(doc.text) else []
-    lenses = _example_lenses(server, doc, examples)
+    # An untrusted workspace (setting `trust`): no lens that would run its code.
+    runs_code = server.session.editor.trust is not False
+    lenses = _example_lenses(server, doc, examples) if runs_code else []
     if "jit" in doc.text or ".launch(" in doc.text:  # cheap tests before parsing, which is done off the loop
         snap = server.session.snapshot(doc)
         found, reason = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
 from flydsl_ls.actions.fix_verify import VerifyAborted, VerifyOutcome, verify_fixes
@@ -48,7 +48,7 @@ from flydsl_ls.compile import (
 from flydsl_ls.server import code_actions, diagnostics, migrate
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.session import Document
-from flydsl_ls.server.work import WorkProgress, reporting_compiler, service, target_arch
+from flydsl_ls.server.work import WorkProgress, reporting_compiler, service, target_arch, why_not_run
 from flydsl_ls.server.work import cancel_with_request as _cancel_with_request
 from flydsl_ls.server.work import show as _show
 
@@ -170,6 +170,9 @@ async def _compile(
     label: str = "",
 ) -> CompileResult:
     report_progress = progress.report if not label else (lambda m: progress.report(f"{label}: {m}"))
+    refused = why_not_run(server, source.path)
+    if refused:
+        raise JsonRpcInvalidRequest(refused)
     try:
         return await service(server).compile_async(
             source.path,
@@ -444,6 +447,9 @@ async def _verify_fix_all(
     server: FlyServer, doc: Document, text: str, cancel: threading.Event
 ) -> tuple[VerifyOutcome | None, str]:
     """(the verified fix-all of ``text``, "") or (None, why it could not run)."""
+    refused = why_not_run(server, doc.path) if doc.path is not None else "the document is not a file"
+    if refused:
+        return None, refused
     compiler = service(server)
     toolchain = await asyncio.to_thread(compiler.toolchain)
     if not toolchain.ok:

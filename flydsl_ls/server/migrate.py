@@ -31,7 +31,7 @@ from flydsl_ls.actions.migrate_verify import CHECKED, MigrationCheck, not_compil
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile import find_examples
 from flydsl_ls.server import code_actions
-from flydsl_ls.server.work import WorkProgress, cancel_with_request, reporting_compiler, service, show, target_arch
+from flydsl_ls.server.work import WorkProgress, cancel_with_request, reporting_compiler, service, show, target_arch, why_not_run
 
 if TYPE_CHECKING:
     from flydsl_ls.server.app import FlyServer
@@ -130,6 +130,9 @@ async def _verify(
     """(the compiles' verdicts, "") or (None, why they could not run)."""
     if doc.path is None:
         return None, "the document is not a file: its examples cannot be compiled"
+    refused = why_not_run(server, doc.path)
+    if refused:
+        return None, refused
     compiler = service(server)
     toolchain = await asyncio.to_thread(compiler.toolchain)
     if not toolchain.ok:

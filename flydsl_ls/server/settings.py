@@ -37,6 +37,7 @@ class EditorSettings:
     diagnostics_delay: float | None = None  # seconds
     compile_timeout: float | None = None  # seconds per compile request
     inlay_hints: bool | None = None  # the inferred types of assigned names (on by default)
+    trust: bool | None = None  # False: the client says the workspace is untrusted (no code runs)
 
     def over(self, base: EditorSettings) -> EditorSettings:
         """This layer on top of ``base``."""
@@ -127,11 +128,11 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be a positive number of seconds; ignored")
                 continue
             values["compile_timeout"] = float(value)
-        elif name == "inlay-hints":
+        elif name in ("inlay-hints", "trust"):
             if not isinstance(value, bool):
                 warnings.append(f"{source}: `{key}` must be true or false; ignored")
                 continue
-            values["inlay_hints"] = value
+            values[name.replace("-", "_")] = value
         elif name == "token":
             continue  # remote TCP's token, checked by the protocol before initialize (tcp.py)
         else:

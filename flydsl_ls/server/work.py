@@ -11,7 +11,10 @@ import threading
 import uuid
 from typing import TYPE_CHECKING
 
+from pathlib import Path
+
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from flydsl_ls.compile import DEFAULT_ARCH, CompileService
 from flydsl_ls.server.session import Document
@@ -28,6 +31,32 @@ def target_arch(server: FlyServer, doc: Document) -> str:
     """The ``target-arch`` setting (pyproject.toml, editor settings), else gfx942."""
     return server.session.settings_for(doc).target_arch or DEFAULT_ARCH
 
+
+
+def why_not_run(server: FlyServer, path: Path) -> str | None:
+    """Why the server will not run code from ``path`` (the compile commands import it);
+    None when it may: the client did not call the workspace untrusted, and ``path`` lies
+    in one of its workspace folders."""
+    if server.session.editor.trust is False:
+        return "the workspace is not trusted: commands that run its code (compile, launch, verify) are off"
+    roots = workspace_roots(server)
+    if not roots:
+        return "no workspace folder is open: flydsl-ls runs code only from the workspace folders"
+    real = path.resolve()
+    if not any(real.is_relative_to(root) for root in roots):
+        return f"{path} is outside the workspace folders: flydsl-ls runs code only from them"
+    return None
+
+
+def workspace_roots(server: FlyServer) -> list[Path]:
+    workspace = server.workspace
+    uris = [workspace.root_uri, *(folder.uri for folder in workspace.folders.values())]
+    roots = []
+    for uri in uris:
+        path = to_fs_path(uri) if uri else None
+        if path:
+            roots.append(Path(path).resolve())
+    return roots
 
 
 def service(server: FlyServer) -> CompileService:

@@ -136,6 +136,37 @@ async def test_bad_arguments_are_an_error_not_a_crash(session):
     assert caps.execute_command_provider is not None  # still serving
 
 
+async def test_code_outside_the_workspace_or_untrusted_is_not_run(session, tmp_path_factory):
+    """The compile commands import the file: only the workspace's files, and only while the
+    client does not call the workspace untrusted (setting `trust`). A file that would leave a
+    mark if imported: it is refused before any import, also through a symlink."""
+    client, root = session
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    mark = elsewhere / "ran"
+    hostile = elsewhere / "hostile.py"
+    hostile.write_text(f"open({str(mark)!r}, 'w').close()\n\n# flydsl: example\ndef e(device):\n    pass\n")
+    link = root / "link.py"
+    link.symlink_to(hostile)
+    try:
+        for uri in (hostile.as_uri(), link.as_uri()):
+            with pytest.raises(Exception, match="outside the workspace folders"):
+                await execute(client, "flydsl-ls.compile", uri)
+        settings = lambda trust: types.DidChangeConfigurationParams(settings={"flydsl-ls": {"trust": trust}})
+        client.workspace_did_change_configuration(settings(False))
+        await asyncio.sleep(0.3)
+        with pytest.raises(Exception, match="not trusted"):
+            await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri(), "small", "gfx942")
+        uri = open_doc(client, root / "vector_add.py", version=1)
+        params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        titles = [lens.command.title for lens in await asyncio.wait_for(client.text_document_code_lens_async(params), 20) or []]
+        assert not [t for t in titles if t.startswith(("Compile", "Show ISA", "Launch"))], titles
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    finally:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {}}))
+        link.unlink()
+    assert not mark.exists()
+
+
 async def test_no_example_is_reported(session):
     client, root = session
     plain = root / "plain.py"
