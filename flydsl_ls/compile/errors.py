@@ -82,5 +82,7 @@ def from_crash(returncode: int | None, log: str, arch: str) -> CompileError:
         message += f": {reason}"
     elif returncode is not None and returncode < 0 and -returncode == signal.SIGABRT:
         message += f"; LLVM aborted. Is `{arch}` a valid AMD GPU arch for this FlyDSL build?"
+    elif returncode is not None and returncode < 0 and -returncode == signal.SIGKILL:
+        message += "; killed from outside, often by the system when memory runs out (lower compileMemoryLimit)"
     tail = "\n".join(log.splitlines()[-40:])
     return CompileError(message + ". The worker was restarted.", "crash", detail=tail)

@@ -57,6 +57,20 @@ def _cancelled(cancel: Cancel) -> bool:
     return bool(cancel())
 
 
+MEMORY_ENV = "FLYDSL_LS_WORKER_MEMORY"  # bytes; read by the worker at start (worker.py)
+
+
+def default_memory_limit() -> int:
+    """``$FLYDSL_LS_WORKER_MEMORY`` bytes if set, else half the machine's memory."""
+    given = os.environ.get(MEMORY_ENV, "").strip()
+    if given.isdigit():
+        return int(given)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 class _Worker:
     """One worker process, its protocol reader and a tail of its stderr."""
 
@@ -141,6 +155,7 @@ class CompileService:
         default_timeout: float = 120.0,
         startup_timeout: float = 180.0,
         keep_runs: int = 30,
+        memory_limit: int | None = None,
     ):
         self.python = python or sys.executable
         self.cache = Path(cache) if cache else cache_dir()
@@ -148,6 +163,9 @@ class CompileService:
         self.default_timeout = default_timeout
         self.startup_timeout = startup_timeout
         self.keep_runs = keep_runs
+        # Bytes the worker may allocate (RLIMIT_DATA): an example allocating without bound
+        # gets a MemoryError instead of taking the machine down. 0: no limit.
+        self.memory_limit = default_memory_limit() if memory_limit is None else memory_limit
         self.restarts = 0  # how many times a worker was replaced (crash, timeout, cancel)
         self._worker: _Worker | None = None
         self._toolchain: Toolchain | None = None
@@ -165,6 +183,7 @@ class CompileService:
         env = dict(os.environ)
         env.update(self.toolchain().worker_env())
         env["PYTHONUNBUFFERED"] = "1"
+        env[MEMORY_ENV] = str(self.memory_limit)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         return env
 

@@ -69,10 +69,17 @@ def _frames(tb) -> list[dict]:
 
 
 def _error(stage: str, error: BaseException) -> dict:
+    message = str(error)
+    if isinstance(error, MemoryError) and _MEMORY_LIMIT:
+        message = (
+            f"out of memory: the compile worker may use {_MEMORY_LIMIT / 2**30:.1f} GiB "
+            "(setting compileMemoryLimit, or FLYDSL_LS_WORKER_MEMORY in bytes)"
+            + (f"; {message}" if message else "")
+        )
     return {
         "stage": stage,
         "type": type(error).__name__,
-        "message": str(error),
+        "message": message,
         "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__)),
         "frames": _frames(error.__traceback__),
         # ModuleNotFoundError: the module that is not installed (at startup: one flydsl imports)
@@ -224,8 +231,26 @@ def handle(request: dict, counter: int) -> dict:
     return reply
 
 
+def limit_memory() -> int:
+    """The memory limit the service asks for (bytes of data segment and anonymous memory,
+    RLIMIT_DATA), set before anything is imported; 0 when none."""
+    given = os.environ.get("FLYDSL_LS_WORKER_MEMORY", "")
+    limit = int(given) if given.isdigit() else 0
+    if limit > 0:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        limit = min(limit, hard) if hard != resource.RLIM_INFINITY else limit
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return limit
+
+
+_MEMORY_LIMIT = 0
+
+
 def main() -> int:
-    global _OUT
+    global _OUT, _MEMORY_LIMIT
+    _MEMORY_LIMIT = limit_memory()
     _OUT = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # stray prints go to stderr, never into the protocol
     sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", closefd=False)

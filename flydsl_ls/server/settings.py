@@ -36,6 +36,7 @@ class EditorSettings:
     log_level: str | None = None
     diagnostics_delay: float | None = None  # seconds
     compile_timeout: float | None = None  # seconds per compile request
+    compile_memory_limit: int | None = None  # MiB the compile worker may allocate (0: no limit)
     inlay_hints: bool | None = None  # the inferred types of assigned names (on by default)
     trust: bool | None = None  # False: the client says the workspace is untrusted (no code runs)
 
@@ -128,6 +129,11 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be a positive number of seconds; ignored")
                 continue
             values["compile_timeout"] = float(value)
+        elif name == "compile-memory-limit":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                warnings.append(f"{source}: `{key}` must be a whole number of MiB (0: no limit); ignored")
+                continue
+            values["compile_memory_limit"] = value
         elif name in ("inlay-hints", "trust"):
             if not isinstance(value, bool):
                 warnings.append(f"{source}: `{key}` must be true or false; ignored")

@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from flydsl_ls.compile import DEFAULT_ARCH, CompileService
+from flydsl_ls.compile.service import default_memory_limit
 from flydsl_ls.server.session import Document
 
 if TYPE_CHECKING:
@@ -60,9 +61,19 @@ def workspace_roots(server: FlyServer) -> list[Path]:
 
 
 def service(server: FlyServer) -> CompileService:
-    if server.session.compiler is None:
-        server.session.compiler = CompileService(default_timeout=server.session.editor.timeout)
-    return server.session.compiler
+    """The session's compile service; a new one (a new worker) when the memory limit
+    setting changed, since the worker takes its limit when it starts."""
+    mib = server.session.editor.compile_memory_limit
+    limit = default_memory_limit() if mib is None else mib * 2**20
+    compiler = server.session.compiler
+    if compiler is not None and compiler.memory_limit != limit:
+        close(server)
+        compiler = None
+    if compiler is None:
+        compiler = server.session.compiler = CompileService(
+            default_timeout=server.session.editor.timeout, memory_limit=limit
+        )
+    return compiler
 
 
 def close(server: FlyServer) -> None:

@@ -20,6 +20,34 @@ def sleepy(device):
 """
 
 
+HOARDERS = {
+    "20 GB at once": "# flydsl: example\ndef greedy(device):\n    return bytearray(20 * 2**30)\n",
+    "without bound": (
+        "# flydsl: example\ndef greedy(device):\n    hoard = []\n    while True:\n"
+        "        hoard.append(bytearray(2**28))\n"
+    ),
+}
+
+
+def test_an_example_past_the_memory_limit_is_an_error_and_the_worker_serves_on(compile_cache, tmp_path):
+    """A worker of its own, allowed 2 GiB: each hoarder gets a MemoryError that says so (not
+    the machine's memory, not a dead worker), and a real compile works after it."""
+    from flydsl_ls.compile import CompileService
+
+    service = CompileService(cache=compile_cache, default_timeout=120.0, memory_limit=2 * 2**30)
+    try:
+        for name, text in HOARDERS.items():
+            hoarder = tmp_path / "hoarder.py"
+            hoarder.write_text(text)
+            result = service.compile(hoarder, None, "gfx942")
+            assert result.status is Status.ERROR, (name, result.status)
+            assert "MemoryError: out of memory: the compile worker may use 2.0 GiB" in result.error.message, name
+            assert service.restarts == 0
+            _recovers(service)
+    finally:
+        service.close()
+
+
 def _recovers(service):
     result = service.compile(VECTOR_ADD, None, "gfx942")
     assert result.status is Status.OK, result.error

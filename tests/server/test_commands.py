@@ -497,3 +497,25 @@ async def test_compile_timeout_setting(session):
         client.workspace_did_change_configuration(settings(120))
     again = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri())
     assert again["status"] == "ok", again["message"]
+
+
+async def test_an_example_that_hoards_memory_ends_in_a_clear_error_and_the_server_serves_on(session):
+    """With `compileMemoryLimit` (MiB) the worker is restarted with that limit; an example
+    allocating without bound gets "out of memory", and the next compile works."""
+    client, root = session
+    hoarder = root / "hoarder.py"
+    hoarder.write_text(
+        "# flydsl: example\ndef greedy(device):\n    hoard = []\n    while True:\n        hoard.append(bytearray(2**28))\n"
+    )
+    try:
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"flydsl-ls": {"compileMemoryLimit": 2048}})
+        )
+        await asyncio.sleep(0.3)
+        result = await execute(client, "flydsl-ls.compile", hoarder.as_uri())
+        assert result["status"] == "error" and "out of memory" in result["message"], result["message"]
+        assert "2.0 GiB" in result["message"]
+        again = await execute(client, "flydsl-ls.compile", (root / "vector_add.py").as_uri(), "small", "gfx942")
+        assert again["status"] == "ok", again["message"]
+    finally:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {}}))
