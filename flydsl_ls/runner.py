@@ -27,6 +27,7 @@ import pickle
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,7 +193,14 @@ def _shares(files: list[Path], count: int) -> list[list[Path]]:
 def _scan(paths: list[Path]) -> dict[Path, Scanned]:
     """What the project index asks of ``paths`` (by resolved path). The worker keeps the
     trees it parsed: if it checks one of these files, it does not parse it again."""
-    return {path.resolve(): scan(path.resolve(), _project.trees) for path in paths}
+    found = {}
+    for path in paths:
+        try:
+            with _bounded(file_time_bound()):
+                found[path.resolve()] = scan(path.resolve(), _project.trees)
+        except _TooSlow:  # its own check will say so
+            found[path.resolve()] = Scanned()
+    return found
 
 
 def _size(path: Path) -> int:
@@ -232,7 +240,47 @@ class _Shared:
         return pickle.loads(self.data)
 
 
+class _TooSlow(Exception):
+    pass
+
+
+def file_time_bound() -> float:
+    """Seconds one file may take (check, or fix and check): ``$FLYDSL_LS_FILE_TIMEOUT``,
+    else 300. A file past it is skipped with the reason, not waited for."""
+    given = os.environ.get("FLYDSL_LS_FILE_TIMEOUT", "")
+    try:
+        return float(given) if given else 300.0
+    except ValueError:
+        return 300.0
+
+
+@contextmanager
+def _bounded(seconds: float):
+    """Raise ``_TooSlow`` in the block past ``seconds``: where signals arrive (a worker
+    process's or this process's main thread), between two bytecodes."""
+
+    def too_slow(signum, frame):
+        raise _TooSlow()
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _run(job: FileJob, shared: _Shared | None = None) -> FileResult:
+    bound = file_time_bound()
+    try:
+        with _bounded(bound):
+            return _run_bounded(job, shared)
+    except _TooSlow:
+        return FileResult(error=f"took longer than {bound:g} s to analyse (FLYDSL_LS_FILE_TIMEOUT): a generated file?")
+
+
+def _run_bounded(job: FileJob, shared: _Shared | None = None) -> FileResult:
     """``shared``: what the index asks of every run file, when it was scanned for the run."""
     from flydsl_ls.actions.elsewhere import OtherFiles
     from flydsl_ls.checker import check_path, check_source, fix_source

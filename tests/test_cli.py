@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -614,6 +615,33 @@ def test_a_deeply_nested_file_is_analysed_and_fixed(tmp_path, terms):
     fixed = run("check", "--fix", "deep.py", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (tmp_path / "deep.py").read_text(encoding="utf-8").splitlines()[3] == "    y = t + 1"
+
+
+LEGACY_LINE = "from flydsl.expr.arith import ArithValue\ndef f(t):\n    return ArithValue(t) + 1\n"
+
+
+def test_a_file_past_the_size_bound_is_skipped_with_the_reason(tmp_path):
+    """A 10 MB one-line file (its tree alone: gigabytes): skipped at once, the run goes on."""
+    (tmp_path / "data.py").write_text("x = [" + ", ".join(["1"] * 3_400_000) + "]\n", encoding="utf-8")
+    (tmp_path / "legacy.py").write_text(LEGACY_LINE, encoding="utf-8")
+    for jobs in ("1", "2"):
+        result, items = check_json("-j", jobs, ".", cwd=tmp_path)
+        assert "data.py: too large to analyse (10,200,005 bytes; the bound is 8,000,000)" in result.stderr
+        assert "skipped" in result.stderr
+        assert [i["code"] for i in items] == ["FLY101"]
+
+
+def test_a_file_past_the_time_bound_is_skipped_with_the_reason(tmp_path):
+    (tmp_path / "data.py").write_text("x = [" + ", ".join(["1"] * 200_000) + "]\n", encoding="utf-8")
+    (tmp_path / "legacy.py").write_text(LEGACY_LINE, encoding="utf-8")
+    for jobs in ("1", "2"):
+        result = subprocess.run(
+            [sys.executable, "-m", "flydsl_ls", "check", "--output-format", "json", "-j", jobs, "."],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "FLYDSL_LS_FILE_TIMEOUT": "0.05"},
+        )
+        assert "data.py: took longer than 0.05 s to analyse (FLYDSL_LS_FILE_TIMEOUT)" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
 
 
 def test_serve_reports_a_bad_tcp_address_on_stderr(tmp_path):

@@ -19,6 +19,7 @@ from lsprotocol import types
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
+from flydsl_ls.analysis.model.sources import MAX_SOURCE_SIZE, too_large
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json, struck
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Beyond this size a file is not linted (a generated or data file opened by mistake).
-MAX_SOURCE_CHARS = 8_000_000
+# Beyond this size a file is not linted (a generated or data file opened by mistake); the
+# CLI's bound too.
+MAX_SOURCE_CHARS = MAX_SOURCE_SIZE
 
 # One worker: lints queue up, and a queued lint of a stale version is skipped. Inlay hints
 # (inlay_hints.py) queue there too: two analyses at once would race for the CPU, and for
@@ -141,7 +143,7 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     loop = asyncio.get_running_loop()
     snap = session.snapshot(doc)
     if len(snap.text) > MAX_SOURCE_CHARS:
-        session.warn_once(f"{doc.uri}: larger than {MAX_SOURCE_CHARS} characters; not checked")
+        session.warn_once(f"{doc.uri}: {too_large(len(snap.text))}; not checked")
     version = snap.version
 
     def still_current() -> bool:  # two integers, read from the lint thread

@@ -9,7 +9,19 @@ from pathlib import Path
 
 
 class UnreadableFile(Exception):
-    """The file cannot be read or decoded; the message says why."""
+    """The file cannot be read or decoded, or is past the size bound; the message says why."""
+
+
+# Past this a file is not analysed, by the CLI (bytes read) or the editor (characters): a
+# generated or data file, whose tree alone would take gigabytes and minutes. The largest
+# real kernel file is 254 kB.
+MAX_SOURCE_SIZE = 8_000_000
+
+
+def too_large(size: int) -> str | None:
+    if size <= MAX_SOURCE_SIZE:
+        return None
+    return f"too large to analyse ({size:,} bytes; the bound is {MAX_SOURCE_SIZE:,}): a generated or data file?"
 
 
 def read_source(path: Path) -> str:
@@ -22,6 +34,9 @@ def read_source(path: Path) -> str:
 
 
 def decode_source(raw: bytes) -> str:
+    problem = too_large(len(raw))
+    if problem:
+        raise UnreadableFile(problem)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
