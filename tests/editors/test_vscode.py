@@ -123,18 +123,19 @@ def test_extension_settings_are_server_settings():
     """Every setting the extension forwards is one the server reads, with a valid value."""
     properties = MANIFEST["contributes"]["configuration"]["properties"]
     forwarded = {k.split(".", 1)[1]: v for k, v in properties.items() if k.split(".", 1)[1] not in ("path", "interpreter")}
-    samples = {"array": ["FLY101"], "string": "gfx942", "number": 250, "boolean": False}
+    samples = {"array": ["FLY101"], "string": "gfx942", "number": 250, "integer": 1024, "boolean": False}
     values = {key: spec.get("enum", [samples[spec["type"]]])[0] for key, spec in forwarded.items()}
     values["flydslVersion"] = "0.5.0"
     parsed, warnings = server_settings.parse({"flydsl-ls": values}, "test")
     assert warnings == []
     assert parsed.target_arch == "gfx942" and parsed.select == ("FLY101",) and parsed.ignore == ("FLY101",)
     assert parsed.compile_timeout == 250 and parsed.diagnostics_delay == 0.25
-    assert parsed.inlay_hints is False
-    # and every editor-settable server key is offered by the extension
+    assert parsed.inlay_hints is False and parsed.compile_memory_limit == 1024
+    # and every editor-settable server key is offered by the extension; `trust` is VS Code's
+    # Workspace Trust, sent by the extension, not a setting
     server_keys = {f.name for f in server_settings.EditorSettings.__dataclass_fields__.values()}
     camel = {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k) for k in server_keys}
-    assert camel == set(forwarded)
+    assert camel == set(forwarded) | {"trust"}
 
 
 def test_fix_all_on_save_is_documented():
@@ -332,3 +333,46 @@ def _output_channel(work: Path) -> str:
     logs = sorted(work.glob("**/output_logging_*/*FlyDSL*.log"))
     assert logs, sorted(str(p.relative_to(work)) for p in work.glob("**/*.log"))
     return "\n".join(p.read_text(errors="replace") for p in logs)
+
+
+def test_vscode_restricted_mode_runs_no_workspace_code(needs_node, built: Path, vsix: tuple[Path, str], tmp_path: Path):
+    """Workspace Trust on and the folder untrusted (package.json declares limited support):
+    the server starts with the machine's interpreter setting, not the workspace's (a
+    restricted setting), lints, offers no compile lens, and a compile is refused by the extension and,
+    asked directly, by the server."""
+    code_server, chromium = _code_server(), _chromium()
+    if code_server is None or chromium is None:
+        _absent("code-server or chromium")
+    assert MANIFEST["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+    assert "flydsl-ls.interpreter" in MANIFEST["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
+    unpacked = tmp_path / "vsix"
+    zipfile.ZipFile(vsix[0]).extractall(unpacked)
+    work = tmp_path / "work"
+    env = {
+        **_node_env(),
+        "FLYDSL_CODE_SERVER": str(code_server),
+        "FLYDSL_CHROMIUM": chromium,
+        "FLYDSL_E2E_EXTENSION": str(unpacked / "extension"),
+        "FLYDSL_E2E_PYTHON": sys.executable,
+        "FLYDSL_E2E_WORK": str(work),
+        "FLYDSL_E2E_RESTRICTED": "1",
+        "FLYDSL_E2E_TIMEOUT": "300",
+    }
+    try:
+        proc = subprocess.run(
+            [NODE, str(built / "test" / "e2e" / "driver.js")],
+            cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=600,
+        )
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"the VS Code driver did not finish: {error}")
+    out = work / "out"
+    context = "\n".join(
+        [proc.stdout[-8000:], proc.stderr[-4000:]]
+        + [f"--- {p.name}\n{p.read_text()[-4000:]}" for p in (out / "server.log", out / "suite.log") if p.exists()]
+    )
+    suite_file = out / "suite.json"
+    assert suite_file.exists(), context
+    suite = json.loads(suite_file.read_text())
+    assert proc.returncode == 0 and suite.get("ok"), context
+    assert suite["steps"] == ["server running", "diagnostics", "no compile lenses", "compile refused"]
+    assert suite["server"]["command"] == sys.executable  # the machine's setting, not the workspace's

@@ -38,6 +38,7 @@ import {
   ServerState,
   launchProblem,
   needsRestart,
+  RUNS_CODE,
   serverCommand,
   serverSettings,
   startFailure,
@@ -85,7 +86,8 @@ function config(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
 
 function settingsNow(scope?: vscode.Uri): Record<string, unknown> {
   const section = config(scope);
-  return serverSettings((key) => section.get(key));
+  // `trust`: in Restricted Mode the server runs no workspace code and offers no compile lenses.
+  return { ...serverSettings((key) => section.get(key)), trust: vscode.workspace.isTrusted };
 }
 
 function setState(next: ServerState): void {
@@ -211,6 +213,10 @@ async function runServerCommand(
     // From the palette: the server's code action at the cursor names the kernel there, and
     // runs this command again with [uri, version, name].
     return vscode.commands.executeCommand('editor.action.codeAction', { kind: MIGRATE_KIND, apply: 'first' });
+  }
+  if (RUNS_CODE.has(command) && !vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage(`FlyDSL: ${command} runs the workspace's code: trust the workspace first.`);
+    return undefined;
   }
   const given = commandArguments(command, args);
   if (!given) return undefined;
@@ -447,6 +453,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
     vscode.commands.registerCommand('flydsl-ls.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('flydsl-ls.showIr', () => showIr()),
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (client?.isRunning()) {
+        void client.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settingsNow() } });
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
       updateStatus();

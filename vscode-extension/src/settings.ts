@@ -10,8 +10,18 @@ export const SERVER_KEYS = [
   'logLevel',
   'diagnosticsDelay',
   'compileTimeout',
+  'compileMemoryLimit',
   'inlayHints',
 ] as const;
+
+/** Commands that import and run the workspace's code: none in Restricted Mode. */
+export const RUNS_CODE = new Set([
+  'flydsl-ls.compile',
+  'flydsl-ls.launch',
+  'flydsl-ls.showIsa',
+  'flydsl-ls.verifyFix',
+  'flydsl-ls.migrateKernel',
+]);
 
 export type ServerKey = (typeof SERVER_KEYS)[number];
 

@@ -19,6 +19,7 @@
 //   FLYDSL_E2E_EXTENSION  the extension to load: the .vsix unpacked (default: this folder, built)
 //   FLYDSL_E2E_PYTHON_NO_COMPILER  an interpreter with flydsl-ls but without flydsl
 //   FLYDSL_E2E_BUILDER_REPO  a folder copied into the workspace: kernels/copy_builder.py and its tests
+//   FLYDSL_E2E_RESTRICTED=1  Workspace Trust on and the folder untrusted: the restricted scenario
 // Exit status 0 when the scenario passed; the report is <work>/out/{suite,driver}.json.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -35,6 +36,7 @@ const CODE_SERVER = process.env.FLYDSL_CODE_SERVER || path.join(REPO, '.cache', 
 const CHROMIUM = process.env.FLYDSL_CHROMIUM || '/usr/bin/chromium';
 const PYTHON = process.env.FLYDSL_E2E_PYTHON || 'python3';
 const TOTAL_TIMEOUT = Number(process.env.FLYDSL_E2E_TIMEOUT || 600) * 1000;
+const RESTRICTED = process.env.FLYDSL_E2E_RESTRICTED === '1';
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -106,14 +108,25 @@ function prepareWorkspace(): void {
   // A kernel builder without an example, and the tests that call it ("Add compile example").
   if (process.env.FLYDSL_E2E_BUILDER_REPO) fs.cpSync(process.env.FLYDSL_E2E_BUILDER_REPO, workspace, { recursive: true });
   writeJson(path.join(workspace, '.vscode', 'settings.json'), {
-    'flydsl-ls.interpreter': PYTHON,
+    // In Restricted Mode a workspace may not choose the server's interpreter (a restricted
+    // configuration): that one must be ignored, the user's is used.
+    'flydsl-ls.interpreter': RESTRICTED ? path.join(workspace, 'evil-python') : PYTHON,
     'flydsl-ls.targetArch': 'gfx942',
     '[python]': { 'editor.codeActionsOnSave': { 'source.fixAll.flydsl-ls': 'explicit' } },
   });
+  // Restricted Mode ignores the workspace's interpreter (a restricted setting); the remote
+  // machine's settings (where machine-overridable ones live) name ours.
+  if (RESTRICTED) writeJson(path.join(work, 'user-data', 'Machine', 'settings.json'), { 'flydsl-ls.interpreter': PYTHON });
   // User settings (code-server keeps them on the server, in --user-data-dir/User).
   writeJson(path.join(work, 'user-data', 'User', 'settings.json'), {
+    ...(RESTRICTED
+      ? {
+          'security.workspace.trust.enabled': true,
+          'security.workspace.trust.startupPrompt': 'never',
+          'security.workspace.trust.banner': 'never',
+        }
+      : { 'security.workspace.trust.enabled': false }),
     'chat.disableAIFeatures': true,
-    'security.workspace.trust.enabled': false,
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.enableExperiments': false,
@@ -155,6 +168,7 @@ function startServer(port: number): ChildProcess {
     ...process.env,
     FLYDSL_E2E_OUT: out,
     FLYDSL_E2E_WORKSPACE: workspace,
+    FLYDSL_E2E_RESTRICTED: RESTRICTED ? '1' : '',
     FLYDSL_LS_CACHE: path.join(work, 'flydsl-cache'),
     PYTHONPATH: [REPO, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
   };

@@ -464,10 +464,47 @@ function markdown(content: vscode.MarkdownString | vscode.MarkedString): string 
   return 'value' in content ? content.value : String(content);
 }
 
+/** Workspace Trust on, the folder untrusted: lint and hover work; nothing runs its code. */
+async function restrictedScenario(): Promise<void> {
+  assert.equal(vscode.workspace.isTrusted, false, 'the workspace is untrusted');
+  const extension = vscode.extensions.getExtension<FlydslApi>('flydsl-ls.flydsl-ls');
+  assert.ok(extension, 'the extension under development is loaded');
+  const legacy = vscode.Uri.file(path.join(WORKSPACE, 'legacy_kernel.py'));
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(legacy));
+  const api = await extension.activate();
+  await api.ready();
+  report.server = api.serverCommand();
+  // the workspace's interpreter setting (restricted) is not the one started
+  assert.ok(!String(api.serverCommand()?.command).includes('evil-python'), JSON.stringify(api.serverCommand()));
+  step('server running');
+  await until('flydsl-ls diagnostics', () => (flydslDiagnostics(legacy).length > 0 ? true : undefined));
+  step('diagnostics');
+  const example = vscode.Uri.file(path.join(WORKSPACE, 'vector_add.py'));
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(example));
+  await sleep(1500); // the lenses of a trusted workspace would be there by now
+  const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', example)) ?? [];
+  const titles = lenses.map((lens) => lens.command?.title ?? '');
+  report.lenses = titles;
+  assert.deepEqual(titles.filter((t) => /^(Compile|Show ISA|Launch)/.test(t)), [], 'no lens that runs code');
+  step('no compile lenses');
+  // the palette hides the commands (when-clause); run anyway, the extension refuses
+  const result = await vscode.commands.executeCommand('flydsl-ls.compile', example.toString(), 'small', 'gfx942');
+  assert.equal(result, undefined);
+  assert.equal(api.lastResult(), undefined, 'nothing compiled');
+  // and so does the server, asked directly (another client, or a middleware bypassed)
+  const client = api.client();
+  assert.ok(client, 'the language client');
+  await assert.rejects(
+    client.sendRequest('workspace/executeCommand', { command: 'flydsl-ls.compile', arguments: [example.toString(), 'small', 'gfx942'] }),
+    /not trusted/,
+  );
+  step('compile refused');
+}
+
 export async function run(): Promise<void> {
   log(`suite starts in ${WORKSPACE}`);
   try {
-    await scenario();
+    await (process.env.FLYDSL_E2E_RESTRICTED === '1' ? restrictedScenario() : scenario());
     report.ok = true;
     log('suite passed');
   } catch (error) {
