@@ -52,7 +52,12 @@ class ArithValueWrapper(Rule):
     `ir.Value` (a dialect op result, `gpu.thread_id(...)`, `.ir_value()`), wrap it once
     where it is defined, e.g. `v = fx.Float32(raw)`, instead of at every use. When the
     type of `x` cannot be inferred, dropping the wrapper is offered as an unsafe fix.
-    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
+    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is, and
+    `ArithValue(x).bitcast(T.f32)` is `fx.Int32(x).bitcast(fx.Float32)` (`x.bitcast(...)`
+    when `x` is that fx type; `fx.Float32(x)` would convert, not bitcast). The value is
+    followed to an operator whose left operand surely holds an IR value: that operand picks
+    the operator, so the result is of the kind it was (`is_greater | (ArithValue(a) ==
+    ArithValue(b))`, `fx.Int32(k) * ArithValue(n)`). Where the fx value
     also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
     the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
     Where `x` may be either kind and its value reaches raw builders or code the file does
