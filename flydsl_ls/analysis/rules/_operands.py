@@ -50,11 +50,13 @@ def surely_raw(model: SemanticModel, expr: ast.expr) -> bool:
     return _Reader(model, raw=True).ir(expr, 0)
 
 
-def kind_as_it_was(model: SemanticModel, use: Use) -> bool:
+def kind_as_it_was(model: SemanticModel, use: Use, *, vector: bool = False) -> bool:
     """The value meets an operator on the right of an operand that surely holds an IR value:
     that operand picks the operator, and the result is of the kind it was whatever the
     value's kind (the table above): a fix that changes the value's kind stops there.
-    (A left operand the fix changes too is a use of its own, followed on its own.)"""
+    (A left operand the fix changes too is a use of its own, followed on its own.)
+    ``vector``: the value is a vector, which an fx scalar on the left hands to the vector's
+    own reflected operator (an fx.Vector where it was raw): only a raw left operand keeps it."""
     holder = use.holder
     if use.sink is not Sink.OPERATOR:
         return False
@@ -64,7 +66,7 @@ def kind_as_it_was(model: SemanticModel, use: Use) -> bool:
         right = holder.comparators[0]
     else:
         return False
-    return use.node is right and surely_ir(model, holder.left)
+    return use.node is right and (surely_raw(model, holder.left) if vector else surely_ir(model, holder.left))
 
 
 # fx functions that type their result like their first operand, in 0.3.1 and 0.5.0 alike

@@ -1,6 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.model.fxtypes import VECTOR
 from flydsl_ls.analysis.model.rawtypes import element_type, raw_result_type
 from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.model.valueflow import (
@@ -151,8 +152,12 @@ class ArithValueWrapper(Rule):
         """Where the wrapper's value goes, up to the operators whose result is of the kind it
         was without it (an IR value on their left picks the operator)."""
         return self.value_uses(
-            node, through_operators=True, transparent=_OTHER_WRAPPERS, stop=lambda u: kind_as_it_was(self.model, u)
+            node, through_operators=True, transparent=_OTHER_WRAPPERS, stop=lambda u: self._kept(node, u)
         )
+
+    def _kept(self, node: ast.Call, use) -> bool:
+        """`use` gives a result of the kind it gave with the wrapper (an fx.Vector only after a raw operand)."""
+        return kind_as_it_was(self.model, use, vector=self.model.type_of(node.args[0]).name == VECTOR)
 
     def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker) -> bool:
         """`x` may be raw or fx, and the value reaches raw builders or code that cannot be
@@ -281,7 +286,7 @@ class ArithValueWrapper(Rule):
         text = f"{receiver}.bitcast({fx}.{target[3:]})" + (".ir_value()" if boundaries.wrap_self else "")
         assumed = element_type(self.model, inner) is None
         why = "; ".join(w for w in (
-            f"`{self.text(inner)}` is taken to hold an {source[3:]}" if assumed else "",
+            f"`{self.text(inner)}` is taken to be of type `{source}`" if assumed else "",
             f"the result is `{target}`, whose operators replace ArithValue's" if not is_float_type(target) else "",
             boundaries.note, state.describe() if state else "",
         ) if w)
@@ -372,7 +377,7 @@ class ArithValueWrapper(Rule):
         if name.startswith("fx.Uint") or name == "fx.Index":
             return f"`{name}` operators differ from ArithValue's"
         for use in self._flow(node):
-            if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/") and not kind_as_it_was(self.model, use):
+            if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/") and not self._kept(node, use):
                 return f"ArithValue's `>>` and `/` are unsigned, fx integers' signed ({use.describe()})"
         return None
 
@@ -716,7 +721,7 @@ class ArithValueWrapper(Rule):
             expected="import flydsl.expr as fx\n"
             "def f(val):\n    fx.printf(fx.Int32(val).bitcast(fx.Float32))\n",
             unsafe=True,
-            message="(unsafe: `val` is taken to hold an Int32)",
+            message="(unsafe: `val` is taken to be of type `fx.Int32`)",
         ),
         # ... not where the source type is a guess between two (f16 or bf16 to i16).
         Invalid(
