@@ -136,7 +136,7 @@ class ArithValueWrapper(Rule):
                 if self._wrapped_for_index_cast() else "fx values already support operators"
             )
             if blocker is not None:
-                if self._unwrap_at_builders(node, text, message, blocker):
+                if self._unwrap_at_builders(node, text, message, blocker, state):
                     return
                 self.report(
                     node,
@@ -159,7 +159,7 @@ class ArithValueWrapper(Rule):
         """`use` gives a result of the kind it gave with the wrapper (an fx.Vector only after a raw operand)."""
         return kind_as_it_was(self.model, use, vector=self.model.type_of(node.args[0]).name == VECTOR)
 
-    def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker) -> bool:
+    def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker, state=None) -> bool:
         """`x` may be raw or fx, and the value reaches raw builders or code that cannot be
         followed: drop the wrapper and hand each of them `fx.as_ir_value(v)`, which takes
         either kind (the raw value they got before).
@@ -181,7 +181,7 @@ class ArithValueWrapper(Rule):
         self.report(
             node,
             f"{message} (unsafe: fx operators replace ArithValue's if `{self.text(node.args[0])}` is an fx "
-            f"value; {boundaries.note})",
+            f"value{''.join('; ' + w for w in (boundaries.note, state.describe() if state else '') if w)})",
             fix=Fix(
                 title=f"{self.fix_title} (unsafe)",
                 applicability=Applicability.UNSAFE,
