@@ -248,17 +248,19 @@ class ArithValueWrapper(Rule):
         )
 
     def _bitcast_types(self, inner: ast.expr) -> tuple[str, str] | None:
-        """`ArithValue(x).bitcast(T.f32)`: the fx types of `x` and of the result, `x`'s read
-        off it or, unknown, taken as the other type of the width (a bitcast changes the
-        family: i32 -> f32); None when that is not clear (an i16 bitcast to f16 or bf16)."""
+        """`ArithValue(x).bitcast(T.f32)` (or `fx.Float32.ir_type`): the fx types of `x` and of
+        the result, `x`'s read off it or, unknown, taken as the other type of the width (a
+        bitcast changes the family: i32 -> f32); None when that is not clear (an i16 bitcast
+        to f16 or bf16)."""
         parents = self.ctx.parents
         if len(parents) < 2 or not (isinstance(parents[-1], ast.Attribute) and parents[-1].attr == "bitcast"):
             return None
         call = parents[-2]
         if not (isinstance(call, ast.Call) and call.func is parents[-1] and len(call.args) == 1 and not call.keywords):
             return None
-        target = _BITCAST_TARGETS.get(self.model.resolve(call.args[0]) or "")
-        if target is None:
+        symbol = self.model.resolve(call.args[0]) or ""
+        target = _BITCAST_TARGETS.get(symbol) or symbol.removesuffix(".ir_type")  # (`fx.Int32.ir_type`)
+        if target not in _WIDTHS:
             return None
         source = element_type(self.model, inner) or _BITCAST_SOURCES.get(target)
         if source is None or source == target or _WIDTHS.get(source) != _WIDTHS[target]:
@@ -722,6 +724,15 @@ class ArithValueWrapper(Rule):
             "def f(val):\n    fx.printf(fx.Int32(val).bitcast(fx.Float32))\n",
             unsafe=True,
             message="(unsafe: `val` is taken to be of type `fx.Int32`)",
+        ),
+        # ... also to an fx type's `ir_type` (aiter's flash_attn_func_gfx1201).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(value):\n    return fx.Int32(ArithValue(value).bitcast(fx.Int32.ir_type))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(value):\n    return fx.Int32(fx.Float32(value).bitcast(fx.Int32))\n",
+            unsafe=True,
+            message="a bitcast is `fx.Float32(value).bitcast(fx.Int32)` (unsafe: `value` is taken to be of type",
         ),
         # ... not where the source type is a guess between two (f16 or bf16 to i16).
         Invalid(
