@@ -298,7 +298,7 @@ class ArithValueWrapper(Rule):
             fix=Fix(
                 title=f"Replace with .bitcast({fx}.{target[3:]})" + (" (unsafe)" if why else ""),
                 applicability=Applicability.UNSAFE if why else Applicability.SAFE,
-                edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *(imports if not typed else ())),
+                edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *imports),
             ),
         )
 
