@@ -8,7 +8,8 @@ import ast
 import pytest
 
 from flydsl_ls.analysis.model.semantic import SemanticModel
-from flydsl_ls.analysis.rules._operands import surely_ir, surely_raw
+from flydsl_ls.analysis.model.valueflow import value_uses
+from flydsl_ls.analysis.rules._operands import kind_as_it_was, surely_ir, surely_raw
 
 HEAD = (
     "import flydsl.expr as fx\nfrom flydsl.expr import arith, gpu\nfrom flydsl.expr.typing import T\n"
@@ -38,6 +39,11 @@ def _read(body: str) -> bool:
         ("def f(xs):\n    acc = arith.constant(0.0, type=T.f32)\n    for x in xs:\n"
          "        acc = arith.maximumf(acc, x)\n    return acc\n", True),  # every binding, the loop's too
         ("def f(xs, k):\n    acc = 0\n    if k:\n        acc = arith.maximumf(acc, xs)\n    return acc\n", False),
+        ("def f(a, b):\n    return fx.gpu.shuffle_xor(a, 1, 64) > b\n", True),  # a comparison picks like `+`
+        ("def f(a, b):\n    return a > b\n", False),
+        ("def f(a, b):\n    return fx.gpu.shuffle_xor(a, 1, 64) is b\n", False),  # Python's
+        ("def f(c, a, b):\n    return c.select(a, b)\n", True),  # a method only IR values have
+        ("def f(t):\n    return t.to(3)\n", False),  # ... not one torch tensors have too
     ],
 )
 def test_surely_ir(body, expected):
@@ -75,3 +81,27 @@ def test_surely_raw(body, expected):
     while isinstance(last, ast.FunctionDef):
         last = last.body[-1]
     assert surely_raw(model, last.value) is expected
+
+
+@pytest.mark.parametrize(
+    "line, vector, expected",
+    [
+        ("fx.Int32(3) * v", False, True),  # an fx value on the left picks fx's operator
+        ("fx.gpu.shuffle_xor(w, 1, 64) | v", False, True),  # an IR value of either kind
+        ("w | v", False, False),  # `w` may be a Python number: then `v` picks
+        ("3 * v", False, False),
+        ("v * fx.Int32(3)", False, False),  # the value itself on the left
+        ("fx.Float32(2.0) * v", True, False),  # an fx scalar leaves a vector to its own operator
+        ("arith.constant(2.0, type=T.f32) * v", True, True),
+    ],
+)
+def test_kind_as_it_was(line, vector, expected):
+    """The value's use in `line` (the right operand of its operator) keeps the result's kind."""
+    source = HEAD + f"def f(v, w):\n    return {line}\n"
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree)
+    function = tree.body[-1]
+    parents = model.parent_map(function)
+    name = next(n for n in ast.walk(function.body[0]) if isinstance(n, ast.Name) and n.id == "v")
+    use = value_uses(model, name, parents, through_operators=True)[0]
+    assert kind_as_it_was(model, use, vector=vector) is expected

@@ -442,6 +442,19 @@ def moe_sorting_multiphase(device):
     )
 
 
+def moe_sorting_oneshot_fused(device):
+    """Gating's body (topk_gating_softmax_kernel.py) with its winner callbacks into LDS."""
+    from kernels.moe.moe_sorting_kernel import compile_moe_sorting_oneshot_fused
+
+    tokens, experts, topk = 16, 64, 4
+    launch = compile_moe_sorting_oneshot_fused(num_experts=experts, topk=topk, dtype_str="bf16", max_tokens=16)
+    b = _sorting_buffers(tokens, experts, topk, device)
+    return launch, (
+        _t((tokens, experts), "bfloat16", device), b["sorted_ids"], b["sorted_weights"], b["sorted_eids"],
+        b["num_valid"], b["moe_buf"], b["mask"], tokens, b["moe_buf"].numel(), 5,
+    )
+
+
 CASES.update({
     "moe/moe_gemm_2stage::gemm1_fp8_m64": (moe_gemm_2stage(1, "fp8"), BOTH),
     "moe/moe_gemm_2stage::gemm1_int4_m16": (moe_gemm_2stage(1, "int4", tile_m=16, tokens=8), BOTH),
@@ -453,6 +466,7 @@ CASES.update({
     "moe/moe_2stage_a16wmix::gemm2_mxfp4": (a16wmix_gemm2("mxfp4"), GFX950),
     "moe/moe_sorting_kernel.py::oneshot_e8_top2": (moe_sorting_oneshot, BOTH),
     "moe/moe_sorting_kernel.py::multiphase_e8_top2": (moe_sorting_multiphase, BOTH),
+    "moe/moe_sorting_kernel.py::oneshot_fused_e64_top4_bf16": (moe_sorting_oneshot_fused, BOTH),
 })
 
 

@@ -38,6 +38,7 @@ SAFE = {
     "raw_vector.py": (("gfx942",), {"FLY303"}),
     "value_kinds.py": (("gfx942",), {"FLY101", "FLY102"}),
     "deprecated_methods.py": (("gfx942",), {"FLY901"}),
+    "comparisons.py": (("gfx942",), {"FLY101"}),
 }
 
 
@@ -169,6 +170,20 @@ def test_fly101_drop_wrapper_before_shift_or_divide_changes_signedness(compile_p
     isa_removed, isa_added = _changed_lines(before, after, "isa")
     assert [line.split()[0] for line in isa_removed] == ["v_cvt_f32_u32_e32"]
     assert [line.split()[0] for line in isa_added] == ["v_cvt_f32_i32_e32"]
+
+
+def test_fly101_comparisons_and_bitcasts_keep_the_ir(compile_pair):
+    """FlyDSL topk_gating_softmax's shapes, every FLY101 fix (unsafe ones too): fx `==` is
+    ArithValue's `cmpf oeq`/`cmpi eq`, the results meet an IR value on the left of `|`/`*`
+    or a list store that gets `fx.as_ir_value(...)`, and `fx.Int32(v).bitcast(fx.Float32)`
+    is the same `arith.bitcast`: the generated code does not change."""
+    outcome, before, after = _unsafe_pair(compile_pair, "comparisons.py", "FLY101")
+    assert "is_equal = peer_v == wv" in outcome.text
+    assert "probs[v] = fx.as_ir_value(is_winner.select(fx.Float32(float(\"-inf\")), probs[v]))" in outcome.text
+    assert "Out[index] = fx.Int32(val).bitcast(fx.Float32).ir_value()" in outcome.text
+    assert "fx.Int32(k) * n + best_i" in outcome.text and "ArithValue(" not in outcome.text
+    for emit in ("mlir-first", "mlir-final", "llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
 
 
 def test_fly401_counted_waits_name_their_count_with_the_same_isa(compile_pair):

@@ -18,7 +18,8 @@ from tests.compiler import needs_compiler
 
 pytestmark = needs_compiler
 
-OPS = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, ">>": operator.rshift, "<": operator.lt}
+OPS = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, ">>": operator.rshift, "<": operator.lt,
+       "==": operator.eq, "|": operator.or_}
 
 # (element type, operator) -> {pair: (result kind, ops emitted)}; "py" is a Python int.
 EXPECTED = {
@@ -32,6 +33,10 @@ EXPECTED = {
     ("index", "<"): {"raw op fx": ("raw", "cmpi slt"), "fx op raw": ("fx", "cmpi ult"),
                      "py op raw": ("raw", "constant cmpi sgt")},
     ("f32", "*"): {"raw op fx": ("raw", "mulf"), "fx op raw": ("fx", "mulf"), "py op fx": ("fx", "constant mulf")},
+    # fx `==` is ArithValue's: the same predicate (FLY101 drops `ArithValue(a) == ArithValue(b)`'s wrappers).
+    ("f32", "=="): {"raw op fx": ("raw", "cmpf oeq"), "fx op raw": ("fx", "cmpf oeq")},
+    ("i32", "=="): {"raw op fx": ("raw", "cmpi eq"), "fx op raw": ("fx", "cmpi eq")},
+    ("i1", "|"): {"raw op fx": ("raw", "ori"), "fx op raw": ("fx", "ori")},
 }
 
 
@@ -42,16 +47,18 @@ def _table() -> dict:
     from flydsl.expr.typing import T
     from flydsl.expr.utils.arith import ArithValue
 
-    predicates = {2: "slt", 4: "sgt", 6: "ult", 8: "ugt"}
+    predicates = {("cmpi", 0): "eq", ("cmpi", 2): "slt", ("cmpi", 4): "sgt", ("cmpi", 6): "ult", ("cmpi", 8): "ugt",
+                  ("cmpf", 1): "oeq"}
     found = {}
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            function = func.FuncOp("f", ([T.i32, T.i32, T.index, T.index, T.f32, T.f32], []))
+            function = func.FuncOp("f", ([T.i32, T.i32, T.index, T.index, T.f32, T.f32, ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(1)], []))
             block = function.add_entry_block()
             with ir.InsertionPoint(block):
-                a, b, c, d, e, g = block.arguments
-                values = {"i32": (a, fx.Int32(b)), "index": (c, fx.Index(d)), "f32": (e, fx.Float32(g))}
+                a, b, c, d, e, g, h, i = block.arguments
+                values = {"i32": (a, fx.Int32(b)), "index": (c, fx.Index(d)), "f32": (e, fx.Float32(g)),
+                          "i1": (h, fx.Boolean(i))}
                 for (dtype, symbol), pairs in EXPECTED.items():
                     raw, typed = values[dtype]
                     assert isinstance(raw, ArithValue)  # FlyDSL casts every scalar ir.Value
@@ -62,9 +69,10 @@ def _table() -> dict:
                         result = OPS[symbol](*operands[pair])
                         emitted = []
                         for op in list(block.operations)[start:]:
-                            emitted.append(op.name.removeprefix("arith."))
+                            name = op.name.removeprefix("arith.")
+                            emitted.append(name)
                             if "predicate" in op.attributes:
-                                emitted.append(predicates[int(str(op.attributes["predicate"]).split(":")[0])])
+                                emitted.append(predicates[name, int(str(op.attributes["predicate"]).split(":")[0])])
                         kind = "raw" if isinstance(result, ir.Value) else "fx"
                         found[(dtype, symbol, pair)] = (kind, " ".join(emitted))
     return found

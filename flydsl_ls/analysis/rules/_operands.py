@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from flydsl_ls.analysis.model.semantic import SemanticModel
-from flydsl_ls.analysis.model.valueflow import is_raw_builder, value_kind
+from flydsl_ls.analysis.model.valueflow import Sink, Use, is_raw_builder, value_kind
 from flydsl_ls.analysis.rules._parameter_kind import parameter_arguments
 
 # Methods of a raw or fx value that give an IR value (ArithValue's, and fx numerics' proxies).
@@ -25,6 +25,8 @@ _IR_METHODS = {
     "ir_value", "to", "bitcast", "index_cast", "extui", "extsi", "trunci", "extf", "truncf", "shrui",
     "select", "maximumf", "minimumf", "exp2", "rsqrt", "addf", "shuffle_xor", "with_signedness",
 }
+# Of those, the names Python values have too (torch tensors: `t.to(...)`, `t.exp2()`).
+_SHARED_NAMES = {"to", "exp2", "rsqrt"}
 # Calls that give an IR value whatever they are given.
 _IR_CALLS = {"fx.as_ir_value", "fx.gpu.shuffle", "fx.gpu.shuffle_xor", "fx.gpu.shuffle_up", "fx.gpu.shuffle_down",
              "fx.gpu.shuffle_idx"}
@@ -34,6 +36,8 @@ _IR_MODULES = ("fx.arith.", "fx.math.", "fx.rocdl.", "shim.buffer_ops.buffer_loa
 # fx.arith's DSL helpers that give a raw value whatever they get (the raw ops are typed raw).
 _RAW_ARITH_HELPERS = {"constant", "index", "index_cast", "unwrap", "_to_raw", "ArithValue"}
 _MAX_DEPTH = 6
+# Comparisons an IR value overloads (`is`, `in` stay Python's).
+_RICH = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 def surely_ir(model: SemanticModel, expr: ast.expr) -> bool:
@@ -44,6 +48,25 @@ def surely_ir(model: SemanticModel, expr: ast.expr) -> bool:
 def surely_raw(model: SemanticModel, expr: ast.expr) -> bool:
     """``expr`` holds a raw IR value (an ``ArithValue``) on every path."""
     return _Reader(model, raw=True).ir(expr, 0)
+
+
+def kind_as_it_was(model: SemanticModel, use: Use, *, vector: bool = False) -> bool:
+    """The value meets an operator on the right of an operand that surely holds an IR value:
+    that operand picks the operator, and the result is of the kind it was whatever the
+    value's kind (the table above): a fix that changes the value's kind stops there.
+    (A left operand the fix changes too is a use of its own, followed on its own.)
+    ``vector``: the value is a vector, which an fx scalar on the left hands to the vector's
+    own reflected operator (an fx.Vector where it was raw): only a raw left operand keeps it."""
+    holder = use.holder
+    if use.sink is not Sink.OPERATOR:
+        return False
+    if isinstance(holder, ast.BinOp):
+        right = holder.right
+    elif isinstance(holder, ast.Compare) and len(holder.comparators) == 1 and isinstance(holder.ops[0], _RICH):
+        right = holder.comparators[0]
+    else:
+        return False
+    return use.node is right and (surely_raw(model, holder.left) if vector else surely_ir(model, holder.left))
 
 
 # fx functions that type their result like their first operand, in 0.3.1 and 0.5.0 alike
@@ -66,14 +89,10 @@ class _Reader:
             return True
         if kind in ("python", "fx") or depth > _MAX_DEPTH:
             return False
-        if self.raw and isinstance(expr, ast.BinOp):
-            # The left operand picks the operator: raw on the left, or a Python number beside a raw one.
-            left = value_kind(self.model.type_of(expr.left))
-            return self.ir(expr.left, depth + 1) or (left == "python" and self.ir(expr.right, depth + 1))
         if isinstance(expr, ast.BinOp):
-            # An IR value on either side: the other is coerced (a Python number) or the
-            # result is an IR value of one kind or the other.
-            return self.ir(expr.left, depth + 1) or self.ir(expr.right, depth + 1)
+            return self._operator(expr.left, expr.right, depth)
+        if isinstance(expr, ast.Compare) and len(expr.comparators) == 1 and isinstance(expr.ops[0], _RICH):
+            return self._operator(expr.left, expr.comparators[0], depth)  # (`a < b < c` is Python's `and`)
         if isinstance(expr, ast.UnaryOp):
             return not isinstance(expr.op, ast.Not) and self.ir(expr.operand, depth + 1)
         if isinstance(expr, ast.IfExp):
@@ -85,6 +104,16 @@ class _Reader:
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         return False
+
+    def _operator(self, left: ast.expr, right: ast.expr, depth: int) -> bool:
+        """A binary operator or a single comparison, which picks its operator alike."""
+        if self.raw:
+            # The left operand picks the operator: raw on the left, or a Python number beside a raw one.
+            kind = value_kind(self.model.type_of(left))
+            return self.ir(left, depth + 1) or (kind == "python" and self.ir(right, depth + 1))
+        # An IR value on either side: the other is coerced (a Python number) or the
+        # result is an IR value of one kind or the other.
+        return self.ir(left, depth + 1) or self.ir(right, depth + 1)
 
     def _call(self, call: ast.Call, depth: int) -> bool:
         func = call.func
@@ -99,8 +128,10 @@ class _Reader:
             return symbol.startswith(("fx.rocdl.", "shim.buffer_ops.buffer_load")) or (
                 symbol.startswith("fx.arith.") and symbol.rpartition(".")[2] in _RAW_ARITH_HELPERS
             )
-        if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and self.ir(func.value, depth + 1):
-            return True
+        if isinstance(func, ast.Attribute) and func.attr in _IR_METHODS and (
+            func.attr not in _SHARED_NAMES or self.ir(func.value, depth + 1)
+        ):
+            return True  # (a method only IR values have says its receiver is one)
         return symbol in _IR_CALLS or symbol.startswith(_IR_MODULES)
 
     def _name(self, name: ast.Name, depth: int) -> bool:

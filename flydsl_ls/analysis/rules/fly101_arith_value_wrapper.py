@@ -1,21 +1,39 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Fix
+from flydsl_ls.analysis.model.fxtypes import VECTOR
 from flydsl_ls.analysis.model.rawtypes import element_type, raw_result_type
 from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.model.valueflow import (
+    SHARED_METHODS,
     Sink,
     fx_result_blocker,
     kind_change_blocker,
     value_uses,
 )
 from flydsl_ls.analysis.rules._boundary import raw_boundaries
-from flydsl_ls.analysis.rules._raw_dialect_support import is_float_type
+from flydsl_ls.analysis.rules._operands import kind_as_it_was
+from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, is_float_type, precedence
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 ARITH_VALUE = "fx.arith.ArithValue"
 
+
+# `T.<type>` a bitcast goes to -> its fx type; the source taken when unknown (the other
+# family of the width); widths.
+_BITCAST_TARGETS = {
+    "fx.T.f32": "fx.Float32", "fx.T.i32": "fx.Int32", "fx.T.f16": "fx.Float16", "fx.T.bf16": "fx.BFloat16",
+    "fx.T.f64": "fx.Float64", "fx.T.i64": "fx.Int64", "fx.T.i16": "fx.Int16",
+}
+_BITCAST_SOURCES = {
+    "fx.Float32": "fx.Int32", "fx.Int32": "fx.Float32", "fx.Float16": "fx.Int16", "fx.BFloat16": "fx.Int16",
+    "fx.Float64": "fx.Int64", "fx.Int64": "fx.Float64",
+}
+_WIDTHS = {
+    "fx.Float32": 32, "fx.Int32": 32, "fx.Uint32": 32, "fx.Float16": 16, "fx.BFloat16": 16, "fx.Int16": 16,
+    "fx.Uint16": 16, "fx.Float64": 64, "fx.Int64": 64, "fx.Uint64": 64,
+}
 
 # Other `ArithValue(...)` wrappers the value meets: this pass may drop them too, so their
 # consumers see the value as it comes (aiter's fused_compress_attn_hca: `lane = ArithValue(tid)
@@ -35,7 +53,12 @@ class ArithValueWrapper(Rule):
     `ir.Value` (a dialect op result, `gpu.thread_id(...)`, `.ir_value()`), wrap it once
     where it is defined, e.g. `v = fx.Float32(raw)`, instead of at every use. When the
     type of `x` cannot be inferred, dropping the wrapper is offered as an unsafe fix.
-    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is. Where the fx value
+    `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is, and
+    `ArithValue(x).bitcast(T.f32)` is `fx.Int32(x).bitcast(fx.Float32)` (`x.bitcast(...)`
+    when `x` is that fx type; `fx.Float32(x)` would convert, not bitcast). The value is
+    followed to an operator whose left operand surely holds an IR value: that operand picks
+    the operator, so the result is of the kind it was (`is_greater | (ArithValue(a) ==
+    ArithValue(b))`, `fx.Int32(k) * ArithValue(n)`). Where the fx value
     also reaches a consumer that needs the raw one (a raw builder, an ArithValue method, code
     the file does not show), that consumer gets `x.ir_value()` in the same (unsafe) fix.
     Where `x` may be either kind and its value reaches raw builders or code the file does
@@ -70,6 +93,10 @@ class ArithValueWrapper(Rule):
         if literal is not None:
             self.report(node, f"`ArithValue(...)` is deprecated: fx values already support operators (no fix: {literal})")
             return
+        bitcast = self._bitcast_types(inner)
+        if bitcast is not None:
+            self._bitcast(node, inner, kind, *bitcast)
+            return
         if kind.is_fx_scalar and self._reports_raw_consumer(node, inner, kind):
             return
         state = self._method_state(node, inner)
@@ -103,13 +130,13 @@ class ArithValueWrapper(Rule):
             self._index_cast(node, inner, state)
         else:
             # `x` may be an fx value: then raw builders and ArithValue methods cannot take it.
-            blocker = fx_result_blocker(self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS))
+            blocker = fx_result_blocker(self._flow(node))
             message = "`ArithValue(...)` is deprecated: " + (
                 f"an index cast is `fx.Index({self.text(inner)})`"
                 if self._wrapped_for_index_cast() else "fx values already support operators"
             )
             if blocker is not None:
-                if self._unwrap_at_builders(node, text, message, blocker):
+                if self._unwrap_at_builders(node, text, message, blocker, state):
                     return
                 self.report(
                     node,
@@ -121,16 +148,27 @@ class ArithValueWrapper(Rule):
                 message += f" (unsafe: {state.describe()})"
             self.report(node, message, fix=self.replace(node, text, self.fix_title, safe=False))
 
-    def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker) -> bool:
+    def _flow(self, node: ast.Call):
+        """Where the wrapper's value goes, up to the operators whose result is of the kind it
+        was without it (an IR value on their left picks the operator)."""
+        return self.value_uses(
+            node, through_operators=True, transparent=_OTHER_WRAPPERS, stop=lambda u: self._kept(node, u)
+        )
+
+    def _kept(self, node: ast.Call, use) -> bool:
+        """`use` gives a result of the kind it gave with the wrapper (an fx.Vector only after a raw operand)."""
+        return kind_as_it_was(self.model, use, vector=self.model.type_of(node.args[0]).name == VECTOR)
+
+    def _unwrap_at_builders(self, node: ast.Call, text: str, message: str, blocker, state=None) -> bool:
         """`x` may be raw or fx, and the value reaches raw builders or code that cannot be
         followed: drop the wrapper and hand each of them `fx.as_ir_value(v)`, which takes
         either kind (the raw value they got before).
-        Not where the value meets an ArithValue method (`.extui`, `.type`): a typed form of
-        the method is the migration there."""
+        Not where the value meets an ArithValue method fx values lack (`.extui`, `.type`): a
+        typed form of the method is the migration there (`.select` both kinds have)."""
         if blocker.sink not in (Sink.RAW_BUILDER, Sink.PASSED_ON):
             return False
-        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
-        if any(u.sink is Sink.METHOD for u in uses):
+        uses = self._flow(node)
+        if any(u.sink is Sink.METHOD and u.what not in SHARED_METHODS for u in uses):
             return False
         fx, imports = fx_alias(self.model)
         # ArithValue's `>>` and `/` are unsigned, an fx integer's signed
@@ -143,7 +181,7 @@ class ArithValueWrapper(Rule):
         self.report(
             node,
             f"{message} (unsafe: fx operators replace ArithValue's if `{self.text(node.args[0])}` is an fx "
-            f"value; {boundaries.note})",
+            f"value{''.join('; ' + w for w in (boundaries.note, state.describe() if state else '') if w)})",
             fix=Fix(
                 title=f"{self.fix_title} (unsafe)",
                 applicability=Applicability.UNSAFE,
@@ -159,7 +197,7 @@ class ArithValueWrapper(Rule):
         float"), where fx integers widen to Int64 or promote to Float32 (traced on FlyDSL
         0.3.1 and 0.5.0)."""
         dtype = element_type(self.model, inner) or ""
-        for use in self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS):
+        for use in self._flow(node):
             if use.sink is not Sink.OPERATOR or use.other is None:
                 continue
             literal = use.other.operand if isinstance(use.other, ast.UnaryOp) else use.other
@@ -209,6 +247,61 @@ class ArithValueWrapper(Rule):
             ),
         )
 
+    def _bitcast_types(self, inner: ast.expr) -> tuple[str, str] | None:
+        """`ArithValue(x).bitcast(T.f32)` (or `fx.Float32.ir_type`): the fx types of `x` and of
+        the result, `x`'s read off it or, unknown, taken as the other type of the width (a
+        bitcast changes the family: i32 -> f32); None when that is not clear (an i16 bitcast
+        to f16 or bf16)."""
+        parents = self.ctx.parents
+        if len(parents) < 2 or not (isinstance(parents[-1], ast.Attribute) and parents[-1].attr == "bitcast"):
+            return None
+        call = parents[-2]
+        if not (isinstance(call, ast.Call) and call.func is parents[-1] and len(call.args) == 1 and not call.keywords):
+            return None
+        symbol = self.model.resolve(call.args[0]) or ""
+        target = _BITCAST_TARGETS.get(symbol) or symbol.removesuffix(".ir_type")  # (`fx.Int32.ir_type`)
+        if target not in _WIDTHS:
+            return None
+        source = element_type(self.model, inner) or _BITCAST_SOURCES.get(target)
+        if source is None or source == target or _WIDTHS.get(source) != _WIDTHS[target]:
+            return None
+        return source, target
+
+    def _bitcast(self, node: ast.Call, inner: ast.expr, kind, source: str, target: str) -> None:
+        """`ArithValue(x).bitcast(T.f32)` -> `fx.Int32(x).bitcast(fx.Float32)` (`x.bitcast(...)`
+        when `x` is that fx type): fx numerics' `bitcast` takes an fx type (FlyDSL 0.3.1 and
+        0.5.0), and `fx.Int32(x)` of an i32 value builds nothing. The result is fx: its raw
+        consumers get `.ir_value()`."""
+        cast = self.ctx.parents[-2]
+        fx, imports = fx_alias(self.model)
+        typed = kind.name == source
+        receiver = self.text(inner) if typed else f"{fx}.{source[3:]}({self.text(inner)})"
+        if typed and precedence(inner) < ATOM:
+            receiver = f"({receiver})"
+        message = f"`ArithValue(...)` is deprecated: a bitcast is `{receiver}.bitcast({fx}.{target[3:]})`"
+        state = self._method_state(node, inner) if typed else None
+        boundaries = raw_boundaries(self, cast, transparent=_OTHER_WRAPPERS)
+        blocker = boundaries.blocker or (state.describe() if state is not None and state.closure else None)
+        if blocker is not None:
+            self.report(node, f"{message} (no fix: {blocker})")
+            return
+        text = f"{receiver}.bitcast({fx}.{target[3:]})" + (".ir_value()" if boundaries.wrap_self else "")
+        assumed = element_type(self.model, inner) is None
+        why = "; ".join(w for w in (
+            f"`{self.text(inner)}` is taken to be of type `{source}`" if assumed else "",
+            f"the result is `{target}`, whose operators replace ArithValue's" if not is_float_type(target) else "",
+            boundaries.note, state.describe() if state else "",
+        ) if w)
+        self.report(
+            node,
+            message + (f" (unsafe: {why})" if why else ""),
+            fix=Fix(
+                title=f"Replace with .bitcast({fx}.{target[3:]})" + (" (unsafe)" if why else ""),
+                applicability=Applicability.UNSAFE if why else Applicability.SAFE,
+                edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *imports),
+            ),
+        )
+
     def _method_state(self, node: ast.Call, inner: ast.expr):
         """What unwrapping `ArithValue(x).method(...)` into `x.method(...)` adds to the state
         FlyDSL's rewriter carries through the control flow around it."""
@@ -223,14 +316,14 @@ class ArithValueWrapper(Rule):
         """The wrapped value is raw, the unwrapped one fx: code we cannot follow may need raw."""
         if not kind.is_fx_scalar:
             return None
-        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
+        uses = self._flow(node)
         passed = next((u for u in uses if u.sink is Sink.PASSED_ON), None)
         return f"the value is passed on to {passed.describe()}, which may need the raw value" if passed else None
 
     def _reports_raw_consumer(self, node: ast.Call, inner: ast.expr, kind) -> bool:
         """An fx scalar wrapped for a raw consumer: `ArithValue(v)` is `v.ir_value()` where
         every use takes a raw value, and dropping it would hand the consumer an fx value."""
-        uses = self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS)
+        uses = self._flow(node)
         blocker = kind_change_blocker(uses, "fx")
         if blocker is None:
             return False
@@ -285,8 +378,8 @@ class ArithValueWrapper(Rule):
             return None
         if name.startswith("fx.Uint") or name == "fx.Index":
             return f"`{name}` operators differ from ArithValue's"
-        for use in self.value_uses(node, through_operators=True, transparent=_OTHER_WRAPPERS):
-            if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/"):
+        for use in self._flow(node):
+            if use.sink is Sink.OPERATOR and use.what.rstrip("=") in (">>", "/") and not self._kept(node, use):
                 return f"ArithValue's `>>` and `/` are unsigned, fx integers' signed ({use.describe()})"
         return None
 
@@ -577,6 +670,76 @@ class ArithValueWrapper(Rule):
             expected=None,
             count=2,
             message="no fix: `3000000000` on line 4 wraps to an i32 constant",
+        ),
+        # The comparison's result meets `is_greater` (an IR value of `peer`'s own kind) on the
+        # left of `|`, which picks the operator: the result is of the kind it was, and the
+        # select beyond is not followed (FlyDSL's topk_gating_softmax). fx `==` is ArithValue's
+        # (cmpf oeq, cmpi eq), on FlyDSL 0.3.1 and 0.5.0.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(val, idx, off):\n    peer = fx.gpu.shuffle_xor(val, off, 64)\n    is_greater = peer > val\n"
+            "    is_equal = ArithValue(peer) == ArithValue(val)\n    take = is_greater | (is_equal & (idx < 3))\n"
+            "    return take.select(peer, val)\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(val, idx, off):\n    peer = fx.gpu.shuffle_xor(val, off, 64)\n    is_greater = peer > val\n"
+            "    is_equal = peer == val\n    take = is_greater | (is_equal & (idx < 3))\n"
+            "    return take.select(peer, val)\n",
+            unsafe=True,
+            count=2,
+        ),
+        # An fx value on the left: the product is fx with or without the wrapper.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(n, k):\n    return fx.Int32(k) * ArithValue(n)\n",
+            expected="import flydsl.expr as fx\ndef f(n, k):\n    return fx.Int32(k) * n\n",
+            unsafe=True,
+        ),
+        # The select's result is of its condition's kind, stored where it is not followed: it
+        # gets `fx.as_ir_value(...)`, the raw value it was.
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\n"
+            "def f(ci, best, probs, neg):\n    for v in range(4):\n"
+            "        is_winner = ArithValue(ci) == ArithValue(best)\n"
+            "        probs[v] = is_winner.select(neg, probs[v])\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(ci, best, probs, neg):\n    for v in range(4):\n"
+            "        is_winner = ci == best\n"
+            "        probs[v] = fx.as_ir_value(is_winner.select(neg, probs[v]))\n",
+            unsafe=True,
+            count=2,
+            message="`fx.as_ir_value(...)` at the raw boundaries: line 5",
+        ),
+        # A bitcast goes to an fx type: fx numerics' `bitcast` (`fx.Float32(x)` would convert).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(v: fx.Int32):\n    fx.printf(ArithValue(v).bitcast(T.f32))\n",
+            expected="import flydsl.expr as fx\ndef f(v: fx.Int32):\n    fx.printf(v.bitcast(fx.Float32))\n",
+            message="a bitcast is `v.bitcast(fx.Float32)`",
+        ),
+        # ... of unknown type, taken to hold the integer of the float's width.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(val):\n    fx.printf(ArithValue(val).bitcast(T.f32))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(val):\n    fx.printf(fx.Int32(val).bitcast(fx.Float32))\n",
+            unsafe=True,
+            message="(unsafe: `val` is taken to be of type `fx.Int32`)",
+        ),
+        # ... also to an fx type's `ir_type` (aiter's flash_attn_func_gfx1201).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(value):\n    return fx.Int32(ArithValue(value).bitcast(fx.Int32.ir_type))\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(value):\n    return fx.Int32(fx.Float32(value).bitcast(fx.Int32))\n",
+            unsafe=True,
+            message="a bitcast is `fx.Float32(value).bitcast(fx.Int32)` (unsafe: `value` is taken to be of type",
+        ),
+        # ... not where the source type is a guess between two (f16 or bf16 to i16).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(val):\n    fx.printf(ArithValue(val).bitcast(T.i16))\n",
+            expected=None,
+            message="no fix: if `val` is an fx value, `bitcast` on line 5",
         ),
         Invalid(
             "import flydsl.expr as fx\ndef f(a: fx.Float32):\n    return fx.arith.ArithValue(a)\n",
