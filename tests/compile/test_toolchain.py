@@ -107,3 +107,19 @@ def test_a_module_flydsl_cannot_import_names_its_install_command(no_numpy, monke
     assert "needs numpy\ninstall with:\n  pip install numpy" in message
     assert message.endswith(f"or everything at once: {install_everything()}")
     assert "/flydsl/" in result.error.detail  # the traceback: the import flydsl itself made
+
+
+def test_an_interpreter_path_with_shell_metacharacters_is_taken_literally(tmp_path):
+    """The ld.lld wrapper is the one place a path meets a shell: quoted, `$(...)`, `;` and
+    spaces stay part of the name, nothing else runs."""
+    folder = tmp_path / "a b;touch pwned$(touch pwned2)"
+    folder.mkdir()
+    fake = folder / "python"
+    seen = tmp_path / "seen"
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{seen}'\n")
+    fake.chmod(0o755)
+    root = private_rocm(str(fake), tmp_path / "rocm")
+    done = subprocess.run([str(root / "llvm" / "bin" / "ld.lld"), "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert seen.read_text().split() == ["-m", "ziglang", "ld.lld", "--version"]
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
