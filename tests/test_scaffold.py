@@ -234,19 +234,20 @@ KERNEL_HEAD = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom pk
 
 def test_a_tensor_gets_the_rank_the_kernel_slices_it_with():
     """`fx.slice(buf, (t, h, None))` on the buffer tensor of Q: Q is 3-D (a 2-D Q fails while
-    tracing, `profile mismatch`); `Cache` sliced with 4 coordinates is 4-D; `Cos` keeps 2-D,
-    `Pos` (never sliced) its shape by name."""
+    tracing, `profile mismatch`); `Cache` sliced with 4 coordinates is 4-D, `Out` subscripted
+    with 3 is 3-D; `Cos` keeps 2-D, `Pos` (never sliced) its shape by name."""
     source = f"""{HEAD}def build(N: int = 64):
     @flyc.kernel
-    def kernel(Q: fx.Tensor, Cos: fx.Tensor, Cache: fx.Tensor, Pos: fx.Tensor):
+    def kernel(Q: fx.Tensor, Cos: fx.Tensor, Cache: fx.Tensor, Pos: fx.Tensor, Out: fx.Tensor):
         q_buf = fx.rocdl.make_buffer_tensor(Q)
         row = fx.slice(q_buf, (fx.block_idx.y, fx.block_idx.x, None))
         c = fx.slice(Cos, (0, None))
         fx.slice(Cache, (0, 1, 2, None))
+        Out[0, 1, None].store(row.load())
 
     @flyc.jit
-    def launch(q: fx.Tensor, cos: fx.Tensor, cache: fx.Tensor, positions: fx.Tensor, m: fx.Int32):
-        kernel(q, cos, cache, positions).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    def launch(q: fx.Tensor, cos: fx.Tensor, cache: fx.Tensor, positions: fx.Tensor, out: fx.Tensor, m: fx.Int32):
+        kernel(q, cos, cache, positions, out).launch(grid=(1, 1, 1), block=(64, 1, 1))
 
     return launch
 """
@@ -255,6 +256,7 @@ def test_a_tensor_gets_the_rank_the_kernel_slices_it_with():
     assert "cos = torch.empty(256, 64, dtype=torch.float32, device=device)" in text
     assert "cache = torch.empty(256, 1, 1, 64, dtype=torch.float16, device=device)" in text
     assert "positions = torch.empty(64, dtype=torch.int32, device=device)" in text
+    assert "out = torch.empty(256, 1, 64, dtype=torch.float16, device=device)" in text
 
 
 SHIM = '''import flydsl.expr as fx

@@ -1,8 +1,9 @@
 """What the kernel a launcher launches does with the launcher's parameters, read from the
 syntax trees (nothing is imported), so that the example passes what the kernel can take:
 
-- **rank**: a tensor the kernel slices with ``fx.slice(T, (i, j, None))`` (itself, or the
-  buffer tensor ``fx.rocdl.make_buffer_tensor(T)``) has as many dimensions as coordinates;
+- **rank**: a tensor the kernel slices with ``fx.slice(T, (i, j, None))`` or ``T[i, j, None]``
+  (itself, or the buffer tensor ``fx.rocdl.make_buffer_tensor(T)``) has as many dimensions
+  as coordinates;
   a 2-D tensor there fails while tracing (``profile mismatch``).
 - **memref**: a parameter declared ``fx.Pointer`` that reaches
   ``fly.extract_aligned_pointer_as_index`` (directly, or through the functions and classes it
@@ -130,8 +131,8 @@ def _hands_on(call: ast.Call, param: str, defs: _Definitions, cls: ast.ClassDef 
 
 
 def _ranks(kernel: ast.FunctionDef) -> dict[str, int]:
-    """Kernel parameter -> the number of coordinates ``fx.slice`` takes it (or its buffer
-    tensor) with; the first slice decides."""
+    """Kernel parameter -> the number of coordinates ``fx.slice`` or a subscript takes it (or
+    its buffer tensor) with; the first one decides."""
     params = set(_positional(kernel))
     alias = {p: p for p in params}
     for node in ast.walk(kernel):
@@ -143,12 +144,14 @@ def _ranks(kernel: ast.FunctionDef) -> dict[str, int]:
             alias.setdefault(node.targets[0].id, node.value.args[0].id)
     found: dict[str, int] = {}
     for node in ast.walk(kernel):
-        if (
-            isinstance(node, ast.Call) and _name(node.func) == "slice" and len(node.args) == 2
-            and isinstance(node.args[0], ast.Name) and node.args[0].id in alias
-            and isinstance(node.args[1], ast.Tuple)
-        ):
-            found.setdefault(alias[node.args[0].id], len(node.args[1].elts))
+        if isinstance(node, ast.Call) and _name(node.func) == "slice" and len(node.args) == 2:
+            tensor, coords = node.args
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # T[i, j, None]
+            tensor, coords = node.value, node.slice
+        else:
+            continue
+        if isinstance(tensor, ast.Name) and tensor.id in alias and isinstance(coords, ast.Tuple):
+            found.setdefault(alias[tensor.id], len(coords.elts))
     return found
 
 
