@@ -257,7 +257,7 @@ _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
         # a convolution's filter extents, strides and paddings (``kt, kh, kw``, ``st``, ``pt``):
         # never the dims' sizes, whose product with the others an assert bounds, which left
         # ``kw = 0``, an empty reduction
-        (r"^k[dthw]$|^kernel_size(_[dthw])?$", (3, 1)),
+        (r"^k[thw]$|^kernel_size(_[dthw])?$", (3, 1)),  # not `kd`: a key dim (aiter)
         (r"^s[dthw]$|^strides?(_[dthw])?$", (1, 2)),
         (r"^p[dthw]$|^pad(ding)?(_[dthw])?$", (1, 0)),
         (r"rank$|^pe$|offset$|^seed|_id$", (0, 1)),
