@@ -22,7 +22,9 @@ import it itself)::
 The builder's arguments come from a call of it in the repository's tests whose arguments
 resolve to literals (``scaffold_tests``), else from ``scaffold_values.choose``; the launcher's arguments from
 its signature: ``fx.Tensor`` -> a torch tensor on ``device`` (dtype from the dtype chosen for
-the builder and the parameter's name), ``fx.Pointer`` -> a pointer to one, ``Int32``/``int``
+the builder and the parameter's name; rank 2, or the one the kernel slices it with),
+``fx.Pointer`` -> a pointer to one (the tensor itself when the kernel needs its memref:
+``scaffold_uses``), ``Int32``/``int``
 -> an int, ``Float32`` -> a float, ``Stream`` -> ``fx.Stream(None)``, ``Constexpr`` -> a value
 chosen as for a builder parameter; parameters with defaults are left out.
 """
