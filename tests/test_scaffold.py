@@ -309,6 +309,8 @@ def test_a_pointer_the_kernel_hands_to_extract_aligned_pointer_gets_a_tensor(tmp
         "return launch, (x, flyc.from_c_void_p(fx.Float16, y.data_ptr()), flyc.from_c_void_p(fx.Float16, z.data_ptr()))"
         in text
     )
+    relative = POINTER_KERNEL.replace("from pkg.shim import", "from .shim import")
+    assert "(x, flyc" in example_for(relative, "build", path).text
     # without the file's path the other module cannot be read: every pointer stays one
     assert "(flyc.from_c_void_p(fx.Float16, x.data_ptr())," in scaffold(POINTER_KERNEL, "build").text
 

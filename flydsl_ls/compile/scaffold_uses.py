@@ -54,7 +54,7 @@ def _bound(call: ast.Call, callee: ast.FunctionDef, skip: int = 0) -> dict[str, 
 class _Definitions:
     """Functions and classes a name can stand for: the module's and the builder's, then those a
     ``from MODULE import NAME`` brings in from a file of the same repository (found from
-    ``path`` upwards)."""
+    ``path`` upwards, or relative to it: ``from .shim import NAME``)."""
 
     def __init__(self, tree: ast.Module, local: list[ast.AST], path: Path | None):
         self.path = path
@@ -63,36 +63,43 @@ class _Definitions:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 self.names.setdefault(node.name, node)
         self.imports = {
-            alias.asname or alias.name: (node.module, alias.name)
-            for node in tree.body if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-            for alias in node.names
+            alias.asname or alias.name: (node.level, node.module or "", alias.name)
+            for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names
         }
-        self.modules: dict[str, ast.Module | None] = {}
+        self.modules: dict[tuple[int, str], ast.Module | None] = {}
 
     def lookup(self, name: str) -> ast.AST | None:
         if name in self.names:
             return self.names[name]
         if name not in self.imports or self.path is None:
             return None
-        module, original = self.imports[name]
-        tree = self._module(module)
+        level, module, original = self.imports[name]
+        tree = self._module(level, module)
         if tree is None:
             return None
         return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == original), None)
 
-    def _module(self, module: str) -> ast.Module | None:
-        if module not in self.modules:
-            self.modules[module] = None
-            relative = Path(*module.split(".")).with_suffix(".py")
-            for parent in self.path.resolve().parents:
-                candidate = parent / relative
+    def _module(self, level: int, module: str) -> ast.Module | None:
+        """``from kernels.common.x import`` (the first folder above the file that has it) or
+        ``from .x import`` (relative to the file's package)."""
+        key = (level, module)
+        if key not in self.modules:
+            self.modules[key] = None
+            relative = Path(*module.split(".")) if module else Path()
+            parents = self.path.resolve().parents
+            if level:
+                bases = [parents[level - 1]] if level - 1 < len(parents) else []
+            else:
+                bases = list(parents)
+            for base in bases:
+                candidate = (base / relative).with_suffix(".py") if module else base / "__init__.py"
                 if candidate.is_file():
                     try:
-                        self.modules[module] = ast.parse(candidate.read_text(encoding="utf-8"))
+                        self.modules[key] = ast.parse(candidate.read_text(encoding="utf-8"))
                     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
                         pass
                     break
-        return self.modules[module]
+        return self.modules[key]
 
 
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
