@@ -311,6 +311,15 @@ def test_a_pointer_the_kernel_hands_to_extract_aligned_pointer_gets_a_tensor(tmp
     )
     relative = POINTER_KERNEL.replace("from pkg.shim import", "from .shim import")
     assert "(x, flyc" in example_for(relative, "build", path).text
+    # a helper that looks at the value's type first takes a pointer too
+    dispatching = SHIM.replace(
+        "        return fly.extract_aligned_pointer_as_index(None, fx.extract(ptr)[0])\n",
+        "        if str(fx.extract(ptr)[0].type).startswith('!fly.ptr'):\n            return fx.ptrtoint(ptr)\n"
+        "        else:\n            return fly.extract_aligned_pointer_as_index(None, fx.extract(ptr)[0])\n",
+    )
+    assert dispatching != SHIM
+    (tmp_path / "pkg" / "shim.py").write_text(dispatching, encoding="utf-8")
+    assert "(flyc.from_c_void_p(fx.Float16, x.data_ptr())," in example_for(POINTER_KERNEL, "build", path).text
     # without the file's path the other module cannot be read: every pointer stays one
     assert "(flyc.from_c_void_p(fx.Float16, x.data_ptr())," in scaffold(POINTER_KERNEL, "build").text
 

@@ -107,7 +107,20 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
 
 
 def _calls(node: ast.AST) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    """The calls in ``node``, but not under an ``if`` on a value's type (aiter's shim: ``if
+    str(raw.type).startswith("!fly.ptr"): ptrtoint(...) else: extract_aligned_...``), which
+    takes a pointer too."""
+    found, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.If) and any(
+            isinstance(n, ast.Attribute) and n.attr == "type" for n in ast.walk(current.test)
+        ):
+            continue
+        if isinstance(current, ast.Call):
+            found.append(current)
+        todo.extend(ast.iter_child_nodes(current))
+    return found
 
 
 def _hands_on(call: ast.Call, param: str, defs: _Definitions, cls: ast.ClassDef | None, depth: int) -> bool:
