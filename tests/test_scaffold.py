@@ -227,3 +227,110 @@ def test_why_a_file_gets_no_example():
     assert no_target(host) == NoTarget(
         3, "no launcher found: `.launch(...)` is called in `Plan` (line 3) from plain Python, not from a @flyc.jit function"
     )
+
+
+KERNEL_HEAD = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom pkg.shim import Wrapped\n\n\n"
+
+
+def test_a_tensor_gets_the_rank_the_kernel_slices_it_with():
+    """`fx.slice(buf, (t, h, None))` on the buffer tensor of Q: Q is 3-D (a 2-D Q fails while
+    tracing, `profile mismatch`); `Cache` sliced with 4 coordinates is 4-D, `Out` subscripted
+    with 3 is 3-D; `Cos` keeps 2-D, `Pos` (never sliced) its shape by name."""
+    source = f"""{HEAD}def build(N: int = 64):
+    @flyc.kernel
+    def kernel(Q: fx.Tensor, Cos: fx.Tensor, Cache: fx.Tensor, Pos: fx.Tensor, Out: fx.Tensor):
+        q_buf = fx.rocdl.make_buffer_tensor(Q)
+        row = fx.slice(q_buf, (fx.block_idx.y, fx.block_idx.x, None))
+        c = fx.slice(Cos, (0, None))
+        fx.slice(Cache, (0, 1, 2, None))
+        Out[0, 1, None].store(row.load())
+
+    @flyc.jit
+    def launch(q: fx.Tensor, cos: fx.Tensor, cache: fx.Tensor, positions: fx.Tensor, out: fx.Tensor, m: fx.Int32):
+        kernel(q, cos, cache, positions, out).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return launch
+"""
+    text = scaffold(source, "build").text
+    assert "q = torch.empty(256, 1, 64, dtype=torch.float16, device=device)" in text
+    assert "cos = torch.empty(256, 64, dtype=torch.float32, device=device)" in text
+    assert "cache = torch.empty(256, 1, 1, 64, dtype=torch.float16, device=device)" in text
+    assert "positions = torch.empty(64, dtype=torch.int32, device=device)" in text
+    assert "out = torch.empty(256, 1, 64, dtype=torch.float16, device=device)" in text
+
+
+SHIM = '''import flydsl.expr as fx
+from flydsl._mlir.dialects import fly
+
+
+class Wrapped:
+    def __init__(self, memref, offset=None):
+        if offset is None:
+            self.rsrc = memref
+        else:
+            self.base = self.base_of(memref, offset)
+
+    def base_of(self, ptr, offset):
+        return fly.extract_aligned_pointer_as_index(None, fx.extract(ptr)[0])
+'''
+
+POINTER_KERNEL = f"""{KERNEL_HEAD}def build(N: int = 64):
+    @flyc.kernel
+    def kernel(a: fx.Pointer, b: fx.Pointer, c: fx.Pointer):
+        def resource(ptr):
+            return fx.ptrtoint(ptr)
+
+        Wrapped(a, offset=0)
+        resource(b)
+        fx.ptr_load(c)
+
+    @flyc.jit
+    def launch(x: fx.Pointer, y: fx.Pointer, z: fx.Pointer):
+        kernel(x, y, z).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return launch
+"""
+
+
+def test_a_pointer_the_kernel_hands_to_extract_aligned_pointer_gets_a_tensor(tmp_path):
+    """`x: fx.Pointer` reaches `fly.extract_aligned_pointer_as_index` through a class of another
+    module of the repository (its `__init__`, then a method), which takes a memref: a
+    `fly.ptr` there does not compile, so the example passes the tensor. `y` goes to
+    `fx.ptrtoint` (through the kernel's own helper) and `z` to `fx.ptr_load`: they stay
+    pointers."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()  # the repository's tests: none call it
+    (tmp_path / "pkg" / "shim.py").write_text(SHIM, encoding="utf-8")
+    path = tmp_path / "pkg" / "kernel.py"
+    path.write_text(POINTER_KERNEL, encoding="utf-8")
+    text = example_for(POINTER_KERNEL, "build", path).text
+    assert "    # x: fx.Pointer, but the kernel hands it to Wrapped, which takes a memref: a tensor\n" in text
+    assert (
+        "return launch, (x, flyc.from_c_void_p(fx.Float16, y.data_ptr()), flyc.from_c_void_p(fx.Float16, z.data_ptr()))"
+        in text
+    )
+    relative = POINTER_KERNEL.replace("from pkg.shim import", "from .shim import")
+    assert "(x, flyc" in example_for(relative, "build", path).text
+    # a helper that looks at the value's type first takes a pointer too
+    dispatching = SHIM.replace(
+        "        return fly.extract_aligned_pointer_as_index(None, fx.extract(ptr)[0])\n",
+        "        if str(fx.extract(ptr)[0].type).startswith('!fly.ptr'):\n            return fx.ptrtoint(ptr)\n"
+        "        else:\n            return fly.extract_aligned_pointer_as_index(None, fx.extract(ptr)[0])\n",
+    )
+    assert dispatching != SHIM
+    (tmp_path / "pkg" / "shim.py").write_text(dispatching, encoding="utf-8")
+    assert "(flyc.from_c_void_p(fx.Float16, x.data_ptr())," in example_for(POINTER_KERNEL, "build", path).text
+    # without the file's path the other module cannot be read: every pointer stays one
+    assert "(flyc.from_c_void_p(fx.Float16, x.data_ptr())," in scaffold(POINTER_KERNEL, "build").text
+
+
+def test_a_convolutions_filter_stride_and_padding_are_small():
+    """An assert bounding the weight's bytes once let `kw = 0` through (an empty reduction: the
+    example compiled a kernel without its main loop); filter extents get 3, strides and
+    paddings 1."""
+    source = builder(
+        "n, c, d, h, w, k, kt, kh, kw, st, sh, sw, pt, ph, pw, has_bias=False",
+        "    assert k * c * kt * kh * kw * 2 < 0xFFFFFF00\n    assert c % 8 == 0\n",
+        "A: fx.Tensor",
+    )
+    assert "launch = build(1024, 1024, 128, 8, 1024, 1024, 3, 3, 3, 1, 1, 1, 1, 1, 1)" in scaffold(source, "build").text

@@ -22,7 +22,9 @@ import it itself)::
 The builder's arguments come from a call of it in the repository's tests whose arguments
 resolve to literals (``scaffold_tests``), else from ``scaffold_values.choose``; the launcher's arguments from
 its signature: ``fx.Tensor`` -> a torch tensor on ``device`` (dtype from the dtype chosen for
-the builder and the parameter's name), ``fx.Pointer`` -> a pointer to one, ``Int32``/``int``
+the builder and the parameter's name; rank 2, or the one the kernel slices it with),
+``fx.Pointer`` -> a pointer to one (the tensor itself when the kernel needs its memref:
+``scaffold_uses``), ``Int32``/``int``
 -> an int, ``Float32`` -> a float, ``Stream`` -> ``fx.Stream(None)``, ``Constexpr`` -> a value
 chosen as for a builder parameter; parameters with defaults are left out.
 """
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flydsl_ls.compile import scaffold_tests
+from flydsl_ls.compile import scaffold_uses
 from flydsl_ls.compile import scaffold_values as values
 from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.scaffold_values import UNKNOWN
@@ -451,7 +454,17 @@ def _size(chosen: dict, *names: str, fallback: int) -> int:
     return fallback
 
 
-def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body: _Body) -> list[str]:
+def _shape(name: str, rows: int, cols: int, rank: int | None) -> str:
+    """``rows, cols`` (1-D ``cols`` for vector-like names), or the rank the kernel slices it
+    with: ``rows, 1, ..., cols``."""
+    if rank is None:
+        return f"{cols}" if _is_vector(name) else f"{rows}, {cols}"
+    return ", ".join(str(d) for d in [rows, *[1] * (rank - 2), cols][-rank:])
+
+
+def _launcher_arguments(
+    launcher: ast.FunctionDef, chosen: dict, env: dict, body: _Body, uses: dict[str, scaffold_uses.Use] | None = None
+) -> list[str]:
     args = launcher.args
     positional = [*args.posonlyargs, *args.args]
     required = positional[: len(positional) - len(args.defaults)]
@@ -470,11 +483,16 @@ def _launcher_arguments(launcher: ast.FunctionDef, chosen: dict, env: dict, body
         kind = _annotation_name(arg.annotation)
         name = arg.arg
         if kind in ("Tensor", "Pointer") or (not kind and _looks_like_buffer(name)):
+            use = (uses or {}).get(name, scaffold_uses.Use())
             dtype = dtypes.of(name)
             var = body.fresh(name)
-            shape = f"{rows}, {cols}" if not _is_vector(name) else f"{cols}"
+            shape = _shape(name, rows, cols, use.rank)
+            if kind == "Pointer" and use.memref:
+                body.lines.append(
+                    f"# {name}: fx.Pointer, but the kernel hands it to {use.memref}, which takes a memref: a tensor"
+                )
             body.lines.append(f"{var} = torch.empty({shape}, dtype=torch.{dtype}, device=device)")
-            if kind == "Pointer":
+            if kind == "Pointer" and not use.memref:
                 body.needs_fx = body.needs_flyc = True
                 rendered.append(f"flyc.from_c_void_p(fx.{_FX_ELEMENT.get(dtype, 'Uint8')}, {var}.data_ptr())")
             else:
@@ -648,15 +666,18 @@ def example_for(source: str, name: str, path: str | Path | None = None) -> Inser
         # the arch the tests require (they skip on others), even when their arguments are not taken
         test_arch = next((c.arch for c in ([test_call] if test_call else []) + calls if c.arch), None)
     arch = _arch(node, path, tree) or test_arch
-    return scaffold(source, name, test_call.arguments if test_call else None, arch=arch)
+    return scaffold(source, name, test_call.arguments if test_call else None, arch=arch, path=path)
 
 
-def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: str | None = None) -> Insertion:
+def scaffold(
+    source: str, name: str, test_arguments: dict | None = None, arch: str | None = None, path: Path | None = None
+) -> Insertion:
     """The ``# flydsl: example`` to insert after the builder or launcher ``name``.
 
     ``test_arguments``: parameter -> value from a test's call of the builder (test_calls),
     taken as they are. Raises ``LookupError`` when ``name`` is not a builder or launcher, or
-    one of its launcher's parameters has a type no value can be made for.
+    one of its launcher's parameters has a type no value can be made for. ``path``: the
+    file's, to read the modules of its repository it imports (``scaffold_uses``).
     """
     tree = ast.parse(source)
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
@@ -689,7 +710,8 @@ def scaffold(source: str, name: str, test_arguments: dict | None = None, arch: s
         jit_name = "launch"
     else:
         jit_name = name
-    arguments = _launcher_arguments(launcher.node, chosen, {**constants, **chosen}, body)
+    uses = scaffold_uses.uses(launcher.node, tree, None if launcher.node is node else node, path)
+    arguments = _launcher_arguments(launcher.node, chosen, {**constants, **chosen}, body, uses)
     fx_alias, flyc_alias = _module_aliases(tree)
     # torch is imported in the example unless the module imports it unconditionally: a
     # kernel module stays importable without torch (FlyDSL's norm kernels import it in

@@ -254,6 +254,12 @@ _INT_CANDIDATES: tuple[tuple[re.Pattern, tuple[int, ...]], ...] = tuple(
     (re.compile(pattern), values)
     for pattern, values in (
         (r"lds", (65536, 163840)),
+        # a convolution's filter extents, strides and paddings (``kt, kh, kw``, ``st``, ``pt``):
+        # never the dims' sizes, whose product with the others an assert bounds, which left
+        # ``kw = 0``, an empty reduction
+        (r"^k[thw]$|^kernel_size(_[dthw])?$", (3, 1)),  # not `kd`: a key dim (aiter)
+        (r"^s[dthw]$|^strides?(_[dthw])?$", (1, 2)),
+        (r"^p[dthw]$|^pad(ding)?(_[dthw])?$", (1, 0)),
         (r"rank$|^pe$|offset$|^seed|_id$", (0, 1)),
         (r"world_size|npes|ngpus|num_ranks|^ws$", (2, 4, 8)),
         (r"topk|top_k|experts_per_token", (2, 4, 1, 8)),

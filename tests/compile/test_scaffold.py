@@ -113,3 +113,29 @@ def test_the_example_of_each_launcher_shape_compiles(service, tmp_path, shape):
 
     assert result.ok, result.error
     assert [k.name for k in result.kernels] == ["copy_kernel_0"]
+
+
+@pytest.mark.parametrize(
+    "builder, kernel",
+    [("build_rows_module", "rows_kernel_0"), ("build_address_module", "address_kernel_0")],
+    ids=["a 3-D tensor", "a pointer taken as a memref"],
+)
+def test_examples_give_the_kernel_what_it_slices_and_takes(service, tmp_path, builder, kernel):
+    """fixtures/rows_kernels.py: a kernel slicing a tensor with three coordinates (a 2-D one
+    fails: `profile mismatch`) and one handing an `fx.Pointer` to fixtures/addr_shim.py, which
+    takes its memref (`fly.extract_aligned_pointer_as_index`: a `fly.ptr` there fails)."""
+    package = tmp_path / "rows_pkg"  # not `kernels`: the warm worker has imported another one
+    package.mkdir()
+    (tmp_path / "tests").mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copy(FIXTURE.parent / "addr_shim.py", package / "addr_shim.py")
+    path = package / "rows_kernels.py"
+    shutil.copy(FIXTURE.parent / "rows_kernels.py", path)
+    source = path.read_text(encoding="utf-8")
+    insertion = example_for(source, builder, path)
+    path.write_text(apply(source, insertion), encoding="utf-8")
+
+    result = service.compile(path, insertion.example, "gfx942")
+
+    assert result.ok, result.error
+    assert [k.name for k in result.kernels] == [kernel]
