@@ -40,6 +40,7 @@ from flydsl_ls.analysis.model.project import (
     WorkspaceFacts,
     scan,
 )
+from flydsl_ls.analysis.model.sources import file_time_bound
 from flydsl_ls.config import Settings
 from flydsl_ls.pins import resolve_version
 
@@ -242,16 +243,6 @@ class _Shared:
 
 class _TooSlow(Exception):
     pass
-
-
-def file_time_bound() -> float:
-    """Seconds one file may take (check, or fix and check): ``$FLYDSL_LS_FILE_TIMEOUT``,
-    else 300. A file past it is skipped with the reason, not waited for."""
-    given = os.environ.get("FLYDSL_LS_FILE_TIMEOUT", "")
-    try:
-        return float(given) if given else 300.0
-    except ValueError:
-        return 300.0
 
 
 @contextmanager

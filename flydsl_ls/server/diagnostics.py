@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -19,7 +20,7 @@ from lsprotocol import types
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
-from flydsl_ls.analysis.model.sources import MAX_SOURCE_SIZE, too_large
+from flydsl_ls.analysis.model.sources import MAX_SOURCE_SIZE, file_time_bound, too_large
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json, struck
@@ -110,6 +111,7 @@ def lint(
     None when ``current()`` says the document moved on meanwhile (a newer lint is queued)."""
     if not current():
         return None
+    started = time.monotonic()
     if len(snap.text) > MAX_SOURCE_CHARS:  # warned about on the loop
         result = FileAnalysis([], None)
     else:
@@ -123,6 +125,7 @@ def lint(
     for problem in result.internal_errors:
         log.warning("%s: internal error: %s", snap.uri, problem)
     analysis = Analysis(snap.version, snap.generation, snap.text, result)
+    analysis.seconds = time.monotonic() - started
     if snap.index is not None:
         analysis.__dict__["index"] = snap.index  # rather than splitting the text again
     # While a statement is half typed the diagnostics are the recovered analysis's, without
@@ -140,6 +143,8 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     current = doc.current(generation)
     if current is not None:
         return current
+    if doc.too_slow and doc.analysis is not None:
+        return doc.analysis  # its last findings, kept: no more waiting on it while it is edited
     loop = asyncio.get_running_loop()
     snap = session.snapshot(doc)
     if len(snap.text) > MAX_SOURCE_CHARS:
@@ -152,6 +157,13 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     analysis = await loop.run_in_executor(LINTER, lint, snap, doc.incremental, doc.json_cache, still_current)
     if analysis is None:
         return None
+    bound = file_time_bound()
+    if analysis.seconds > bound:
+        doc.too_slow = True
+        session.warn_once(
+            f"{doc.uri}: took {analysis.seconds:.0f} s to analyse (the bound is {bound:g} s, "
+            "FLYDSL_LS_FILE_TIMEOUT): not checked again until it is saved"
+        )
     if session.get(doc.uri) is not doc:
         return None  # closed meanwhile
     _store(server, doc, analysis)

@@ -63,6 +63,7 @@ def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None
         return
     if doc.path is not None:
         server.session.project.forget(doc.path)  # its siblings read it from disk
+    doc.too_slow = False  # saved: worth one more try
     if params.text is not None and params.text != doc.text:
         doc.update(params.text, doc.version)
         doc.analysis = None

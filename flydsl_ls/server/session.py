@@ -119,6 +119,7 @@ class Analysis:
     # Per diagnostic of ``result``, its LSP JSON in the client's encoding up to its ``data``
     # (diagnostics.py): joined, not re-serialized, for every publish or pull.
     fragments: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # how long the lint took (the file time bound)
     # Work done for code actions on this version, done once: whether the fix of diagnostic i
     # re-parses; the WorkspaceEdit of its quick fix (None: none); the fix-all edit.
     fix_parses: dict[int, bool] = field(default_factory=dict)
@@ -154,6 +155,8 @@ class Document:
     incremental: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)
     # The JSON of the last lints' diagnostics: an unchanged one is not converted again.
     json_cache: FragmentCache = field(default_factory=FragmentCache)
+    # A lint took longer than the file time bound: not linted again until saved or reopened.
+    too_slow: bool = False
 
     def forget(self) -> None:
         """Drop the heavy state; the next request that needs it re-lints."""

@@ -233,3 +233,35 @@ async def test_a_hover_needing_the_docs_cancels_the_warm_up(monkeypatch):
     assert server.warm_up_timer is not None
     await hover.hover(server, types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 8)))
     assert asked == ["fx.Int32"] and server.warm_up_timer is None and started == []
+
+
+async def test_a_document_past_the_time_bound_keeps_its_findings_and_waits_for_a_save(monkeypatch):
+    """A lint that took longer than FLYDSL_LS_FILE_TIMEOUT: a warning, its findings kept,
+    no more lints while the document is edited (nothing waits on it), one more on save."""
+    import asyncio
+
+    from flydsl_ls.server import diagnostics, documents
+    from flydsl_ls.server.app import create_server
+
+    monkeypatch.setenv("FLYDSL_LS_FILE_TIMEOUT", "0.000001")
+    linted = []
+    real_lint = diagnostics.lint
+    monkeypatch.setattr(diagnostics, "lint", lambda *args: linted.append(1) or real_lint(*args))
+    server = create_server()
+    warned = []
+    monkeypatch.setattr(server.session, "warn_once", warned.append)
+    uri = "file:///k.py"
+    text = "from flydsl.expr.arith import ArithValue\ndef f(t):\n    return ArithValue(t) + 1\n"
+    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    doc = server.session.get(uri)
+    first = await diagnostics.analyse(server, doc)
+    assert [d.code for d in first.result.diagnostics] == ["FLY101"] and doc.too_slow
+    assert len(warned) == 1 and "not checked again until it is saved" in warned[0]
+    change = types.TextDocumentContentChangeWholeDocument("\n" + text)
+    documents.did_change(server, types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=2, uri=uri), [change]))
+    count = len(linted)
+    assert await diagnostics.analyse(server, doc) is first and len(linted) == count
+    documents.did_save(server, types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    assert not doc.too_slow
+    await asyncio.sleep(0.3)  # the lint the save scheduled
+    assert len(linted) > count

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import tokenize
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +17,16 @@ class UnreadableFile(Exception):
 # generated or data file, whose tree alone would take gigabytes and minutes. The largest
 # real kernel file is 254 kB.
 MAX_SOURCE_SIZE = 8_000_000
+
+
+def file_time_bound() -> float:
+    """Seconds the analysis of one file may take: ``$FLYDSL_LS_FILE_TIMEOUT``, else 300.
+    ``check`` stops a file past it; the editor stops re-checking it while it is edited."""
+    given = os.environ.get("FLYDSL_LS_FILE_TIMEOUT", "")
+    try:
+        return float(given) if given else 300.0
+    except ValueError:
+        return 300.0
 
 
 def too_large(size: int) -> str | None:
