@@ -26,7 +26,7 @@ class RawThreadId(Rule):
     type and the same unsigned ops, and only a Python int operand becomes an i32 constant
     cast to index (folded: FlyDSL's and aiter's preshuffle_gemm keep their LLVM IR and ISA).
     Not where the id reaches a comparison (a raw index compares signed, `fx.Index`
-    unsigned) or `/` (a float division on an fx integer).
+    unsigned), `/` (a float division on an fx integer), or code that cannot be followed.
     `fx.thread_idx.x`, `fx.block_idx.x` and `gpu.thread_idx.x` are never flagged.
     """
 
@@ -36,7 +36,7 @@ class RawThreadId(Rule):
     replacement = '`fx.Int32(gpu.thread_id("x"))` or `fx.thread_idx.x`'
     fix_safety = (
         "unsafe (index arithmetic becomes i32; `fx.Index(...)` where it meets index values); "
-        "none where the id meets raw builders, `/`, or index values and a comparison"
+        "none where the id meets raw builders, `/`, or index values and a comparison or code not followed"
     )
     fix_title = "Wrap in fx.Int32(...)"
     example_before = 'lane = gpu.thread_id("x") % 64'
@@ -100,13 +100,16 @@ class RawThreadId(Rule):
         int operand becomes an i32 constant cast to index (folded away). Comparisons do not:
         a raw index compares signed, an `fx.Index` unsigned; nor does `/` (a float division)."""
         why = f"{mixed.describe()} may mix it with index values"
-        if mixed.sink is not Sink.OPERATOR:
-            self.report(call, f"{message} (no fix: typed i32, {why})")
-            return
         blocker = kind_change_blocker(uses, "fx", operators=("/", "comparison"))
         if blocker is not None:
             change = _CHANGES_UNDER_INDEX[blocker.what.rstrip("=")]
             self.report(call, f"{message} (no fix: typed i32, {why}; typed index, {blocker.describe()} {change})")
+            return
+        # Code we cannot follow (it might compare, or need a raw value), or a raw-operand
+        # `fx.arith` helper: no fix, as for the i32 id.
+        unseen = next((u for u in uses if u.sink is not Sink.OPERATOR and self._index_partner([u])), None)
+        if unseen is not None:
+            self.report(call, f"{message} (no fix: typed i32, {unseen.describe()} may mix it with index values)")
             return
         fx, imports = fx_alias(self.model)
         self.report(
@@ -151,7 +154,15 @@ class RawThreadId(Rule):
             unsafe=True,
             message="(unsafe: `+` on line 5 may mix it with index values, so `fx.Index(...)` keeps its index type",
         ),
-        # ... but a raw index compares signed and an fx.Index unsigned: no fix.
+        # ... not where the sum goes to code that cannot be followed (it might compare it,
+        # or need the raw value) ...
+        Invalid(
+            "from flydsl.expr import gpu\n"
+            "def k(by_n, emit):\n    wave = gpu.thread_id('x') // 64\n    emit(by_n + wave * 16)\n",
+            expected=None,
+            message="(no fix: typed i32, `emit` on line 4 may mix it with index values)",
+        ),
+        # ... and a raw index compares signed, an fx.Index unsigned: no fix.
         Invalid(
             "from flydsl.expr import gpu\n"
             "def k(by_n):\n    row = gpu.thread_id('x') // 4\n    return by_n + row < 64\n",
