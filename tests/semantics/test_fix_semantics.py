@@ -199,14 +199,20 @@ def test_fly105_typed_thread_id_turns_index_arithmetic_into_i32(compile_pair):
     assert _texts(before, "isa") == _texts(after, "isa")
 
 
-def test_fly401_raw_load_count_keeps_its_immediate_below_16(compile_pair):
-    """preshuffle_gemm's `rocdl.s_waitcnt(num_loads)` (a build-time count of 4 here) ->
-    `fx.rocdl.s_waitcnt(vmcnt=num_loads, lgkmcnt=0, expcnt=0)` (unsafe: the same immediate
-    for counts 0-15 only). At 4 every artifact is the same."""
+def test_fly401_raw_load_count_keeps_its_wait_at_4_and_at_16(compile_pair, service):
+    """preshuffle_gemm's `rocdl.s_waitcnt(num_loads)` (build-time counts of 4 and 16 here) ->
+    the fields decoded (unsafe: the immediate may differ in bits no counter uses). At 4 and
+    at 16 (which carries into expcnt: a wait for every load) every artifact is the same;
+    `vmcnt=num_loads` would have waited for fewer loads at 16."""
     outcome, before, after = _unsafe_pair(compile_pair, "preshuffle_shapes.py", "FLY401")
-    assert "fx.rocdl.s_waitcnt(vmcnt=num_loads, lgkmcnt=0, expcnt=0)" in outcome.text
-    for emit in ("mlir-first", "mlir-final", "llvm", "isa"):
+    assert "fx.rocdl.s_waitcnt(vmcnt=num_loads % 16, lgkmcnt=num_loads // 256 % 16, expcnt=num_loads // 16 % 8)" in outcome.text
+    path = FIXTURES / "preshuffle_shapes.py"
+    sixteen = (service.compile(path, "example_16_loads", "gfx942"), service.compile(path, "example_16_loads", "gfx942", source=outcome.text))
+    for result in sixteen:
+        _ok(result, "16-load")
+    for emit in ("mlir-final", "llvm", "isa"):
         assert _texts(before, emit) == _texts(after, emit), emit
+        assert _texts(sixteen[0], emit) == _texts(sixteen[1], emit), f"16 loads: {emit}"
 
 
 def test_fly105_ids_meeting_index_values_stay_index_typed(compile_pair):

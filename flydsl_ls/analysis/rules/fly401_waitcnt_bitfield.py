@@ -51,12 +51,13 @@ class WaitcntBitfield(Rule):
     performance after migrating their waits.
 
     A count handed over whole as the bitfield, `rocdl.s_waitcnt(num_b_loads)` with
-    `num_b_loads` a build-time sum, product or quotient, is vmcnt's low field on CDNA, with
-    `lgkmcnt=0, expcnt=0`: `fx.rocdl.s_waitcnt(vmcnt=num_b_loads, lgkmcnt=0, expcnt=0)` is the
-    same immediate for counts 0-15 only (unsafe). At 16 the bitfield carries into expcnt and
-    means `vmcnt=0, expcnt=1` (it waits for every load), where the keyword form waits for
-    `vmcnt=16`; past 63 the keyword form raises while tracing. FlyDSL's own tests build 16
-    (bf16/fp16 with `tile_n * tile_k` = 32768 and async copy).
+    `num_b_loads` a build-time sum, product or quotient, is vmcnt's low field on CDNA only up
+    to 15: at 16 the bitfield carries into expcnt and means `vmcnt=0, expcnt=1` (it waits for
+    every load), and FlyDSL's own tests build 16 (bf16/fp16 with `tile_n * tile_k` = 32768 and
+    async copy). `vmcnt=num_b_loads` would wait for fewer loads there, so the fix decodes the
+    fields, `fx.rocdl.s_waitcnt(vmcnt=n % 16, lgkmcnt=n // 256 % 16, expcnt=n // 16 % 8)`: the
+    same wait for every count (unsafe: the immediate differs in bits no counter uses), and the
+    message says that `vmcnt=n` is what a count of loads in flight means.
     """
 
     code = "FLY401"
@@ -227,11 +228,17 @@ class WaitcntBitfield(Rule):
         top = found.layout.maximum(counted.counter)
         caveats = [f"`{spelled}` is taken to be a count of 0-{top}, which FlyDSL's keyword form checks"]
         if counted.upto is not None:
+            # A raw count as the whole bitfield (CDNA: vmcnt[3:0], expcnt[6:4], lgkmcnt[11:8]):
+            # 16 and more carry into expcnt and wait for every load. `vmcnt=N` would wait for
+            # fewer (a race where the carry drained the queue): the fix decodes the fields.
             past = counted.upto + 1
+            n = spelled if isinstance(counted.unknown, (ast.Name, ast.Attribute)) else f"({spelled})"
+            replacement = f"{fx}.rocdl.s_waitcnt(vmcnt={n} % 16, lgkmcnt={n} // 256 % 16, expcnt={n} // 16 % 8)"
             caveats = [
-                f"the same immediate only while `{spelled}` is 0-{counted.upto}: as a bitfield, {past} "
-                f"means `{counted.spill}`, where the keyword form waits for `{counted.counter}={past}`; "
-                f"past {top} the keyword form raises"
+                f"the same wait for every count: as a bitfield, {past} and more carry into expcnt "
+                f"({past} means `{counted.spill}`), so if `{spelled}` is meant as the number of loads "
+                f"in flight, `vmcnt={spelled}` is what the kernel wants, a weaker wait past {counted.upto}; "
+                "the immediate differs from the legacy one only in bits no counter uses"
             ]
         if not counted.exact:
             caveats.append("the legacy immediate sets bits outside the counter fields, FlyDSL's does not")
@@ -429,10 +436,12 @@ class WaitcntBitfield(Rule):
             "    def kernel():\n        rocdl.s_waitcnt(loads)\n\n    return kernel\n",
             expected="import flydsl.expr as fx\n\n"
             "def build(tile_n, threads):\n    loads = tile_n // threads\n\n"
-            "    def kernel():\n        fx.rocdl.s_waitcnt(vmcnt=loads, lgkmcnt=0, expcnt=0)\n\n    return kernel\n",
+            "    def kernel():\n        fx.rocdl.s_waitcnt(vmcnt=loads % 16, lgkmcnt=loads // 256 % 16, expcnt=loads // 16 % 8)\n\n"
+            "    return kernel\n",
             unsafe=True,
-            message="the same immediate only while `loads` is 0-15: as a bitfield, 16 means "
-            "`vmcnt=0, lgkmcnt=0, expcnt=1`, where the keyword form waits for `vmcnt=16`; past 63 the keyword form raises",
+            message="the same wait for every count: as a bitfield, 16 and more carry into expcnt (16 means "
+            "`vmcnt=0, lgkmcnt=0, expcnt=1`), so if `loads` is meant as the number of loads in flight, "
+            "`vmcnt=loads` is what the kernel wants, a weaker wait past 15",
             settings={"target_arch": "gfx942"},
         ),
         Invalid(
