@@ -214,6 +214,49 @@ def test_fly105_typed_thread_id_turns_index_arithmetic_into_i32(compile_pair):
     assert _texts(before, "isa") == _texts(after, "isa")
 
 
+def test_fly401_raw_load_count_keeps_its_wait_at_4_and_at_16(compile_pair, service):
+    """preshuffle_gemm's `rocdl.s_waitcnt(num_loads)` (build-time counts of 4 and 16 here) ->
+    the fields decoded (unsafe: the immediate may differ in bits no counter uses). At 4 and
+    at 16 (which carries into expcnt: a wait for every load) every artifact is the same;
+    `vmcnt=num_loads` would have waited for fewer loads at 16."""
+    outcome, before, after = _unsafe_pair(compile_pair, "preshuffle_shapes.py", "FLY401")
+    assert "fx.rocdl.s_waitcnt(vmcnt=num_loads % 16, lgkmcnt=num_loads // 256 % 16, expcnt=num_loads // 16 % 8)" in outcome.text
+    path = FIXTURES / "preshuffle_shapes.py"
+    sixteen = (service.compile(path, "example_16_loads", "gfx942"), service.compile(path, "example_16_loads", "gfx942", source=outcome.text))
+    for result in sixteen:
+        _ok(result, "16-load")
+    for emit in ("mlir-final", "llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
+        assert _texts(sixteen[0], emit) == _texts(sixteen[1], emit), f"16 loads: {emit}"
+
+
+def test_fly105_ids_meeting_index_values_stay_index_typed(compile_pair):
+    """Ids meeting a block offset of unknown kind -> `fx.Index(gpu.thread_id("x"))` (unsafe):
+    the index `divui`/`remui` stay; only the int operands become i32 constants cast to index,
+    which fold: the LLVM IR and the ISA are the same (fx.Int32 made this arithmetic i32 and
+    cost preshuffle_gemm registers)."""
+    outcome, before, after = _unsafe_pair(compile_pair, "preshuffle_shapes.py", "FLY105")
+    assert 'wave_id = fx.Index(gpu.thread_id("x")) // 16' in outcome.text
+    removed, added = _changed_lines(before, after)
+    # the same ops on index values (renamed), the constants made another way
+    assert "arith.divui : index" in _ops(removed) and "arith.remui : index" in _ops(removed)
+    ops = lambda lines: sorted(re.sub(r"%[\w#.]+", "%", line) for line in lines if not re.search(r"arith\.(constant|index_cast)", line))  # noqa: E731
+    assert ops(removed) == ops(added)
+    assert "arith.constant : index" not in _ops(added) and "arith.index_cast : i32 to index" in _ops(added)
+    for emit in ("llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
+
+
+def test_fly303_vector_of_a_build_time_element_class_is_unchanged(compile_pair):
+    """`vector.from_elements(T.vec(4, out_elem_cls.ir_type), [...])` ->
+    `fx.Vector.from_elements([...], out_elem_cls)` (unsafe): the elements are already of that
+    class, so nothing is coerced and every artifact is the same."""
+    outcome, before, after = _unsafe_pair(compile_pair, "preshuffle_shapes.py", "FLY303")
+    assert "fx.Vector.from_elements([as_ir_value(e) for e in elems], out_elem_cls)" in outcome.text
+    for emit in ("mlir-first", "mlir-final", "llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
+
+
 def test_fly103_index_constants_are_materialised_differently(compile_pair):
     """`arith.index(4)` / `arith.constant(8, index=True)` -> `fx.Index(4)` / `fx.Index(8)`
     (unsafe): the legacy call emits `arith.constant 4 : index` where it stands and an

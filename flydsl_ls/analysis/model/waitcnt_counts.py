@@ -2,7 +2,9 @@
 `s_waitcnt(_encode_waitcnt(vmcnt=loads))`, `s_waitcnt((n & 0xF) | 0x0F70 | ...)` of a
 parameter `n`. The bitfield is evaluated for every count the counter can hold; when each one
 waits on exactly that count (and on the same other counters), the keyword form can name the
-unknown itself: `fx.rocdl.s_waitcnt(vmcnt=ctx.NUM_DMA_V)`. Model-layer facts for FLY401."""
+unknown itself: `fx.rocdl.s_waitcnt(vmcnt=ctx.NUM_DMA_V)`. A raw count handed over as the
+bitfield, `s_waitcnt(num_loads)`, counts vmcnt only up to 15 on CDNA (16 carries into expcnt):
+it is counted over that part of the range, which the wait reports. Model-layer facts for FLY401."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ class CountedWait:
     others: dict  # the other counters waited on, whatever the count
     exact: bool  # FlyDSL's encoder gives the same bitfield for every count
     assumed: frozenset  # helpers of other modules whose body was taken on trust
+    upto: int | None = None  # the last count it counts, when not the counter's maximum
+    spill: str = ""  # what the bitfield waits for at ``upto + 1`` (keywords)
 
     def keywords(self, spelled: str) -> str:
         parts = []
@@ -36,15 +40,49 @@ class CountedWait:
 
 def counted_wait(facts: WaitcntFacts, call: ast.Call, function, layout: waitcnt.Layout) -> CountedWait | None:
     """The one unknown of ``call``'s bitfield, when the bitfield counts it (see the module)."""
+    partial = None  # counted over part of the range only: taken when nothing counts over all of it
     for key, unknown in _unknowns(facts, call, function):
         for counter in ("vmcnt", "lgkmcnt"):
             found = _counts(facts, call, key, unknown, counter, layout)
-            if found is not None:
+            if found is not None and found.upto is None:
                 return found
-    return None
+            if found is not None and _is_count(facts, unknown):
+                partial = partial or found
+    return partial
+
+
+_COUNTING = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
+
+
+def _is_count(facts: WaitcntFacts, expr: ast.expr) -> bool:
+    """A value handed over whole as the bitfield is taken for a count only when it is one:
+    sums, products and quotients (``(tile_n * tile_k) // threads // 16``), directly or through
+    the name's single assignment; a magic field (``traits.LGKMCNT_0_ONLY``) or a bare
+    parameter may be an encoded bitfield."""
+    if isinstance(expr, ast.Name):
+        binding = facts.model.binding_of(expr)
+        if binding is None or binding.kind != "assign" or binding.value is None:
+            return False
+        if len(binding.scope.bindings.get(binding.name, ())) != 1:
+            return False
+        expr = binding.value
+    if not isinstance(expr, ast.BinOp):
+        return False
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            if not isinstance(node.op, _COUNTING):
+                return False
+            pending += [node.left, node.right]
+        elif not isinstance(node, (ast.Name, ast.Constant, ast.Attribute)):
+            return False
+    return True
 
 
 def _counts(facts, call, key, unknown, counter, layout) -> CountedWait | None:
+    """Counted for 0..maximum, or for 0..k only: a raw count handed over as the bitfield
+    (`s_waitcnt(num_loads)`) counts vmcnt's low field, then carries into expcnt."""
     top = layout.maximum(counter)
     others, exact, assumed = None, True, frozenset()
     for count in range(top + 1):
@@ -60,7 +98,9 @@ def _counts(facts, call, key, unknown, counter, layout) -> CountedWait | None:
             return None
         waits = dict(decoded.waits)
         if waits.pop(counter, top) != count or (others is not None and waits != others):
-            return None
+            if count < 2:
+                return None
+            return CountedWait(counter, unknown, others, exact, assumed, count - 1, decoded.keywords or "no wait")
         others = waits
         exact = exact and decoded.exact
         assumed |= site.value.assumed

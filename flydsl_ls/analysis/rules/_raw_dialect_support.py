@@ -225,6 +225,31 @@ def vector_dtype(model: SemanticModel, expr: ast.expr, depth: int = 0) -> tuple[
     return None
 
 
+def vector_class_variable(model: SemanticModel, expr: ast.expr) -> ast.Name | None:
+    """``X`` of ``T.vec(n, X.ir_type)`` where the name ``X`` holds an fx numeric class on every
+    path (``out_elem_cls = BFloat16 if bf16 else Float16``): the fx dtype to pass is ``X``."""
+    if not (isinstance(expr, ast.Call) and len(expr.args) == 2 and not expr.keywords):
+        return None
+    if model.resolve(expr.func) not in ("fx.T.vec", "fx.T.vector"):
+        return None
+    element = expr.args[1]
+    if not (isinstance(element, ast.Attribute) and element.attr == "ir_type" and isinstance(element.value, ast.Name)):
+        return None
+    bindings = model.reaching_bindings(element.value)
+    if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
+        return None
+    pending = [b.value for b in bindings]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, ast.IfExp):
+            pending += [value.body, value.orelse]
+            continue
+        symbol = model.resolve(value) or ""
+        if not (symbol.startswith("fx.") and T.is_numeric_class(symbol[3:])):
+            return None
+    return element.value
+
+
 def fx_type_of_mlir_type_name(name: str) -> str | None:
     return {
         "i8": "fx.Int8", "i16": "fx.Int16", "i32": "fx.Int32", "i64": "fx.Int64",

@@ -6,6 +6,10 @@ from flydsl_ls.analysis.model.valueflow import Sink, kind_change_blocker, value_
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 
+# Why a use stops `fx.Index(...)` from keeping the raw id's meaning.
+_CHANGES_UNDER_INDEX = {"comparison": "would compare unsigned (a raw index compares signed)", "/": "would divide as floats"}
+
+
 class RawThreadId(Rule):
     """
     `gpu.thread_id("x")` and `gpu.block_id("x")` return raw `index`-typed values. Used in
@@ -16,6 +20,13 @@ class RawThreadId(Rule):
     The diagnostic points at the call whose value reaches the arithmetic, directly or
     through a variable. The fix is unsafe: it changes the arithmetic from `index`
     (64-bit) to `i32`, which changes the IR and can overflow where `index` did not.
+    Where the id meets values that may be index-typed (a raw operand, or one of unknown
+    kind), an i32 id would mix with them (measured on preshuffle_gemm: 2-4 more VGPRs), so
+    the fix is `fx.Index(gpu.thread_id("x"))` instead, still unsafe: it keeps the index
+    type and the same unsigned ops, and only a Python int operand becomes an i32 constant
+    cast to index (folded: FlyDSL's and aiter's preshuffle_gemm keep their LLVM IR and ISA).
+    Not where the id reaches a comparison (a raw index compares signed, `fx.Index`
+    unsigned), `/` (a float division on an fx integer), or code that cannot be followed.
     `fx.thread_idx.x`, `fx.block_idx.x` and `gpu.thread_idx.x` are never flagged.
     """
 
@@ -23,7 +34,10 @@ class RawThreadId(Rule):
     name = "raw-thread-id"
     summary = '`gpu.thread_id("x")` / `gpu.block_id("x")` used in arithmetic without a type'
     replacement = '`fx.Int32(gpu.thread_id("x"))` or `fx.thread_idx.x`'
-    fix_safety = "unsafe (index arithmetic becomes i32); none where the id meets raw builders, index values or `/`"
+    fix_safety = (
+        "unsafe (index arithmetic becomes i32; `fx.Index(...)` where it meets index values); "
+        "none where the id meets raw builders, `/`, or index values and a comparison or code not followed"
+    )
     fix_title = "Wrap in fx.Int32(...)"
     example_before = 'lane = gpu.thread_id("x") % 64'
     example_after = "lane = fx.thread_idx.x % 64"
@@ -72,12 +86,37 @@ class RawThreadId(Rule):
             return
         mixed = self._index_partner(uses)
         if mixed is not None:
-            self.report(call, f"{message} (no fix: typed i32, {mixed.describe()} may mix it with index values)")
+            self._keep_index(call, uses, mixed, message)
             return
         self.report(
             call,
             message,
             fix=self.replace(call, f"{fx}.Int32({self.text(call)})", self.fix_title, safe=False, extra=imports),
+        )
+
+    def _keep_index(self, call: ast.Call, uses, mixed, message: str) -> None:
+        """Where the id meets index values, `fx.Index(...)` types it without changing its type:
+        `+ - * // %` and bit operators build the same index ops (both unsigned), only a Python
+        int operand becomes an i32 constant cast to index (folded away). Comparisons do not:
+        a raw index compares signed, an `fx.Index` unsigned; nor does `/` (a float division)."""
+        why = f"{mixed.describe()} may mix it with index values"
+        blocker = kind_change_blocker(uses, "fx", operators=("/", "comparison"))
+        if blocker is not None:
+            change = _CHANGES_UNDER_INDEX[blocker.what.rstrip("=")]
+            self.report(call, f"{message} (no fix: typed i32, {why}; typed index, {blocker.describe()} {change})")
+            return
+        # Code we cannot follow (it might compare, or need a raw value), or a raw-operand
+        # `fx.arith` helper: no fix, as for the i32 id.
+        unseen = next((u for u in uses if u.sink is not Sink.OPERATOR and self._index_partner([u])), None)
+        if unseen is not None:
+            self.report(call, f"{message} (no fix: typed i32, {unseen.describe()} may mix it with index values)")
+            return
+        fx, imports = fx_alias(self.model)
+        self.report(
+            call,
+            f"{message} (unsafe: {why}, so `{fx}.Index(...)` keeps its index type, where `{fx}.Int32` "
+            "would move the arithmetic to i32; Python int operands become i32 constants cast to index)",
+            fix=self.replace(call, f"{fx}.Index({self.text(call)})", "Wrap in fx.Index(...)", safe=False, extra=imports),
         )
 
     def _index_partner(self, uses):
@@ -104,12 +143,32 @@ class RawThreadId(Rule):
         Valid("from flydsl.expr import gpu\nlane = gpu.thread_idx.x % 64\n"),
     ]
     INVALID = [
-        # Beside a value of unknown kind (maybe an index): no fix. Typed i32 beside `by_n`,
-        # preshuffle_gemm's ids cost 2-4 VGPRs and a wave of occupancy on gfx950.
+        # Beside a value of unknown kind (maybe an index): typed i32 beside `by_n`,
+        # preshuffle_gemm's ids cost 2-4 VGPRs and a wave of occupancy on gfx950, so the
+        # fix keeps the index type (FlyDSL's and aiter's preshuffle_gemm: same LLVM IR and ISA).
         Invalid(
-            "from flydsl.expr import gpu\ndef k(by_n):\n    wave = gpu.thread_id('x') // 64\n    return by_n + wave * 16\n",
+            "import flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+            "def k(by_n):\n    wave = gpu.thread_id('x') // 64\n    return fx.Int32(by_n + wave * 16)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+            "def k(by_n):\n    wave = fx.Index(gpu.thread_id('x')) // 64\n    return fx.Int32(by_n + wave * 16)\n",
+            unsafe=True,
+            message="(unsafe: `+` on line 5 may mix it with index values, so `fx.Index(...)` keeps its index type",
+        ),
+        # ... not where the sum goes to code that cannot be followed (it might compare it,
+        # or need the raw value) ...
+        Invalid(
+            "from flydsl.expr import gpu\n"
+            "def k(by_n, emit):\n    wave = gpu.thread_id('x') // 64\n    emit(by_n + wave * 16)\n",
             expected=None,
-            message="(no fix: typed i32, `+` on line 4 may mix it with index values)",
+            message="(no fix: typed i32, `emit` on line 4 may mix it with index values)",
+        ),
+        # ... and a raw index compares signed, an fx.Index unsigned: no fix.
+        Invalid(
+            "from flydsl.expr import gpu\n"
+            "def k(by_n):\n    row = gpu.thread_id('x') // 4\n    return by_n + row < 64\n",
+            expected=None,
+            message="(no fix: typed i32, `+` on line 4 may mix it with index values; typed index, "
+            "`comparison` on line 4 would compare unsigned (a raw index compares signed))",
         ),
         Invalid(
             "from flydsl.expr import gpu\n"

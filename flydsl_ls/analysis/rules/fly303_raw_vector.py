@@ -41,6 +41,8 @@ class RawVector(Rule):
     `vector.from_elements(T.f32x2, [a, b])` -> `fx.Vector.from_elements([a, b],
     fx.Float32)`; register-memref load/store -> `fx.memref_load_vec(r)` /
     `fx.memref_store_vec(v, r)` (or a layout view and a copy atom for shared memory).
+    `T.vec(n, cls.ir_type)`, with `cls` a name holding an fx class on every path
+    (`out_elem_cls = BFloat16 if bf16 else Float16`), passes `cls` itself.
     `fx.Vector`, `Vector` from `flydsl.expr.typing` and the shim's re-exported `Vector`
     are the modern API and are never flagged.
 
@@ -249,13 +251,18 @@ class RawVector(Rule):
             return self._offer(node, replaced, spelled, f"{hint}{UNCLEAN}", None)
         type_expr, elements = node.args
         vector = S.vector_dtype(self.model, type_expr)
-        if vector is None or vector[0] is None:
-            return self._offer(node, replaced, spelled, f"{hint}{self._unread(type_expr)}", None)
         fx, imports = fx_alias(self.model)
-        dtype = vector[0].removeprefix("fx.")
-        text = f"{fx}.Vector.from_elements({self.text(elements)}, {fx}.{dtype})"
+        if vector is not None and vector[0] is not None:
+            dtype = f"{fx}.{vector[0].removeprefix('fx.')}"
+        else:
+            # `T.vec(n, cls.ir_type)` with `cls` an fx class chosen at build time: pass `cls`.
+            variable = S.vector_class_variable(self.model, type_expr)
+            if variable is None:
+                return self._offer(node, replaced, spelled, f"{hint}{self._unread(type_expr)}", None)
+            dtype = variable.id
+        text = f"{fx}.Vector.from_elements({self.text(elements)}, {dtype})"
         self._offer(node, replaced, spelled,
-                    f"use `fx.Vector.from_elements([...], fx.{dtype})` (unsafe: elements are coerced "
+                    f"use `fx.Vector.from_elements([...], {dtype})` (unsafe: elements are coerced "
                     "to the element type)", text, imports=imports,
                     title="Replace with fx.Vector.from_elements(...)")
 
@@ -279,6 +286,31 @@ class RawVector(Rule):
         Valid("from aiter.ops.flydsl.kernels import vector\nv = vector.Vector(x)\nz = vector.full(4, 0.0)\n"),
     ]
     INVALID = [
+        # The element class picked at build time (FlyDSL's preshuffle_gemm epilogue): the
+        # class itself is the dtype.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import vector\n"
+            "from flydsl.expr.typing import BFloat16, Float16, T\n\n"
+            "def build(out_dtype):\n    out_elem_cls = BFloat16 if out_dtype == 'bf16' else Float16\n\n"
+            "    def epilogue(vals):\n"
+            "        return vector.from_elements(T.vec(len(vals), out_elem_cls.ir_type), vals)\n\n"
+            "    return epilogue\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr.typing import BFloat16, Float16\n\n"
+            "def build(out_dtype):\n    out_elem_cls = BFloat16 if out_dtype == 'bf16' else Float16\n\n"
+            "    def epilogue(vals):\n"
+            "        return fx.Vector.from_elements(vals, out_elem_cls)\n\n"
+            "    return epilogue\n",
+            unsafe=True,
+            message="use `fx.Vector.from_elements([...], out_elem_cls)`",
+        ),
+        # A class handed in by the caller may be anything: no fix.
+        Invalid(
+            "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n\n"
+            "def epilogue(vals, cls):\n    return vector.from_elements(T.vec(4, cls.ir_type), vals)\n",
+            expected=None,
+            message="(no fix: `T.vec(4, cls.ir_type)` is not a 1-D vector type whose element type can be read here)",
+        ),
         # The element of an fx.Vector is an fx scalar, which has no `truncf` (aiter's
         # splitk_hgemm.py) and which a raw builder cannot take.
         Invalid(

@@ -49,13 +49,25 @@ class WaitcntBitfield(Rule):
     touched. The keyword form picks its encoding from the arch FlyDSL compiles for; the fix
     is exact for the configured one. Tuned attention kernels are scheduler-sensitive: check
     performance after migrating their waits.
+
+    A count handed over whole as the bitfield, `rocdl.s_waitcnt(num_b_loads)` with
+    `num_b_loads` a build-time sum, product or quotient, is vmcnt's low field on CDNA only up
+    to 15: at 16 the bitfield carries into expcnt and means `vmcnt=0, expcnt=1` (it waits for
+    every load), and FlyDSL's own tests build 16 (bf16/fp16 with `tile_n * tile_k` = 32768 and
+    async copy). `vmcnt=num_b_loads` would wait for fewer loads there, so the fix decodes the
+    fields, `fx.rocdl.s_waitcnt(vmcnt=n % 16, lgkmcnt=n // 256 % 16, expcnt=n // 16 % 8)`: the
+    same wait for every count (unsafe: the immediate differs in bits no counter uses), and the
+    message says that `vmcnt=n` is what a count of loads in flight means.
     """
 
     code = "FLY401"
     name = "waitcnt-bitfield"
     summary = "`rocdl.s_waitcnt(<int or constant>)`, `_encode_waitcnt(...)`, `_s_waitcnt(...)`, magic `*CNT_*` constants"
     replacement = "`fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` naming only the counters that wait"
-    fix_safety = "safe when the target arch is known and the bitfield decodes exactly; otherwise unsafe or none"
+    fix_safety = (
+        "safe when the target arch is known and the bitfield decodes exactly; unsafe for a count "
+        "(the same immediate only in the counter's range, 0-15 for a raw count); otherwise none"
+    )
     fix_title = "Convert to fx.rocdl.s_waitcnt"
     example_before = "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))"
     example_after = "fx.rocdl.s_waitcnt(lgkmcnt=0)"
@@ -215,6 +227,19 @@ class WaitcntBitfield(Rule):
         replacement = f"{fx}.rocdl.s_waitcnt({counted.keywords(spelled)})"
         top = found.layout.maximum(counted.counter)
         caveats = [f"`{spelled}` is taken to be a count of 0-{top}, which FlyDSL's keyword form checks"]
+        if counted.upto is not None:
+            # A raw count as the whole bitfield (CDNA: vmcnt[3:0], expcnt[6:4], lgkmcnt[11:8]):
+            # 16 and more carry into expcnt and wait for every load. `vmcnt=N` would wait for
+            # fewer (a race where the carry drained the queue): the fix decodes the fields.
+            past = counted.upto + 1
+            n = spelled if isinstance(counted.unknown, (ast.Name, ast.Attribute)) else f"({spelled})"
+            replacement = f"{fx}.rocdl.s_waitcnt(vmcnt={n} % 16, lgkmcnt={n} // 256 % 16, expcnt={n} // 16 % 8)"
+            caveats = [
+                f"the same wait for every count: as a bitfield, {past} and more carry into expcnt "
+                f"({past} means `{counted.spill}`), so if `{spelled}` is meant as the number of loads "
+                f"in flight, `vmcnt={spelled}` is what the kernel wants, a weaker wait past {counted.upto}; "
+                "the immediate differs from the legacy one only in bits no counter uses"
+            ]
         if not counted.exact:
             caveats.append("the legacy immediate sets bits outside the counter fields, FlyDSL's does not")
         caveats += _assumed(counted.assumed)
@@ -392,13 +417,31 @@ class WaitcntBitfield(Rule):
             message="(no fix: it reads `traits.LGKMCNT_0_ONLY`, an attribute of an object, whose value is not followed)",
             settings={"target_arch": "gfx942"},
         ),
-        # A build-time parameter, followed through the assignments that use it.
+        # A build-time parameter, followed through the assignments that use it; a bitfield
+        # built with bit operators is no count.
         Invalid(
             "from flydsl.expr import rocdl\n\n"
+            "def build(waits):\n    bits = waits << 8\n\n"
+            "    def kernel():\n        rocdl.s_waitcnt(bits)\n\n    return kernel\n",
+            expected=None,
+            message="(no fix: it reads the parameter `waits`, known only when the kernel is built (through `bits`))",
+            settings={"target_arch": "gfx942"},
+        ),
+        # A raw count as the bitfield (preshuffle_gemm's `s_waitcnt(num_b_loads)`): vmcnt with
+        # lgkmcnt=0 and expcnt=0 while the count is 0-15; 16 carries into expcnt (the same
+        # immediate only up to 15: unsafe).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n\n"
             "def build(tile_n, threads):\n    loads = tile_n // threads\n\n"
             "    def kernel():\n        rocdl.s_waitcnt(loads)\n\n    return kernel\n",
-            expected=None,
-            message="(no fix: it reads the parameter `tile_n`, known only when the kernel is built (through `loads`))",
+            expected="import flydsl.expr as fx\n\n"
+            "def build(tile_n, threads):\n    loads = tile_n // threads\n\n"
+            "    def kernel():\n        fx.rocdl.s_waitcnt(vmcnt=loads % 16, lgkmcnt=loads // 256 % 16, expcnt=loads // 16 % 8)\n\n"
+            "    return kernel\n",
+            unsafe=True,
+            message="the same wait for every count: as a bitfield, 16 and more carry into expcnt (16 means "
+            "`vmcnt=0, lgkmcnt=0, expcnt=1`), so if `loads` is meant as the number of loads in flight, "
+            "`vmcnt=loads` is what the kernel wants, a weaker wait past 15",
             settings={"target_arch": "gfx942"},
         ),
         Invalid(

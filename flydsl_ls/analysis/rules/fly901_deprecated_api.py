@@ -213,7 +213,8 @@ class DeprecatedApi(Rule):
         ):
             return None
         fx, imports = fx_alias(self.model)
-        indent = " " * (statement.col_offset + 4)
+        line = self.model.index.line_text(statement.lineno - 1)
+        indent = line[: len(line) - len(line.lstrip())] + "    "  # the line's own (tabs too), one level in
         added = S.binary(self, "+", call.func.value, call.args[0])
         text = f"with {fx}.arith.fastmath({self.text(keywords[0].value)}):\n{indent}{self.text(statement.targets[0])} = {added}"
         safe = kind.is_typed or kind.is_raw
@@ -271,6 +272,14 @@ class DeprecatedApi(Rule):
             expected="import flydsl.expr as fx\ndef f(val, c_w, fm):\n    red = val\n"
             "    with fx.arith.fastmath(fm):\n        red = red + fx.gpu.shuffle_xor(red, 1, c_w)\n    return red\n",
             count=2,
+            unsafe=True,
+            message="`fx.Numeric.addf` is deprecated",
+        ),
+        # The block keeps the line's own indentation (tabs included).
+        Invalid(
+            "import flydsl.expr as fx\ndef f(val, fm):\n\tred = val\n\tred = red.addf(val, fastmath=fm)\n\treturn red\n",
+            expected="import flydsl.expr as fx\ndef f(val, fm):\n\tred = val\n"
+            "\twith fx.arith.fastmath(fm):\n\t    red = red + val\n\treturn red\n",
             unsafe=True,
             message="`fx.Numeric.addf` is deprecated",
         ),
