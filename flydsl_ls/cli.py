@@ -33,6 +33,9 @@ from flydsl_ls.setting_values import arch_problem, release_problem
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process stopped by Ctrl-C
 STDIN = Path("-")
+# --level: the lowest severity reported (pyright's flag; `information` adds the keep-case notes)
+LEVELS = ("error", "warning", "information")
+_RANKS = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFORMATION: 2, Severity.HINT: 2}
 
 
 def _codes(value: str) -> list[str]:
@@ -107,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--output-format", choices=output.FORMATS, default="concise")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    check.add_argument(
+        "--level", choices=LEVELS, default="warning",
+        help="the lowest severity reported, as pyright's --level: `warning` (default: errors and warnings), "
+        "`error`, or `information` (also the keep-case notes)",
+    )
     check.add_argument(
         "--statistics", action="store_true",
         help="print only the count of findings per rule (json: a list of {code, name, count, fixable})",
@@ -673,6 +681,8 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
     total_fixed = sum(fixed.values())
     if args.diff or args.fix_only:
         entries = []
+    shown = [entry for entry in entries if _RANKS[entry[1].severity] <= LEVELS.index(args.level)]
+    hidden, entries = len(entries) - len(shown), shown
     concise = args.output_format == "concise"
     if args.statistics:
         text = output.statistics(entries, args.output_format, args.unsafe_fixes)
@@ -691,7 +701,10 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
             elif args.fix_only:
                 print(f"Fixed {total_fixed} error{'s' if total_fixed != 1 else ''}.", file=out)
             else:
-                _print_summary(entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None, out=out)
+                _print_summary(
+                    entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None, out=out,
+                    hidden=_hidden_text(hidden, args.level),
+                )
     out.flush()
     if checked == 0 and (failed or missing):
         return EXIT_ERROR
@@ -796,19 +809,31 @@ def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], pr
     return check_source(outcome.text, path, settings, project).diagnostics
 
 
+def _hidden_text(hidden: int, level: str) -> str:
+    """What ``--level`` left out, for the summary ("" when nothing)."""
+    if not hidden:
+        return ""
+    if level == "warning":  # the default: only the keep-case notes
+        return f"{hidden} note{'s' if hidden != 1 else ''} not shown: `--level information` shows {'them' if hidden != 1 else 'it'}"
+    return f"{hidden} finding{'s' if hidden != 1 else ''} below `--level {level}` not shown"
+
+
 def _print_summary(
-    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None
+    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None, hidden: str = ""
 ) -> None:
+    """``hidden``: what ``--level`` left out (the keep-case notes by default), said, not listed."""
     out = out or sys.stdout
     notes = sum(1 for _, d in entries if _is_note(d))
     also = f" and {notes} note{'s' if notes != 1 else ''} (constructs the guides keep)" if notes else ""
+    hidden = f"; {hidden}" if hidden else ""
     if fixed:
         remaining = len(entries) - notes
-        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining){also}.", file=out)
+        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining){also}{hidden}.", file=out)
         if not entries:
             return
     if not entries:
         files = f"{checked} file{'s' if checked != 1 else ''} checked"
+        files += hidden
         if errors:  # never "All checks passed!" when something could not be checked
             print(f"No findings ({files}; {errors} error{'s' if errors != 1 else ''} reported above).", file=out)
         else:
@@ -819,7 +844,7 @@ def _print_summary(
     count = len(entries) - notes
     noun = "error" if count == 1 else "errors"
     if not fixed:
-        print(f"Found {count} {noun}{also} in {checked} file{'s' if checked != 1 else ''} checked.", file=out)
+        print(f"Found {count} {noun}{also} in {checked} file{'s' if checked != 1 else ''} checked{hidden}.", file=out)
     if fixable:
         print(f"[*] {fixable} fixable with the `--fix` option", end="", file=out)
         print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".", file=out)
