@@ -48,6 +48,7 @@ class ClientFeatures:
     code_action_resolve: bool = False  # the client resolves a code action's edit lazily
     apply_edit: bool = False  # workspace/applyEdit (a command can edit the document)
     document_changes: bool = False  # versioned TextDocumentEdits in a WorkspaceEdit
+    create_files: bool = False  # a WorkspaceEdit may create a file (resourceOperations "create")
     configuration: bool = False  # workspace/configuration
     markdown_hover: bool = True
     watched_files_registration: bool = False
@@ -75,6 +76,7 @@ class ClientFeatures:
             code_action_resolve=bool(resolve and "edit" in (resolve.properties or [])),
             apply_edit=bool(workspace and workspace.apply_edit),
             document_changes=bool(edit and edit.document_changes),
+            create_files=bool(edit and edit.document_changes and types.ResourceOperationKind.Create in (edit.resource_operations or [])),
             configuration=bool(workspace and workspace.configuration),
             markdown_hover=types.MarkupKind.Markdown in formats,
             watched_files_registration=bool(watched and watched.dynamic_registration),
