@@ -720,7 +720,7 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
     entries, baselined, gone = _baselined(args, entries, by_file)
     shown = [entry for entry in entries if _RANKS[entry[1].severity] <= LEVELS.index(args.level)]
     hidden, entries = len(entries) - len(shown), shown
-    concise = args.output_format == "concise"
+    concise = args.output_format in ("concise", "grouped")  # text for people: the summary follows
     if args.statistics:
         text = output.statistics(entries, args.output_format, args.unsafe_fixes)
     elif concise and args.show_fixes and not (args.fix or args.fix_only):

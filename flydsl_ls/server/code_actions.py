@@ -82,6 +82,7 @@ FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
 NO_EXAMPLE_COMMAND = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
+KERNEL_FINDINGS_COMMAND = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
 REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
@@ -302,6 +303,15 @@ async def no_example_command(server: FlyServer, arguments: list) -> dict:
         f"no compile example can be added: {arguments[0]}. Write a `# flydsl: example` function that "
         "returns (launcher, args) by hand where a kernel is launched (docs/compile.md)",
     )
+    return {"shown": True}
+
+
+async def kernel_findings_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.kernelFindings [text]``: the lens counting a kernel's legacy findings,
+    clicked: its findings per rule, in a message."""
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        raise JsonRpcInvalidParams("expected [text]")
+    show(server, types.MessageType.Info, arguments[0])
     return {"shown": True}
 
 
