@@ -414,6 +414,9 @@ class RawMfma(Rule):
     def _fp8_choices(self) -> list[tuple[str, ast.IfExp]]:
         """(name, value) of the file's assignments `X = fx.Float8E4M3FN if c else
         fx.Float8E4M3FNUZ` (either order)."""
+        # The answer reads every statement of the file, not the names the call reads: asking
+        # for the use counts says so to the editor's incremental analysis (the whole file).
+        self.model.use_counts  # noqa: B018
         found = []
         for stmt in ast.walk(self.model.tree):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
