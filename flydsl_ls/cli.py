@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--write-baseline", nargs="?", const="", default=None, metavar="FILE",
         help="record today's findings (warnings and errors) in the baseline (default: .flydsl-ls/baseline.json in the "
-        "project folder) and exit 0; later runs report and fail only on findings it does not hold",
+        "project folder; FILE must end in .json) and exit 0; later runs report and fail only on findings it does not hold",
     )
     check.add_argument(
         "--baseline-file", type=Path, metavar="FILE",
@@ -235,6 +235,10 @@ def run_check(args) -> int:
     ]):
         _error(f"--write-baseline records findings: use it without {', '.join(fixing_flags)}")
         return EXIT_ERROR
+    if args.write_baseline and not args.write_baseline.endswith(".json"):
+        # `--write-baseline kernels/`: the path to check, not the baseline's name
+        args.paths.append(Path(args.write_baseline))
+        args.write_baseline = ""
     paths = args.paths or [Path(".")]
     args.baseline_path = _baseline_path(args, paths)
     overrides = dict(

@@ -79,6 +79,12 @@ def test_baseline_file_flag_and_conflicts(tmp_path):
     assert wrote.returncode == 0 and (root / "ci/base.json").is_file()
     assert run("check", "k.py", "--no-cache", cwd=root).returncode == 1  # not the default file
     assert run("check", "k.py", "--no-cache", "--baseline-file", "ci/base.json", cwd=root).returncode == 0
+    # a path after the flag is what to check, not the baseline's name
+    (root / "sub").mkdir()
+    (root / "sub" / "m.py").write_text(LEGACY, encoding="utf-8")
+    sub = run("check", "--no-cache", "--write-baseline", "sub", cwd=root)
+    assert sub.returncode == 0 and "Wrote 2 findings in 1 file to" in sub.stdout, sub.stdout + sub.stderr
+    assert run("check", "sub", "--no-cache", cwd=root).returncode == 0
     bad = run("check", "k.py", "--write-baseline", "--fix", cwd=root)
     assert bad.returncode == 2 and "--write-baseline records findings: use it without --fix" in bad.stderr
     (root / "broken.json").write_text("{", encoding="utf-8")
