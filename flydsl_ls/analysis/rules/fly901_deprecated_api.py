@@ -213,7 +213,9 @@ class DeprecatedApi(Rule):
         ):
             return None
         fx, imports = fx_alias(self.model)
-        indent = " " * (statement.col_offset + 4)
+        line = self.model.index.line_text(statement.lineno - 1)
+        outer = line[: len(line) - len(line.lstrip())]  # as written: tabs stay tabs
+        indent = outer + ("\t" if outer.endswith("\t") else "    ")
         added = S.binary(self, "+", call.func.value, call.args[0])
         text = f"with {fx}.arith.fastmath({self.text(keywords[0].value)}):\n{indent}{self.text(statement.targets[0])} = {added}"
         safe = kind.is_typed or kind.is_raw
@@ -272,6 +274,13 @@ class DeprecatedApi(Rule):
             "    with fx.arith.fastmath(fm):\n        red = red + fx.gpu.shuffle_xor(red, 1, c_w)\n    return red\n",
             count=2,
             unsafe=True,
+            message="`fx.Numeric.addf` is deprecated",
+        ),
+        # The block's body is indented as the statement is (a tab-indented function).
+        Invalid(
+            "import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n\tw = w.addf(peer, fastmath=fm)\n\treturn w\n",
+            expected="import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n"
+            "\twith fx.arith.fastmath(fm):\n\t\tw = w + peer\n\treturn w\n",
             message="`fx.Numeric.addf` is deprecated",
         ),
         Invalid(
