@@ -15,6 +15,7 @@ from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
 from flydsl_ls.analysis.model.text import LineIndex
 from flydsl_ls.config import Settings
+from flydsl_ls.file_arch import file_arch
 from flydsl_ls.pins import resolve_version
 
 
@@ -43,6 +44,7 @@ def check_source(
     collection)."""
     package = package_of(path) if path is not None else None
     options = settings.options()
+    options.target_arch = file_arch(path, source, settings.arch_for(path)) or options.target_arch
     if options.flydsl_version is None:
         resolved = resolve_version(None, path.parent if path is not None else None)
         options.flydsl_version = resolved.version if resolved else None

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from flydsl_ls import __version__, cache, config, output
+from flydsl_ls import __version__, baseline, cache, config, output
 from flydsl_ls.actions.validate import without_broken_fixes
 from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.rules import ALL_RULES, lookup_rule, unknown_selectors
@@ -33,6 +33,9 @@ from flydsl_ls.setting_values import arch_problem, release_problem
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process stopped by Ctrl-C
 STDIN = Path("-")
+# --level: the lowest severity reported (pyright's flag; `information` adds the keep-case notes)
+LEVELS = ("error", "warning", "information")
+_RANKS = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFORMATION: 2, Severity.HINT: 2}
 
 
 def _codes(value: str) -> list[str]:
@@ -108,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--output-format", choices=output.FORMATS, default="concise")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument(
+        "--level", choices=LEVELS, default="warning",
+        help="the lowest severity reported, as pyright's --level: `warning` (default: errors and warnings), "
+        "`error`, or `information` (also the keep-case notes)",
+    )
+    check.add_argument(
         "--statistics", action="store_true",
         help="print only the count of findings per rule (json: a list of {code, name, count, fixable})",
     )
@@ -120,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--add-noqa", action="store_true",
         help="add `# noqa: CODE` to each line with a finding (merged into an existing `# noqa`); change nothing else",
     )
+    check.add_argument(
+        "--write-baseline", nargs="?", const="", default=None, metavar="FILE",
+        help="record today's findings (warnings and errors) in the baseline (default: .flydsl-ls/baseline.json in the "
+        "project folder; FILE must end in .json) and exit 0; later runs report and fail only on findings it does not hold",
+    )
+    check.add_argument(
+        "--baseline-file", type=Path, metavar="FILE",
+        help="the baseline to read (default: .flydsl-ls/baseline.json in the project folder, when it exists)",
+    )
+    check.add_argument("--no-baseline", action="store_true", help="report every finding, the baselined ones too")
     check.add_argument("--watch", action="store_true", help="check again whenever a file changes (Ctrl-C stops)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument(
@@ -223,7 +241,18 @@ def run_check(args) -> int:
     if args.add_noqa and (args.fix or args.diff or args.fix_only or args.watch or args.verify):
         _error("--add-noqa only adds comments: use it without --fix, --diff, --fix-only, --watch or --verify")
         return EXIT_ERROR
+    if args.write_baseline is not None and (fixing_flags := [
+        flag for flag, on in (("--fix", args.fix), ("--diff", args.diff), ("--fix-only", args.fix_only),
+                              ("--add-noqa", args.add_noqa), ("--watch", args.watch), ("--no-baseline", args.no_baseline)) if on
+    ]):
+        _error(f"--write-baseline records findings: use it without {', '.join(fixing_flags)}")
+        return EXIT_ERROR
+    if args.write_baseline and not args.write_baseline.endswith(".json"):
+        # `--write-baseline kernels/`: the path to check, not the baseline's name
+        args.paths.append(Path(args.write_baseline))
+        args.write_baseline = ""
     paths = args.paths or [Path(".")]
+    args.baseline_path = _baseline_path(args, paths)
     overrides = dict(
         select=args.select,
         extend_select=args.extend_select,
@@ -251,6 +280,22 @@ def run_check(args) -> int:
                 writes=args.fix or args.fix_only,
             )
         return _check_paths(args, paths, overrides, fixing, out)
+
+
+def _baseline_path(args, paths: list[Path]) -> Path | None:
+    """The baseline file the run reads (or writes); None with --no-baseline."""
+    if args.no_baseline:
+        return None
+    if args.write_baseline:
+        return Path(args.write_baseline)
+    if args.baseline_file is not None:
+        return args.baseline_file
+    anchor = args.stdin_filename or next((p for p in paths if p != STDIN), Path("."))
+    try:
+        root = config.settings_for(anchor.resolve()).root
+    except config.ConfigError:
+        root = None  # said when the files' settings are read
+    return baseline.default_path(root)
 
 
 @contextlib.contextmanager
@@ -348,6 +393,7 @@ def _check_stdin(args, overrides, fixing, out) -> int:
     for problem in result.internal_errors:
         _error(f"{shown}: internal error: {problem}")
     entries = [(shown, d) for d in ([] if args.diff else diagnostics)]
+    args.texts = {shown: text}  # for the baseline: the text checked, not a file
     return _finish(args, entries, fixed, 1, failed, [], out, {shown: fixed})
 
 
@@ -685,7 +731,12 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
     total_fixed = sum(fixed.values())
     if args.diff or args.fix_only:
         entries = []
-    concise = args.output_format == "concise"
+    if args.write_baseline is not None:
+        return _write_baseline(args, entries, by_file, failed, missing, out)
+    entries, baselined, gone = _baselined(args, entries, by_file)
+    shown = [entry for entry in entries if _RANKS[entry[1].severity] <= LEVELS.index(args.level)]
+    hidden, entries = len(entries) - len(shown), shown
+    concise = args.output_format in ("concise", "grouped")  # text for people: the summary follows
     if args.statistics:
         text = output.statistics(entries, args.output_format, args.unsafe_fixes)
     elif concise and args.show_fixes and not (args.fix or args.fix_only):
@@ -703,7 +754,10 @@ def _finish(args, entries, fixed, checked, failed, missing, out, by_file) -> int
             elif args.fix_only:
                 print(f"Fixed {total_fixed} error{'s' if total_fixed != 1 else ''}.", file=out)
             else:
-                _print_summary(entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None, out=out)
+                _print_summary(
+                    entries, checked, errors=failed + len(missing), fixed=total_fixed if args.fix else None, out=out,
+                    hidden="; ".join(filter(None, (_hidden_text(hidden, args.level), _baseline_text(baselined, gone)))),
+                )
     out.flush()
     if checked == 0 and (failed or missing):
         return EXIT_ERROR
@@ -808,19 +862,101 @@ def _fix_file(path: Path, source: str, settings, args, fixed: dict[str, int], pr
     return check_source(outcome.text, path, settings, project).diagnostics
 
 
+def _file_lines(args, path: Path) -> list[str]:
+    """The lines of a checked file as checked (standard input's text, or the file's after any fix)."""
+    given = getattr(args, "texts", {})
+    if path in given:
+        return baseline.lines_of(given[path])
+    try:
+        return baseline.lines_of(read_source(path))
+    except (OSError, UnreadableFile):
+        return []
+
+
+def _baselined(args, entries, by_file) -> tuple[list[output.Entry], int, int]:
+    """The findings the baseline does not hold; how many it held; how many of its entries
+    for the checked files are gone (fixed since it was written)."""
+    path = args.baseline_path
+    if path is None or not (args.baseline_file or path.is_file()) or args.diff or args.fix_only:
+        return entries, 0, 0
+    try:
+        recorded = baseline.load(path)
+    except baseline.BaselineError as error:
+        _error(str(error))
+        raise SystemExit(EXIT_ERROR) from error
+    by_path: dict[Path, list] = {}
+    for file, d in entries:
+        by_path.setdefault(file, []).append(d)
+    kept: list[output.Entry] = []
+    held = 0
+    for file, found in by_path.items():
+        new, known = recorded.split(file, found, _file_lines(args, file))
+        held += sum(1 for d in known)
+        kept.extend((file, d) for d in new)
+    kept_ids = {id(d) for _, d in kept}
+    entries = [(file, d) for file, d in entries if id(d) in kept_ids]  # in the report's order
+    checked = {recorded.name_of(file) for file in by_file}
+    gone = max(0, recorded.count(checked) - held)
+    return entries, held, gone
+
+
+def _baseline_text(held: int, gone: int) -> str:
+    parts = []
+    if held:
+        parts.append(f"{held} in the baseline not shown")
+    if gone:
+        parts.append(f"{gone} baselined finding{'s' if gone != 1 else ''} gone: `--write-baseline` records it")
+    return "; ".join(parts)
+
+
+def _write_baseline(args, entries, by_file, failed, missing, out) -> int:
+    """--write-baseline: the checked files' findings replace theirs in the baseline."""
+    path = args.baseline_path
+    try:
+        recorded = baseline.load(path)
+    except baseline.BaselineError:
+        recorded = baseline.Baseline(path)  # rewritten whole
+    by_path: dict[Path, list] = {file: [] for file in by_file}
+    for file, d in entries:
+        by_path.setdefault(file, []).append(d)
+    for file, found in by_path.items():
+        recorded.record(file, found, _file_lines(args, file))
+    recorded.write()
+    total = recorded.count()
+    if not args.quiet:
+        print(
+            f"Wrote {total} finding{'s' if total != 1 else ''} in {len(recorded.files)} file{'s' if len(recorded.files) != 1 else ''} "
+            f"to {path}.",
+            file=out,
+        )
+    return EXIT_ERROR if missing or failed else EXIT_CLEAN
+
+
+def _hidden_text(hidden: int, level: str) -> str:
+    """What ``--level`` left out, for the summary ("" when nothing)."""
+    if not hidden:
+        return ""
+    if level == "warning":  # the default: only the keep-case notes
+        return f"{hidden} note{'s' if hidden != 1 else ''} not shown: `--level information` shows {'them' if hidden != 1 else 'it'}"
+    return f"{hidden} finding{'s' if hidden != 1 else ''} below `--level {level}` not shown"
+
+
 def _print_summary(
-    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None
+    entries: list[output.Entry], checked: int, errors: int = 0, fixed: int | None = None, out=None, hidden: str = ""
 ) -> None:
+    """``hidden``: what ``--level`` left out (the keep-case notes by default), said, not listed."""
     out = out or sys.stdout
     notes = sum(1 for _, d in entries if _is_note(d))
     also = f" and {notes} note{'s' if notes != 1 else ''} (constructs the guides keep)" if notes else ""
+    hidden = f"; {hidden}" if hidden else ""
     if fixed:
         remaining = len(entries) - notes
-        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining){also}.", file=out)
+        print(f"Found {fixed + remaining} error{'s' if fixed + remaining != 1 else ''} ({fixed} fixed, {remaining} remaining){also}{hidden}.", file=out)
         if not entries:
             return
     if not entries:
         files = f"{checked} file{'s' if checked != 1 else ''} checked"
+        files += hidden
         if errors:  # never "All checks passed!" when something could not be checked
             print(f"No findings ({files}; {errors} error{'s' if errors != 1 else ''} reported above).", file=out)
         else:
@@ -831,7 +967,7 @@ def _print_summary(
     count = len(entries) - notes
     noun = "error" if count == 1 else "errors"
     if not fixed:
-        print(f"Found {count} {noun}{also} in {checked} file{'s' if checked != 1 else ''} checked.", file=out)
+        print(f"Found {count} {noun}{also} in {checked} file{'s' if checked != 1 else ''} checked{hidden}.", file=out)
     if fixable:
         print(f"[*] {fixable} fixable with the `--fix` option", end="", file=out)
         print(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option)." if unsafe else ".", file=out)

@@ -31,7 +31,7 @@ DEFAULT_EXCLUDE = (
 )
 KNOWN_KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "target-arch",
-    "flydsl-version", "cache-dir",
+    "flydsl-version", "cache-dir", "per-file-target-arch",
 }
 ARCH_ENV = "FLYDSL_GPU_ARCH"
 
@@ -46,6 +46,7 @@ class Settings:
     extend_select: tuple[str, ...] = ()  # added to `select` (or to the default rules)
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_target_arch: tuple[tuple[str, str], ...] = ()  # pattern -> the arch of the files it matches
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
     default_exclude: bool = True  # skip DEFAULT_EXCLUDE too (`--exclude` replaces both, as in ruff)
@@ -76,6 +77,14 @@ class Settings:
     def options(self) -> AnalysisOptions:
         arch = self.target_arch or os.environ.get(ARCH_ENV) or None
         return AnalysisOptions(target_arch=arch, flydsl_version=self.flydsl_version)
+
+    def arch_for(self, path: Path | None) -> str | None:
+        """The arch a ``per-file-target-arch`` pattern gives the file (the first that matches)."""
+        if path is not None:
+            for pattern, arch in self.per_file_target_arch:
+                if self._matches(path, pattern):
+                    return arch
+        return None
 
     def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
         ignore = list(self.ignore)
@@ -138,6 +147,13 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
     per_file_ignores = tuple(
         (pattern, strings(f"per-file-ignores.{pattern}", codes)) for pattern, codes in per_file.items()
     )
+    per_arch = normalised.get("per-file-target-arch", {})
+    if not isinstance(per_arch, dict) or not all(isinstance(v, str) for v in per_arch.values()):
+        problems.append(f"`per-file-target-arch` must be a table of pattern = \"gfx...\", got {_shown(per_arch)}")
+        per_arch = {}
+    for pattern, arch in per_arch.items():
+        if arch_problem(arch):
+            problems.append(f"`per-file-target-arch.{pattern}`: {arch_problem(arch)}")
     target_arch, flydsl_version = string("target-arch"), string("flydsl-version")
     for key, value, problem in (
         ("target-arch", target_arch, arch_problem),
@@ -162,6 +178,7 @@ def from_mapping(table: dict, root: Path | None, source: str) -> Settings:
         extend_select=lists.get("extend-select", ()),
         ignore=lists.get("ignore", ()),
         per_file_ignores=per_file_ignores,
+        per_file_target_arch=tuple(per_arch.items()),
         exclude=lists.get("exclude", ()),
         extend_exclude=lists.get("extend-exclude", ()),
         target_arch=target_arch,

@@ -13,7 +13,7 @@ from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity, rule_url
 from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.rules import ALL_RULES
 
-FORMATS = ("concise", "json", "github", "sarif")
+FORMATS = ("concise", "grouped", "json", "github", "sarif")
 
 Entry = tuple[Path, Diagnostic]
 
@@ -165,15 +165,35 @@ def sarif(entries: Iterable[Entry]) -> str:
     return json.dumps(log, indent=2)
 
 
+def grouped(entries: Iterable[Entry]) -> str:
+    """ruff's ``grouped`` format: each file's name, then its findings under it (``row:col CODE``)."""
+    by_file: dict[Path, list[Diagnostic]] = {}
+    for path, d in entries:
+        by_file.setdefault(path, []).append(d)
+    blocks = []
+    for path, found in by_file.items():
+        width = max(len(f"{d.range.start.line + 1}:{d.range.start.column + 1}") for d in found)
+        lines = [f"{_display(path)}:"]
+        for d in found:
+            at = f"{d.range.start.line + 1}:{d.range.start.column + 1}"
+            marker = " [*]" if d.fix and d.fix.applicability.value == "safe" else ""
+            lines.append(f"  {at:<{width}} {d.code}{marker} {d.message}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n" if blocks else ""  # a blank line before the summary, as ruff
+
+
 def render(fmt: str, entries: list[Entry]) -> str:
-    return {"concise": concise, "json": to_json, "github": github, "sarif": sarif}[fmt](entries)
+    return {"concise": concise, "grouped": grouped, "json": to_json, "github": github, "sarif": sarif}[fmt](entries)
 
 
 
 def statistics(entries: list[Entry], fmt: str, unsafe: bool = False) -> str:
     """``--statistics``: findings counted per rule, most first, as ruff prints them: a table
     (count, code, ``[*]`` when every finding of the rule has a fix that ``--fix`` applies,
-    name); in JSON, ``[{"code", "name", "count", "fixable"}]``."""
+    name); in JSON, ``[{"code", "name", "count", "fixable"}]``. With ``grouped`` (ruff's
+    format grouped by file), one table per file, the files with most findings first."""
+    if fmt == "grouped":
+        return _statistics_per_file(entries, unsafe)
     from flydsl_ls.analysis.rules import lookup_rule
 
     applicable = ("safe", "unsafe") if unsafe else ("safe",)
@@ -199,6 +219,22 @@ def statistics(entries: list[Entry], fmt: str, unsafe: bool = False) -> str:
         marker = ("[*] " if row["fixable"] else "[ ] ") if any_fixable else ""
         lines.append(f"{row['count']:>{count_width}}\t{row['code']:<{code_width}}\t{marker}{row['name']}")
     return "\n".join(lines)
+
+
+def _statistics_per_file(entries: list[Entry], unsafe: bool) -> str:
+    """Each file: ``path: N findings, M fixable (S safe, U unsafe)``, then its rule table."""
+    by_file: dict[Path, list[Entry]] = {}
+    for entry in entries:
+        by_file.setdefault(entry[0], []).append(entry)
+    blocks = []
+    for path, found in sorted(by_file.items(), key=lambda item: (-len(item[1]), _display(item[0]))):
+        safe = sum(1 for _, d in found if d.fix and d.fix.applicability.value == "safe")
+        risky = sum(1 for _, d in found if d.fix and d.fix.applicability.value == "unsafe")
+        head = f"{_display(path)}: {len(found)} finding{'s' if len(found) != 1 else ''}"
+        head += f", {safe + risky} fixable ({safe} safe, {risky} unsafe)" if safe + risky else ", none fixable"
+        table = statistics(found, "concise", unsafe)
+        blocks.append(head + "\n" + "\n".join("  " + line for line in table.splitlines()))
+    return "\n\n".join(blocks)
 
 
 def fix_summary(fixed: dict[Path, dict[str, int]]) -> str:

@@ -98,7 +98,8 @@ def settings_key(path: Path, settings: Settings) -> tuple:
         resolved = resolve_version(None, path.parent)
         options.flydsl_version = resolved.version if resolved else None
     rules = tuple(rule.code for rule in settings.rules_for(path))
-    return (rules, options.target_arch, options.flydsl_version)
+    # the file's own arch comes from its path (cached per path) and text (hashed) or this
+    return (rules, options.target_arch, settings.arch_for(path), options.flydsl_version)
 
 
 def default_jobs() -> int:

@@ -139,22 +139,35 @@ def test_kept_constructs_are_notes_not_warnings(tmp_path):
         "def f(a, b):\n    return arith.MulFOp(a, b, fastmath=arith.FastMathFlags.fast).result\n",
         encoding="utf-8",
     )
-    sarif = json.loads(run("check", "--output-format", "sarif", "k.py", cwd=tmp_path).stdout)
+    sarif = json.loads(run("check", "--output-format", "sarif", "--level", "information", "k.py", cwd=tmp_path).stdout)
     (result,) = sarif["runs"][0]["results"]
     assert (result["ruleId"], result["level"]) == ("FLY301", "note")
-    github = run("check", "--output-format", "github", "k.py", cwd=tmp_path).stdout
+    github = run("check", "--output-format", "github", "--level", "information", "k.py", cwd=tmp_path).stdout
     assert github.startswith("::notice title=flydsl-ls (FLY301)")
-    # A note is shown, but it is no error: the run passes.
+    # By default a note is not shown (pyright's `--level`), and it is no error: the run passes.
     concise = run("check", "k.py", cwd=tmp_path)
     assert concise.returncode == 0, concise.stdout
-    assert "Found 0 errors and 1 note (constructs the guides keep) in 1 file checked." in concise.stdout
+    assert concise.stdout == "All checks passed! (1 file checked; 1 note not shown: `--level information` shows it)\n"
+    assert json.loads(run("check", "--output-format", "json", "k.py", cwd=tmp_path).stdout) == []
+    # Asked for, it is shown and counted apart; the run still passes.
+    asked = run("check", "--level", "information", "k.py", cwd=tmp_path)
+    assert asked.returncode == 0, asked.stdout
+    assert asked.stdout.startswith("k.py:3:12: FLY301 ")
+    assert "Found 0 errors and 1 note (constructs the guides keep) in 1 file checked." in asked.stdout
     (tmp_path / "k.py").write_text(
         (tmp_path / "k.py").read_text(encoding="utf-8") + "import flydsl.expr as fx\nx = fx.Int32(fx.Int32(1))\n",
         encoding="utf-8",
     )
     both = run("check", "k.py", cwd=tmp_path)
     assert both.returncode == 1
-    assert "Found 1 error and 1 note (constructs the guides keep) in 1 file checked." in both.stdout
+    assert "FLY301" not in both.stdout
+    assert "Found 1 error in 1 file checked; 1 note not shown: `--level information` shows it." in both.stdout
+    asked = run("check", "--level", "information", "k.py", cwd=tmp_path)
+    assert "Found 1 error and 1 note (constructs the guides keep) in 1 file checked." in asked.stdout
+    # `--level error`: the warning is left out too, and the run passes.
+    errors_only = run("check", "--level", "error", "k.py", cwd=tmp_path)
+    assert errors_only.returncode == 0, errors_only.stdout
+    assert "2 findings below `--level error` not shown" in errors_only.stdout
 
 
 def test_sarif_format(project):

@@ -124,7 +124,7 @@ def test_examples_are_valid_python():
 
 
 def test_check_examples_reports_exactly_the_expected_findings():
-    result = run("check", "examples/", "--output-format", "json")
+    result = run("check", "examples/", "--output-format", "json", "--level", "information")
     items = findings(result)
     assert result.returncode == 1, result.stderr
     assert pinned(items) == EXPECTED
@@ -134,14 +134,16 @@ def test_check_examples_reports_exactly_the_expected_findings():
 
 
 def test_pinned_families_alone():
-    selected = run("check", "examples/legacy_kernel.py", "--select", ",".join(PINNED), "--output-format", "json")
+    selected = run(
+        "check", "examples/legacy_kernel.py", "--select", ",".join(PINNED), "--output-format", "json", "--level", "information"
+    )
     assert [(i["code"], i["location"]["row"]) for i in findings(selected)] == EXPECTED
 
 
 def test_family_examples_report_exactly_their_findings():
     for name, expected in FAMILIES.items():
         codes = ",".join(sorted({code for code, _ in expected}))
-        items = findings(run("check", f"examples/{name}", "--select", codes, "--output-format", "json"))
+        items = findings(run("check", f"examples/{name}", "--select", codes, "--output-format", "json", "--level", "information"))
         assert [(item["code"], item["location"]["row"]) for item in items] == expected, name
 
 
@@ -168,7 +170,7 @@ def test_marker_comments_match_findings():
 
 
 def test_fix_safety_of_example_findings():
-    items = findings(run("check", str(LEGACY), "--select", ",".join(PINNED), "--output-format", "json"))
+    items = findings(run("check", str(LEGACY), "--select", ",".join(PINNED), "--output-format", "json", "--level", "information"))
     safe = {item["location"]["row"] for item in items if item["fix"] and item["fix"]["applicability"] == "safe"}
     assert safe == SAFE_FIXES
 
@@ -186,14 +188,16 @@ def test_concise_output_and_exit_code():
     lines = [line for line in result.stdout.splitlines() if line.startswith("examples/legacy_kernel.py:")]
     got = [(line.split(": ")[1].split()[0], int(line.split(":")[1])) for line in lines]
     assert [(code, row) for code, row in got if code.startswith(PINNED)] == EXPECTED
-    sarif = json.loads(run("check", "examples/", "--output-format", "sarif").stdout)
+    sarif = json.loads(run("check", "examples/", "--output-format", "sarif", "--level", "information").stdout)
     levels = [r["level"] for r in sarif["runs"][0]["results"]]
     errors, notes = sum(level != "note" for level in levels), levels.count("note")
     files = len(list(EXAMPLES.rglob("*.py")))
-    # Keep-case notes are shown but counted apart from the errors.
-    assert f"Found {errors} errors and {notes} notes (constructs the guides keep) in {files} files checked." in result.stdout
+    # Keep-case notes are shown only when asked (`--level information`), counted apart from the errors.
+    assert f"Found {errors} errors in {files} files checked; {notes} notes not shown" in result.stdout
     assert notes > 0
     assert result.stderr == ""
+    asked = run("check", "examples/", "--level", "information")
+    assert f"Found {errors} errors and {notes} notes (constructs the guides keep) in {files} files checked." in asked.stdout
 
 
 def test_exit_zero_flag():

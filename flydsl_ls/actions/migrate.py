@@ -210,6 +210,64 @@ def with_fix(source: str, diagnostics: list[Diagnostic], line: int | None = None
     return found
 
 
+@dataclass(frozen=True)
+class Tally:
+    """The legacy findings (warnings and errors) in a kernel's scope: what to migrate first."""
+
+    total: int
+    safe: int  # with a safe fix
+    unsafe: int  # with an unsafe one
+    by_rule: tuple[tuple[str, int, int], ...]  # (code, findings, fixable), most first
+
+    @property
+    def fixable(self) -> int:
+        return self.safe + self.unsafe
+
+    def summary(self) -> str:
+        """"12 legacy constructs, 9 fixable (5 safe, 4 unsafe)"."""
+        head = f"{self.total} legacy construct{'s' if self.total != 1 else ''}"
+        if not self.fixable:
+            return f"{head}, none fixable"
+        return f"{head}, {self.fixable} fixable ({self.safe} safe, {self.unsafe} unsafe)"
+
+    def details(self) -> str:
+        """Per rule: "FLY101 ×5 (3 fixable), FLY401 ×2"."""
+        return ", ".join(f"{code} ×{n}" + (f" ({f} fixable)" if f else "") for code, n, f in self.by_rule)
+
+
+def tallies(source: str, diagnostics: list[Diagnostic]) -> list[tuple[Kernel, Tally]]:
+    """Each module-level kernel, launcher or builder with legacy findings in its scope (it and
+    the helpers only it uses), with their count; one parse of ``source``."""
+    legacy = [d for d in diagnostics if d.severity in (Severity.WARNING, Severity.ERROR)]
+    if not legacy:
+        return []
+    try:
+        module = _module(source)
+    except (SyntaxError, ValueError):
+        return []
+    offsets = [module.index.offset(d.range.start) for d in legacy]
+    found = []
+    for kernel in kernels(source):
+        scope = scope_of(source, kernel.name, module)
+        inside = [d for d, offset in zip(legacy, offsets) if scope.contains(offset)]
+        if not inside:
+            continue
+        rules: dict[str, list[int]] = {}
+        safe = unsafe = 0
+        for d in inside:
+            row = rules.setdefault(d.code, [0, 0])
+            row[0] += 1
+            if wanted(d.fix, unsafe=False):
+                safe += 1
+                row[1] += 1
+            elif wanted(d.fix, unsafe=True):
+                unsafe += 1
+                row[1] += 1
+        by_rule = tuple(sorted(((c, n, f) for c, (n, f) in rules.items()), key=lambda r: (-r[1], r[0])))
+        found.append((kernel, Tally(len(inside), safe, unsafe, by_rule)))
+    return found
+
+
 def _line_end(index: LineIndex, line: int) -> int:
     return index.offset(Position(line, len(index.line_text(line))))
 

@@ -1,4 +1,5 @@
-"""Code actions: a quick fix per fixable diagnostic, "Ignore FLYnnn for this line", and
+"""Code actions: a quick fix per fixable diagnostic, "Ignore FLYnnn for this line", "Disable
+FLYnnn in this project" (an edit of pyproject.toml: actions/project_ignore.py), and
 ``source.fixAll.flydsl-ls``.
 
 A diagnostic's ``data`` holds its version and its index in that version's lint; its fix is
@@ -51,6 +52,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
 
 from flydsl_ls.actions import migrate as migration
+from flydsl_ls.actions import project_ignore
 from flydsl_ls.actions.elsewhere import OtherFiles, read_or_none
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
@@ -80,6 +82,7 @@ FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
 NO_EXAMPLE_COMMAND = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
+KERNEL_FINDINGS_COMMAND = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
 REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
@@ -133,6 +136,7 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
             if action is not None:
                 actions.append(action)
         actions += _suppressions(server, doc, analysis, ours)
+        actions += _project_ignores(server, doc, ours)
     if fix_all_wanted and _has_safe_fix(analysis):
         action = types.CodeAction(title=FIX_ALL_TITLE, kind=ActionKind.FIX_ALL.value)
         version = doc.version
@@ -302,6 +306,15 @@ async def no_example_command(server: FlyServer, arguments: list) -> dict:
     return {"shown": True}
 
 
+async def kernel_findings_command(server: FlyServer, arguments: list) -> dict:
+    """``flydsl-ls.kernelFindings [text]``: the lens counting a kernel's legacy findings,
+    clicked: its findings per rule, in a message."""
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        raise JsonRpcInvalidParams("expected [text]")
+    show(server, types.MessageType.Info, arguments[0])
+    return {"shown": True}
+
+
 async def show_example_command(server: FlyServer, arguments: list) -> dict:
     """``flydsl-ls.showExample [uri, name]``: reveal the example ``name`` (the command of a
     resolved "Add a compile example", run once the client applied its edit)."""
@@ -439,6 +452,69 @@ def _suppressions(
             )
         )
     return actions
+
+
+def _project_ignores(server: FlyServer, doc: Document, ours: list[types.Diagnostic]) -> list[types.CodeAction]:
+    """"Disable FLYnnn in this project": the code added to ``ignore`` of ``[tool.flydsl-ls]``
+    in the project's pyproject.toml (actions/project_ignore.py), once per code."""
+    codes = list(dict.fromkeys(str(d.code) for d in ours if d.code and d.code != SYNTAX_ERROR))
+    if not codes or doc.path is None:
+        return []
+    target = _project_file(server, doc)
+    if target is None:
+        return []
+    try:
+        text = target.read_text(encoding="utf-8") if target.exists() else None
+    except (OSError, UnicodeDecodeError):
+        return []
+    if text is None and not server.session.features.create_files:
+        return []
+    features = server.session.features
+    actions = []
+    for code in codes:
+        new = project_ignore.disable(text or "", code)
+        if new is None:
+            continue
+        uri = target.as_uri()
+        if text is None:  # a new pyproject.toml
+            insert = types.TextEdit(range=types.Range(types.Position(0, 0), types.Position(0, 0)), new_text=new)
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)),
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=[insert]
+                    ),
+                ]
+            )
+        else:
+            edit = _minimal_edit(uri, None, text, new, features.encoding, features.document_changes)
+        actions.append(
+            types.CodeAction(
+                title=project_ignore.title(code),
+                kind=ActionKind.QUICKFIX.value,
+                diagnostics=[d for d in ours if d.code == code],
+                edit=edit,
+            )
+        )
+    return actions
+
+
+def _project_file(server: FlyServer, doc: Document) -> Path | None:
+    """The pyproject.toml whose ``[tool.flydsl-ls]`` the document's settings come from; else
+    the nearest one in the workspace; else a new one at the workspace root."""
+    settings = server.session.settings_for(doc)
+    if settings.root is not None:
+        return settings.root / "pyproject.toml"
+    root = server.session.root
+    folder = doc.path.parent
+    while True:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+        if folder == root or folder.parent == folder or (root is not None and root not in folder.parents):
+            break
+        folder = folder.parent
+    return root / "pyproject.toml" if root is not None else None
 
 
 def _suppression_in_statement(

@@ -3,7 +3,9 @@
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
 (``flydsl-ls.addExample``, the code action of server/code_actions.py); "Migrate this kernel"
 above each module-level kernel, launcher or builder whose scope has a fixable finding in the
-document's current lint (``flydsl-ls.migrateKernel``, server/migrate.py). A file with neither
+document's current lint (``flydsl-ls.migrateKernel``, server/migrate.py), after a lens counting
+its legacy findings ("12 legacy constructs, 9 fixable (5 safe, 4 unsafe)", on every kernel
+that has some). A file with neither
 an example nor a builder or launcher, but with ``@flyc.jit`` functions or a ``.launch(...)``,
 gets one lens saying why ("No compile example: no launcher found: ...",
 ``scaffold_reasons.no_target``): no diagnostic, the file is not wrong.
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.actions.migrate import Kernel, with_fix
+from flydsl_ls.actions.migrate import Kernel, Tally, tallies, with_fix
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
@@ -72,13 +74,33 @@ async def _migrate_lenses_of(server: FlyServer, doc) -> list[types.CodeLens]:
         return []
     snap = server.session.snapshot(doc, analysis.text, analysis.version)
     loop = asyncio.get_running_loop()
-    found = await loop.run_in_executor(server.worker, migrate_targets, snap, analysis.result.diagnostics)
-    return _migrate_lenses(server, doc, found) if doc.version == snap.version else []
+    found, counted = await loop.run_in_executor(server.worker, migrate_targets, snap, analysis.result.diagnostics)
+    if doc.version != snap.version:
+        return []
+    return _summary_lenses(server, doc, counted) + _migrate_lenses(server, doc, found)
 
 
-def migrate_targets(snap: Snapshot, diagnostics) -> list[Kernel]:
-    """The kernels of the snapshot's text with a fixable finding in their scope (worker thread)."""
-    return with_fix(snap.text, diagnostics)
+def migrate_targets(snap: Snapshot, diagnostics) -> tuple[list[Kernel], list[tuple[Kernel, Tally]]]:
+    """The kernels of the snapshot's text with a fixable finding in their scope, and every
+    kernel's count of legacy findings (worker thread)."""
+    return with_fix(snap.text, diagnostics), tallies(snap.text, diagnostics)
+
+
+def _summary_lenses(server: FlyServer, doc, counted: list[tuple[Kernel, Tally]]) -> list[types.CodeLens]:
+    """"12 legacy constructs, 9 fixable (5 safe, 4 unsafe)" on each kernel with findings, next
+    to its "Migrate this kernel": which kernel of a long file to migrate first. Clicked, it
+    says which rules they are (``flydsl-ls.kernelFindings``)."""
+    lenses = []
+    for kernel, tally in counted:
+        line = kernel.first_line - 1
+        whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+        title = tally.summary()
+        detail = f"{kernel.name}: {title}: {tally.details()}"
+        if tally.fixable:
+            detail += "; \"Migrate this kernel\" applies the fixable ones"
+        command = types.Command(title=title, command=Command.KERNEL_FINDINGS.value, arguments=[detail])
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=command))
+    return lenses
 
 
 def _migrate_lenses(server: FlyServer, doc, found: list[Kernel]) -> list[types.CodeLens]:

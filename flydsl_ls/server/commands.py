@@ -73,6 +73,7 @@ class Command(str, Enum):
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
     SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
     NO_EXAMPLE = code_actions.NO_EXAMPLE_COMMAND  # the "No compile example" lens
+    KERNEL_FINDINGS = code_actions.KERNEL_FINDINGS_COMMAND  # the lens counting a kernel's findings
     MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
@@ -504,5 +505,6 @@ HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
     Command.ADD_EXAMPLE: code_actions.add_example_command,
     Command.SHOW_EXAMPLE: code_actions.show_example_command,
     Command.NO_EXAMPLE: code_actions.no_example_command,
+    Command.KERNEL_FINDINGS: code_actions.kernel_findings_command,
     Command.MIGRATE_KERNEL: migrate.migrate_command,
 }

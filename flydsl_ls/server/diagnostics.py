@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
+from flydsl_ls import baseline
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
@@ -124,6 +125,7 @@ def lint(
             result = FileAnalysis([], None, ["analysis failed; see the server log"])
     for problem in result.internal_errors:
         log.warning("%s: internal error: %s", snap.uri, problem)
+    result = _baselined(snap, result)
     analysis = Analysis(snap.version, snap.generation, snap.text, result)
     analysis.seconds = time.monotonic() - started
     if snap.index is not None:
@@ -134,6 +136,24 @@ def lint(
     half_typed = any(d.code == SYNTAX_ERROR for d in result.diagnostics)
     analysis.fragments = json_cache.fragments(result.diagnostics, analysis.index, snap.encoding, prune=not half_typed)
     return analysis
+
+
+def _baselined(snap: Snapshot, result: FileAnalysis) -> FileAnalysis:
+    """The findings the project's baseline holds become hints (their fixes kept), as the CLI
+    sets them aside (flydsl_ls/baseline.py)."""
+    if snap.baseline is None or snap.path is None or not result.diagnostics:
+        return result
+    try:
+        recorded = baseline.load(snap.baseline)
+    except baseline.BaselineError as error:
+        log.warning("%s", error)
+        return result
+    if not recorded.files:
+        return result
+    _, known = recorded.split(snap.path, result.diagnostics, baseline.lines_of(snap.text))
+    if not known:
+        return result
+    return FileAnalysis(baseline.as_hints(result.diagnostics, known), result.model, result.internal_errors)
 
 
 async def analyse(server: FlyServer, doc: Document) -> Analysis | None:

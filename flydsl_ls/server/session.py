@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from flydsl_ls import config, pins
+from flydsl_ls import baseline, config, pins
 from flydsl_ls.analysis.engine import FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.project import ProjectIndex
@@ -48,6 +48,7 @@ class ClientFeatures:
     code_action_resolve: bool = False  # the client resolves a code action's edit lazily
     apply_edit: bool = False  # workspace/applyEdit (a command can edit the document)
     document_changes: bool = False  # versioned TextDocumentEdits in a WorkspaceEdit
+    create_files: bool = False  # a WorkspaceEdit may create a file (resourceOperations "create")
     configuration: bool = False  # workspace/configuration
     markdown_hover: bool = True
     watched_files_registration: bool = False
@@ -75,6 +76,7 @@ class ClientFeatures:
             code_action_resolve=bool(resolve and "edit" in (resolve.properties or [])),
             apply_edit=bool(workspace and workspace.apply_edit),
             document_changes=bool(edit and edit.document_changes),
+            create_files=bool(edit and edit.document_changes and types.ResourceOperationKind.Create in (edit.resource_operations or [])),
             configuration=bool(workspace and workspace.configuration),
             markdown_hover=types.MarkupKind.Markdown in formats,
             watched_files_registration=bool(watched and watched.dynamic_registration),
@@ -106,6 +108,8 @@ class Snapshot:
     # The open documents, path (as opened) -> (uri, text, version): a fix's edits of another file are
     # made on its buffer when it is open, on the disk text otherwise.
     open_texts: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    # The project's `.flydsl-ls/baseline.json` (flydsl_ls/baseline.py), when it may have one.
+    baseline: Path | None = None
 
 
 @dataclass
@@ -288,13 +292,15 @@ class Session:
         given (an analysed version), with the settings resolved now, on the loop."""
         if text is None:
             text, version, index = doc.text, doc.version, doc.index
+        settings = self.settings_for(doc)
+        root = settings.root or self.root
         return Snapshot(
             uri=doc.uri,
             path=doc.path,
             text=text,
             version=doc.version if version is None else version,
             generation=self.generation,
-            settings=self.settings_for(doc),
+            settings=settings,
             project=self.project,
             encoding=self.encoding,
             document_changes=self.features.document_changes,
@@ -302,6 +308,7 @@ class Session:
             open_texts={
                 str(d.path): (d.uri, d.text, d.version) for d in self.documents.values() if d.path is not None
             },
+            baseline=baseline.default_path(root) if root is not None else None,
         )
 
     def settings_for(self, doc: Document) -> Settings:

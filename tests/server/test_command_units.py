@@ -29,6 +29,7 @@ def test_one_enum_drives_advertising_and_routing():
         "flydsl-ls.addExample",
         "flydsl-ls.showExample",
         "flydsl-ls.noExample",
+        "flydsl-ls.kernelFindings",
         "flydsl-ls.migrateKernel",
     ]
     server = create_server()

@@ -95,9 +95,19 @@ async def test_code_lens_titles_and_commands(session):
         (wide_line, "Compile (gfx950)"),
         (wide_line, "Show ISA"),
         (wide_line, "Launch"),
-        # the kernel's scope has fixes, and so has its launcher's (which alone launches it)
+        # the kernel's scope has fixes, and so has its launcher's (which alone launches it):
+        # its legacy findings counted (`check` finds 2 safe FLY104 and an unsafe FLY105), then
+        # the migration
+        (kernel_line, "3 legacy constructs, 3 fixable (2 safe, 1 unsafe)"),
+        (run_line, "3 legacy constructs, 3 fixable (2 safe, 1 unsafe)"),
         (kernel_line, "Migrate this kernel"),
         (run_line, "Migrate this kernel"),
+    ]
+    summary = lenses[6].command
+    assert summary.command == "flydsl-ls.kernelFindings"
+    assert list(summary.arguments) == [
+        "legacy_kernel: 3 legacy constructs, 3 fixable (2 safe, 1 unsafe): FLY104 ×2 (2 fixable), "
+        'FLY105 ×1 (1 fixable); "Migrate this kernel" applies the fixable ones'
     ]
     commands = [(lens.command.command, list(lens.command.arguments)) for lens in lenses[:3]]
     assert commands == [

@@ -78,7 +78,8 @@ def check_published(text: str, diagnostic: types.Diagnostic) -> None:
 
 async def check_action_edits(client, text: str, actions) -> None:
     """Every edit of the code actions offered (resolved, as the editor would when one is
-    picked) lies inside ``text``, the version they were asked for."""
+    picked) lies inside ``text``, the version they were asked for; edits of the project's
+    pyproject.toml ("Disable FLYnnn in this project") are not in the document."""
     for action in actions or []:
         if not isinstance(action, types.CodeAction):
             continue
@@ -90,7 +91,11 @@ async def check_action_edits(client, text: str, actions) -> None:
         edit = action.edit
         if edit is None:
             continue
-        groups = list((edit.changes or {}).values()) + [d.edits for d in edit.document_changes or []]
+        groups = [edits for target, edits in (edit.changes or {}).items() if not target.endswith("/pyproject.toml")] + [
+            d.edits
+            for d in edit.document_changes or []
+            if isinstance(d, types.TextDocumentEdit) and not d.text_document.uri.endswith("/pyproject.toml")
+        ]
         for edits in groups:
             for e in edits:
                 check_range(text, as_json_range(e.range), f"code action {action.title!r} edit")

@@ -101,3 +101,22 @@ async def test_with_an_example_the_migration_is_compiled_first(tmp_path):
         assert kernel["isa"]["after"].startswith("v_cvt_f32_i32")
         (applied,) = client.applied_edits
         assert "    half = n / 2\n" in apply(source, applied.edit, uri, encoding_of(client))
+
+
+async def test_each_kernel_counts_its_legacy_findings(tmp_path):
+    """Which kernel of a long file to migrate first: a lens with the count of its legacy
+    findings and how many are fixable, before its "Migrate this kernel" (the example file has
+    17 findings, 8 with a safe fix and 7 with an unsafe one, as `check` reports them, all in
+    softmax_kernel's scope and in its launcher's)."""
+    path = tmp_path / "legacy_kernel.py"
+    shutil.copy(LEGACY, path)
+    async with lsp("neovim@v0.11.0", tmp_path) as client:
+        uri = open_doc(client, path)
+        await diagnostics(client, uri)
+        found = [(lens.range.start.line, lens.command.title) for lens in await lenses(client, uri)]
+        summary = "17 legacy constructs, 15 fixable (8 safe, 7 unsafe)"
+        assert found.index((KERNEL_LINE, summary)) < found.index((KERNEL_LINE, "Migrate this kernel"))
+        assert (LAUNCHER_LINE, summary) in found
+        lens = next(x for x in await lenses(client, uri) if x.command.title == summary)
+        assert lens.command.arguments[0].startswith("softmax_kernel: " + summary + ": FLY103 ×4 (4 fixable), ")
+        assert await execute(client, lens.command.command, *lens.command.arguments) == {"shown": True}

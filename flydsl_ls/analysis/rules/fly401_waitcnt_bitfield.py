@@ -11,6 +11,7 @@ from flydsl_ls.analysis.model.waitcnt_facts import (
     Value,
     facts_for,
 )
+from flydsl_ls.analysis.rules._arch import arch_at, why_unknown
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 
@@ -85,7 +86,7 @@ class WaitcntBitfield(Rule):
             value = self.facts.value(node)
             self.report(
                 node,
-                f"`{_spelled(self, node)}` hand-encodes an s_waitcnt bitfield{self._meaning(value)}: "
+                f"`{_spelled(self, node)}` hand-encodes an s_waitcnt bitfield{self._meaning(value, node)}: "
                 "pass the counters to `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` where it is used",
             )
 
@@ -97,7 +98,7 @@ class WaitcntBitfield(Rule):
             return
         self.report(
             node,
-            f"magic s_waitcnt bitfield `{node.arg}={self.text(node.value)}`{self._meaning(value)} "
+            f"magic s_waitcnt bitfield `{node.arg}={self.text(node.value)}`{self._meaning(value, node)} "
             "travels through an object: pass counters to `fx.rocdl.s_waitcnt(...)` where it is used "
             "(no fix: the waits that read it are elsewhere; migrate them, then drop the field)",
         )
@@ -151,10 +152,10 @@ class WaitcntBitfield(Rule):
                 return inner if inner.endswith(")") and "(through" in inner else f"{inner} (through `{spelled}`)"
         return f"`{spelled}` has no single constant value here"
 
-    def _meaning(self, value: Value | None) -> str:
+    def _meaning(self, value: Value | None, node: ast.AST) -> str:
         if value is None:
             return ""
-        found = waitcnt.support(self.ctx.options.target_arch)
+        found = waitcnt.support(arch_at(self.ctx, node))
         if found is None or found.layout is None:
             return f" ({_hex(value.bits)})"
         decoded = waitcnt.decode(found.layout, value.bits)
@@ -177,14 +178,15 @@ class WaitcntBitfield(Rule):
                 f"(no fix: {reason})",
             )
             return
-        chosen = waitcnt.plan(value.bits, options.target_arch, options.flydsl_version)
+        chosen = waitcnt.plan(value.bits, arch_at(self.ctx, node), options.flydsl_version)
         decoded = chosen.decoded
         if decoded is None:
+            reason = why_unknown(self.ctx, chosen.reason)
             self.report(
                 node,
                 f"{head} ({_hex(value.bits)}): write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"
-                f" (no fix: {chosen.reason})",
-                note=chosen.reason,
+                f" (no fix: {reason})",
+                note=reason,
             )
             return
         keywords = decoded.keywords
@@ -215,8 +217,9 @@ class WaitcntBitfield(Rule):
         form names that unknown. Always unsafe: FlyDSL's keyword form raises on a count past
         the counter's maximum, which the bitfield arithmetic masked."""
         options = self.ctx.options
-        found = waitcnt.support(options.target_arch)
-        chosen = waitcnt.plan(0, options.target_arch, options.flydsl_version)
+        arch = arch_at(self.ctx, node)
+        found = waitcnt.support(arch)
+        chosen = waitcnt.plan(0, arch, options.flydsl_version)
         if found is None or found.layout is None or chosen.decoded is None or not site.fixable_shape:
             return False
         counted = counted_wait(self.facts, node, self.ctx.enclosing_function(), found.layout)
@@ -521,6 +524,29 @@ class WaitcntBitfield(Rule):
             expected=None,
             message="other arguments",
             settings={"target_arch": "gfx942"},
+        ),
+        # The arch guard around the wait wins over target-arch (analysis/rules/_arch.py):
+        # gfx1250 has no keyword form; after a guard that raises, the arch is gfx950.
+        Invalid(
+            "import flydsl.expr as fx\n\ndef k(arch):\n    if arch == \"gfx1250\":\n        fx.rocdl.s_waitcnt(0)\n",
+            expected=None,
+            message="gfx1250",
+            settings={"target_arch": "gfx942"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n\ndef k(arch):\n    if arch == \"gfx942\":\n        raise ValueError(arch)\n"
+            "    fx.rocdl.s_waitcnt(0)\n",
+            expected=None,
+            message="the arch guards around this code rule out the target arch gfx942",
+            settings={"target_arch": "gfx942"},
+        ),
+        Invalid(
+            "import flydsl.expr as fx\n\ndef k(arch):\n    if not arch.startswith(\"gfx95\"):\n"
+            "        raise RuntimeError(arch)\n    fx.rocdl.s_waitcnt(0xC07F)\n",
+            expected="import flydsl.expr as fx\n\ndef k(arch):\n    if not arch.startswith(\"gfx95\"):\n"
+            "        raise RuntimeError(arch)\n    fx.rocdl.s_waitcnt(lgkmcnt=0)\n",
+            message="on gfx950",
+            settings={"flydsl_version": "0.5.0"},
         ),
         # gfx1250 and older FlyDSL: no fix.
         Invalid(

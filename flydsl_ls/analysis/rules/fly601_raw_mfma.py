@@ -5,6 +5,7 @@ from flydsl_ls.analysis.model.diagnostic import Applicability, Fix, Severity
 from flydsl_ls.analysis.model.rewrite import fx_alias, module_alias, name_import
 from flydsl_ls.analysis.model.scopes import lookup
 from flydsl_ls.analysis.model.text import Range
+from flydsl_ls.analysis.rules._arch import arch_at
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 _NAME = re.compile(
@@ -211,7 +212,7 @@ class RawMfma(Rule):
 
     def _atom(self, parts: dict, node: ast.Call) -> tuple[str | None, str]:
         m, n, k, ty = parts["m"], parts["n"], parts["k"], parts["ty"]
-        arch = self.ctx.options.target_arch or ""
+        arch = arch_at(self.ctx, node) or ""
         if parts["scale"] == "mfma_scale_":
             formats = _scale_formats(node)
             types = ", ".join(f"fx.{f}" for f in dict.fromkeys(formats)) if formats else "<a type>[, <b type>]"
@@ -398,7 +399,7 @@ class RawMfma(Rule):
             binding = lookup(name, scope, at)
             if binding is not None and binding.value is value:
                 return name, ()
-        arch = self.ctx.options.target_arch or ""
+        arch = arch_at(self.ctx) or ""  # the call being visited is inside the ancestors' guards
         for prefix, name in _FP8.items():
             if arch.startswith(prefix):
                 return f"{fx}.{name}", ()
@@ -413,6 +414,9 @@ class RawMfma(Rule):
     def _fp8_choices(self) -> list[tuple[str, ast.IfExp]]:
         """(name, value) of the file's assignments `X = fx.Float8E4M3FN if c else
         fx.Float8E4M3FNUZ` (either order)."""
+        # The answer reads every statement of the file, not the names the call reads: asking
+        # for the use counts says so to the editor's incremental analysis (the whole file).
+        self.model.use_counts  # noqa: B018
         found = []
         for stmt in ast.walk(self.model.tree):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
@@ -586,6 +590,22 @@ class RawMfma(Rule):
             unsafe=True,
             message="fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FN)",
             settings={"target_arch": "gfx950", "flydsl_version": "0.3.1"},
+        ),
+        Invalid(
+            # The arch guard around the call wins over target-arch (analysis/rules/_arch.py).
+            "import flydsl.expr as fx\n"
+            "def qk(k, q, acc, is_gfx950):\n"
+            "    if is_gfx950:\n"
+            "        return fx.rocdl.mfma_f32_16x16x32_fp8_fp8(fx.T.f32x4, [k, q, acc, 0, 0, 0])\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl._mlir.dialects import fly\n"
+            "def qk(k, q, acc, is_gfx950):\n"
+            "    if is_gfx950:\n"
+            "        return fly.mma_atom_call_ssa([fx.T.f32x4], fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FN)), "
+            "fx.as_ir_value(k), fx.as_ir_value(q), fx.as_ir_value(acc))\n",
+            unsafe=True,
+            message="fx.rocdl.MFMA(16, 16, 32, fx.Float8E4M3FN)",
+            settings={"target_arch": "gfx942", "flydsl_version": "0.5.0"},
         ),
         Invalid(
             # No target arch: fp8's class is picked at trace time, as the kernels do.

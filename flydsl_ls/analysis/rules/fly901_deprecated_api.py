@@ -214,7 +214,8 @@ class DeprecatedApi(Rule):
             return None
         fx, imports = fx_alias(self.model)
         line = self.model.index.line_text(statement.lineno - 1)
-        indent = line[: len(line) - len(line.lstrip())] + "    "  # the line's own (tabs too), one level in
+        outer = line[: len(line) - len(line.lstrip())]  # as written: tabs stay tabs
+        indent = outer + ("\t" if outer.endswith("\t") else "    ")
         added = S.binary(self, "+", call.func.value, call.args[0])
         text = f"with {fx}.arith.fastmath({self.text(keywords[0].value)}):\n{indent}{self.text(statement.targets[0])} = {added}"
         safe = kind.is_typed or kind.is_raw
@@ -275,12 +276,11 @@ class DeprecatedApi(Rule):
             unsafe=True,
             message="`fx.Numeric.addf` is deprecated",
         ),
-        # The block keeps the line's own indentation (tabs included).
+        # The block's body is indented as the statement is (a tab-indented function).
         Invalid(
-            "import flydsl.expr as fx\ndef f(val, fm):\n\tred = val\n\tred = red.addf(val, fastmath=fm)\n\treturn red\n",
-            expected="import flydsl.expr as fx\ndef f(val, fm):\n\tred = val\n"
-            "\twith fx.arith.fastmath(fm):\n\t    red = red + val\n\treturn red\n",
-            unsafe=True,
+            "import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n\tw = w.addf(peer, fastmath=fm)\n\treturn w\n",
+            expected="import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n"
+            "\twith fx.arith.fastmath(fm):\n\t\tw = w + peer\n\treturn w\n",
             message="`fx.Numeric.addf` is deprecated",
         ),
         Invalid(
