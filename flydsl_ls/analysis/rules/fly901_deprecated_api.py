@@ -388,6 +388,16 @@ class DeprecatedApi(Rule):
             message="use `fx.max(acc, peer)`: `acc.maximumf(...)` is deprecated (FlyDSL's `fx.Numeric.maximumf`, past its declared removal in FlyDSL 0.4",
             settings={"flydsl_version": "0.5.0"},
         ),
+        # The grouping parentheses around the method call go with it (aiter's swiglu clamp
+        # `-((-x).maximumf(lim))`); a call's own parentheses stay.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
+            "    return -((-x).maximumf(lim)), g(x.minimumf(lim))\n",
+            expected="import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
+            "    return -fx.max(-x, lim), g(fx.min(x, lim))\n",
+            count=2,
+            settings={"flydsl_version": "0.5.0"},
+        ),
         # FlyDSL 0.3.1 has no `fx.max`.
         Invalid(
             "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer: fx.Float32):\n    return acc.minimumf(peer)\n",
