@@ -138,7 +138,7 @@ def _as_i8(t):
     return t.view(torch.int8) if "float8" in str(t.dtype) else t
 
 
-def preshuffle_gemm(in_dtype, M=32, N=1024, K=2048, tile=(32, 64, 512), use_async_copy=False):
+def preshuffle_gemm(in_dtype, M=32, N=1024, K=2048, tile=(32, 64, 512), use_async_copy=False, epilogue="none"):
     def case(device):
         import torch
 
@@ -147,7 +147,7 @@ def preshuffle_gemm(in_dtype, M=32, N=1024, K=2048, tile=(32, 64, 512), use_asyn
         tile_m, tile_n, tile_k = tile
         fn = compile_preshuffle_gemm(
             N=N, K=K, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, in_dtype=in_dtype, out_dtype="bf16",
-            use_async_copy=use_async_copy,
+            use_async_copy=use_async_copy, epilogue=epilogue,
         )
         if in_dtype in ("fp16", "bf16"):
             dt = torch.float16 if in_dtype == "fp16" else torch.bfloat16
@@ -158,7 +158,7 @@ def preshuffle_gemm(in_dtype, M=32, N=1024, K=2048, tile=(32, 64, 512), use_asyn
             a, b = _t((M, K), dt, device), _t((N, K), dt, device)
             sa, sb = _t((M,), "float32", device), _t((N,), "float32", device)
         c = _t((M, N), "bfloat16", device)
-        bias = _t((0,), "bfloat16", device)
+        bias = _t((N if epilogue.startswith("bias") else 0,), "bfloat16", device)
         return fn, (c.view(-1), a.view(-1), b.view(-1), sa, sb, bias, M, N, _stream())
 
     return case
@@ -255,6 +255,8 @@ def mxfp4_preshuffle(a_dtype="fp4", b_dtype="fp4"):
 CASES.update({
     "gemm/preshuffle_gemm.py::fp8_32x1024x2048": (preshuffle_gemm("fp8"), BOTH),
     "gemm/preshuffle_gemm.py::bf16_32x1024x2048": (preshuffle_gemm("bf16"), BOTH),
+    # the ReLU epilogue: its `.maximumf` (FLY901 -> `fx.max`)
+    "gemm/preshuffle_gemm.py::fp8_bias_relu": (preshuffle_gemm("fp8", epilogue="bias_relu"), BOTH),
     "gemm/preshuffle_gemm.py::int8_async_copy": (preshuffle_gemm("int8", use_async_copy=True), GFX950),
     "gemm/fp8_gemm_4wave.py::256x256x1024_preshuffled": (fp8_gemm_4wave, GFX950),
     "gemm/fp8_gemm_8wave.py::256x256x1024": (fp8_gemm_8wave, GFX950),

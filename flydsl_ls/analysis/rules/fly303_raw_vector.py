@@ -29,7 +29,8 @@ UNCLEAN = " (no fix: the call is not the plain `(type, value)` form)"
 class RawVector(Rule):
     """
     Raw `vector` dialect ops on register vectors: `vector.extract`, `vector.bitcast`,
-    `vector.splat`/`vector.broadcast`, `vector.from_elements`, and vector loads/stores
+    `vector.splat`/`vector.broadcast`, `vector.from_elements`,
+    `vector.extract_strided_slice`, and vector loads/stores
     of register memrefs, through the MLIR dialect (`flydsl._mlir.dialects.vector`, also
     `_vector`, `mlir_vector`, ...) or aiter's vendored shim (`from
     aiter.ops.flydsl.kernels import vector`, `from . import vector`), including the
@@ -40,7 +41,9 @@ class RawVector(Rule):
     `fx.Vector(v)[i]`; `vector.bitcast(T.i32x4, v)` -> `fx.Vector(v).bitcast(fx.Int32)`;
     `vector.broadcast(T.f32x4, s)` -> `fx.Vector.filled(4, s, fx.Float32)`;
     `vector.from_elements(T.f32x2, [a, b])` -> `fx.Vector.from_elements([a, b],
-    fx.Float32)`; register-memref load/store -> `fx.memref_load_vec(r)` /
+    fx.Float32)`; `vector.extract_strided_slice(T.vec(4, T.i32), v, offsets=[4], sizes=[4],
+    strides=[1])` of an 8-element `v` -> `fx.Vector(v).reshape((2, 4))[1, None]` (the
+    `i`-th whole run of `k` elements; 0.3.1 and 0.5.0); register-memref load/store -> `fx.memref_load_vec(r)` /
     `fx.memref_store_vec(v, r)` (or a layout view and a copy atom for shared memory).
     `fx.Vector`, `Vector` from `flydsl.expr.typing` and the shim's re-exported `Vector`
     are the modern API and are never flagged.
@@ -54,7 +57,9 @@ class RawVector(Rule):
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
     An element that reaches a consumer needing the raw value (a raw builder, `.truncf`, code
     the file does not show) gets `e.ir_value()` there, in the same (unsafe) fix.
-    `filled`/`from_elements` coerce their operands: unsafe. A static position that is not
+    `filled`/`from_elements` coerce their operands: unsafe. The slice is unsafe: its first MLIR
+    goes through a `vector.shape_cast` to 2-D and back (the LLVM IR and ISA were identical on
+    gfx942), and it is offered only when `v`'s length is read off the op that makes it. A static position that is not
     an IR value is a Python int when traced (`static_position=[i]`): unsafe `[i]`. Dynamic
     positions and loads/stores get no fix (a memref's replacement depends on what it is). Calls inside the legacy helper layers themselves (aiter's
     `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
@@ -62,10 +67,10 @@ class RawVector(Rule):
 
     code = "FLY303"
     name = "raw-vector"
-    summary = "raw `vector.extract/bitcast/splat/broadcast/from_elements`, vector loads/stores"
+    summary = "raw `vector.extract/bitcast/splat/broadcast/from_elements/extract_strided_slice`, vector loads/stores"
     replacement = (
         "`fx.Vector(v)[i]`, `.bitcast(fx.T)`, `fx.Vector.filled`, `fx.Vector.from_elements`, "
-        "`fx.memref_load_vec/store_vec`"
+        "`fx.Vector(v).reshape((n // k, k))[i, None]`, `fx.memref_load_vec/store_vec`"
     )
     fix_safety = "safe for extract/bitcast on fx.Vector values with static positions; unsafe otherwise"
     fix_title = "Use fx.Vector"

@@ -43,8 +43,9 @@ class WaitcntBitfield(Rule):
     The hardware reads the counter fields only, so the wait is the same, but the immediate in
     the IR differs: that fix is **unsafe**, and so is one that relies on a helper whose module
     flydsl-ls cannot read (its body is then assumed from its name). There is no fix without a known arch,
-    for gfx1250 (the keyword form raises there; its `s_wait_loadcnt`/`s_wait_dscnt`/... waits
-    are not flagged), for other unsupported arches, or when the project's FlyDSL is older
+    for gfx1250 (the keyword form raises there: the message names gfx1250's split waits,
+    `fx.rocdl.s_wait_loadcnt`/`s_wait_storecnt`/`s_wait_dscnt`/`s_wait_expcnt`, in 0.3.1 and
+    0.5.0, which are themselves not flagged), for other unsupported arches, or when the project's FlyDSL is older
     than 0.3.0 (the keyword form appeared then). Text inside inline-assembly strings is never
     touched. The keyword form picks its encoding from the arch FlyDSL compiles for; the fix
     is exact for the configured one. Tuned attention kernels are scheduler-sensitive: check
