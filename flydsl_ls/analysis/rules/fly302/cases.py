@@ -645,6 +645,22 @@ INVALID += [
         expected=None,
         message="no fix: `sync` is decorated with `@_dsl_if_only`, which may keep a `while` as Python: decorate it with `@flyc.jit` first",
     ),
+    # The carried value handed to a raw builder (aiter's splitk_hgemm): the `while` would
+    # give it an fx value, which `arith.CmpIOp` cannot take.
+    Invalid(
+        "import flydsl.expr as fx\nfrom flydsl.expr import arith\n" + _WHILE_HEAD
+        + "    wait_loop = scf.WhileOp([i32], [init])\n"
+        "    cond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "    body_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "    with ir.InsertionPoint(cond_block):\n"
+        "        cur = cond_block.arguments[0]\n"
+        "        need_wait = arith.CmpIOp(arith.CmpIPredicate.eq, cur, arith.constant(0, type=i32)).result\n"
+        "        scf.ConditionOp(need_wait, [cur])\n"
+        "    with ir.InsertionPoint(body_block):\n"
+        "        scf.YieldOp([load(rsrc)])\n",
+        expected=None,
+        message="no fix: `cur` reaches `arith.CmpIOp` (line 20), which may need the raw value: the `while` carries it as an fx value",
+    ),
     # A condition op whose loop is built elsewhere.
     Invalid(
         "from flydsl._mlir.dialects import scf\n"

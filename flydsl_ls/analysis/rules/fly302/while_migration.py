@@ -26,6 +26,7 @@ import ast
 
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules import _control_flow_support as cf
+from flydsl_ls.analysis.rules._raw_dialect_support import is_raw_builder
 from flydsl_ls.analysis.rules.fly302.syntax import INSERTION_POINT, UNWRAPS, NoFix, single_name
 
 WHILE_OP, CONDITION_OP = "mlir.scf.WhileOp", "mlir.scf.ConditionOp"
@@ -66,6 +67,7 @@ class WhileMigration:
             raise NoFix("the blocks are not entered with `ir.InsertionPoint(...)` right after they are made")
         current, condition, hidden = self._condition(before_with.body, blocks["before"])
         self._check_uses(function, parent, statements, blocks, name, hidden)
+        self._check_typed_uses(current, [*before_with.body[1:-1], *after_with.body[:-1]], condition)
         *loop_body, closing = after_with.body
         yielded = self._yielded(closing)
         indent = " " * parent.col_offset
@@ -175,6 +177,49 @@ class WhileMigration:
                 raise NoFix("the `after` block reads its own argument")
         if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(statements[3])):
             raise NoFix("the body leaves the block (`break`/`continue`/`return`)")
+
+    def _check_typed_uses(self, current: str, statements: list, condition: ast.expr) -> None:
+        """The `while` hands the test and the body the carried value as an fx value (the
+        rewriter wraps a loop's state), where the raw blocks had a raw block argument: a raw
+        builder given it fails to trace (aiter's splitk_hgemm: `arith.CmpIOp(eq, cur, c0)`).
+        Operators, fx functions and a helper that only wraps it in one (`_u(v)` returning
+        `fx.Uint32(v)`) take either."""
+        roots = [*statements, condition]
+        for root in roots:
+            parents = {id(c): p for p in ast.walk(root) for c in ast.iter_child_nodes(p)}
+            for use in ast.walk(root):
+                if not (isinstance(use, ast.Name) and use.id == current and isinstance(use.ctx, ast.Load)):
+                    continue
+                parent = parents.get(id(use))
+                if isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
+                    continue
+                if isinstance(parent, ast.Call) and use is not parent.func and self._takes_fx(parent.func):
+                    continue
+                what = f"`{ast.unparse(parent.func)}`" if isinstance(parent, ast.Call) else "code the fix cannot follow"
+                raise NoFix(
+                    f"`{current}` reaches {what} (line {use.lineno}), which may need the raw value: the "
+                    "`while` carries it as an fx value"
+                )
+
+    def _takes_fx(self, func: ast.expr) -> bool:
+        binding = self.model.binding_of(func) if isinstance(func, ast.Name) else None
+        helper = binding.node if binding is not None and binding.kind == "def" else None
+        if helper is None:
+            symbol = self.model.resolve(func) or ""
+            last = symbol.rpartition(".")[2]
+            op_class = last[:1].isupper() and last.endswith("Op")  # `arith.CmpIOp`: MLIR's own builder
+            return symbol.startswith("fx.") and not is_raw_builder(symbol) and not op_class
+        if not isinstance(helper, ast.FunctionDef) or len(helper.args.args) != 1:
+            return False
+        body = helper.body[1:] if ast.get_docstring(helper) is not None else helper.body
+        returned = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if not (
+            isinstance(returned, ast.Call) and len(returned.args) == 1 and not returned.keywords
+            and isinstance(returned.args[0], ast.Name) and returned.args[0].id == helper.args.args[0].arg
+        ):
+            return False
+        inner = self.model.binding_of(returned.func) if isinstance(returned.func, ast.Name) else None
+        return (inner is None or inner.kind != "def") and self._takes_fx(returned.func)
 
     def _comments(self, with_stmt: ast.With, indent: str) -> list[str]:
         """The `before` block's comment lines, kept above the `while`."""
