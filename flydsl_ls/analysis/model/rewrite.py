@@ -42,7 +42,7 @@ def ungrouped_range(model: SemanticModel, node: ast.AST, content: str) -> Range:
     (its replacement) is a call, name, attribute or subscript, which needs none:
     `-((-x).maximumf(y))` -> `-fx.maximumf(-x, y)`, not `-(fx.maximumf(-x, y))`. Only
     parentheses on the node's own lines, with nothing but spaces inside; never a call's
-    or a class's own parentheses."""
+    or a class's own parentheses, nor those that part a keyword from it (`not(x)`)."""
     index = model.index
     rng = index.node_range(node)
     if not isinstance(node, ast.expr) or not _atomic_text(content):
@@ -61,8 +61,14 @@ def ungrouped_range(model: SemanticModel, node: ast.AST, content: str) -> Range:
             after += 1
         if before == 0 or after >= len(text) or text[before - 1] != "(" or text[after] != ")":
             break
+        if (before > 1 and _word(text[before - 2])) or (after + 1 < len(text) and _word(text[after + 1])):
+            break  # `not(x)`, `return(x)`: the parentheses also separate a keyword
         start, end = before - 1, after + 1
     return Range(index.position_at(start), index.position_at(end))
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _atomic_text(content: str) -> bool:

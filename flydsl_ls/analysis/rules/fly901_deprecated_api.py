@@ -389,13 +389,13 @@ class DeprecatedApi(Rule):
             settings={"flydsl_version": "0.5.0"},
         ),
         # The grouping parentheses around the method call go with it (aiter's swiglu clamp
-        # `-((-x).maximumf(lim))`); a call's own parentheses stay.
+        # `-((-x).maximumf(lim))`); a call's own parentheses stay, and those that part `not` from it.
         Invalid(
             "import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
-            "    return -((-x).maximumf(lim)), g(x.minimumf(lim))\n",
+            "    return -((-x).maximumf(lim)), g(x.minimumf(lim)), not(x.maximumf(lim))\n",
             expected="import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
-            "    return -fx.max(-x, lim), g(fx.min(x, lim))\n",
-            count=2,
+            "    return -fx.max(-x, lim), g(fx.min(x, lim)), not(fx.max(x, lim))\n",
+            count=3,
             settings={"flydsl_version": "0.5.0"},
         ),
         # FlyDSL 0.3.1 has no `fx.max`.
