@@ -80,7 +80,7 @@ def test_concise_format_and_summary(project):
     assert lines[:3] == [
         "legacy.py:4:8: FLY101 [*] `ArithValue(...)` around a value that is already `fx.Int32`: drop the wrapper",
         "legacy.py:5:8: FLY104 [*] `fx.Int32(fx.Int32(x))` wraps twice: one wrap is enough",
-        "legacy.py:6:5: FLY901 `fx.get` is deprecated: use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` "
+        "legacy.py:6:5: FLY901 use `fx.get_(...).unpack()` or `IntTuple[...].unpack()`: `fx.get` is deprecated "
         "(declared removal in FlyDSL 0.4) (no fix: `fx.get` casts the element to "
         "`index`, and `fx.get_(...).unpack()` keeps the element's own type)",
     ]

@@ -61,7 +61,8 @@ def test_migrates_the_whole_file_to_the_fixed_text(legacy):
     assert legacy.read_text(encoding="utf-8") == MIGRATED
     assert result.returncode == 1  # the FLY901 without a fix is left, and printed
     (left,) = result.stdout.splitlines()
-    assert left.startswith("legacy_kernel.py:108:16: FLY901 `fx.rocdl.BufferCopyLDS64b` is deprecated")
+    assert left.startswith("legacy_kernel.py:108:16: FLY901 use `fx.rocdl.BufferCopyLDS32b`")
+    assert "`fx.rocdl.BufferCopyLDS64b` is deprecated" in left
     assert "16 fixes (FLY101 3, FLY102 2, FLY103 4, FLY104 3, FLY105 1, FLY301 2, FLY901 1)" in result.stderr
     assert "findings in scope 17 -> 1" in result.stderr
     again = run("migrate", "legacy_kernel.py", cwd=legacy.parent)  # a fixpoint: nothing more

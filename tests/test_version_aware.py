@@ -67,7 +67,7 @@ def test_pin_0_5_0_keeps_apis_past_their_declared_removal_warnings(tmp_path):
     items = by_code(findings(folder))
     assert items["FLY301"]["fix"] is not None
     assert "past its declared removal in FlyDSL 0.4: 0.5.0 still has it, a later release may not" in items["FLY901"]["message"]
-    assert items["FLY901"]["message"].startswith("`fx.get` is deprecated: use ")
+    assert items["FLY901"]["message"].startswith("use `fx.get_(...).unpack()` or `IntTuple[...].unpack()`: `fx.get` is deprecated")
     levels = {
         r["ruleId"]: r["level"] for r in findings(folder, "sarif")["runs"][0]["results"]
     }

@@ -158,7 +158,7 @@ def preshuffle_gemm(in_dtype, M=32, N=1024, K=2048, tile=(32, 64, 512), use_asyn
             a, b = _t((M, K), dt, device), _t((N, K), dt, device)
             sa, sb = _t((M,), "float32", device), _t((N,), "float32", device)
         c = _t((M, N), "bfloat16", device)
-        bias = _t((N if epilogue != "none" else 0,), "bfloat16", device)
+        bias = _t((N if epilogue.startswith("bias") else 0,), "bfloat16", device)
         return fn, (c.view(-1), a.view(-1), b.view(-1), sa, sb, bias, M, N, _stream())
 
     return case
@@ -255,6 +255,8 @@ def mxfp4_preshuffle(a_dtype="fp4", b_dtype="fp4"):
 CASES.update({
     "gemm/preshuffle_gemm.py::fp8_32x1024x2048": (preshuffle_gemm("fp8"), BOTH),
     "gemm/preshuffle_gemm.py::bf16_32x1024x2048": (preshuffle_gemm("bf16"), BOTH),
+    # the ReLU epilogue: its `.maximumf` (FLY901 -> `fx.max`)
+    "gemm/preshuffle_gemm.py::fp8_bias_relu": (preshuffle_gemm("fp8", epilogue="bias_relu"), BOTH),
     "gemm/preshuffle_gemm.py::int8_async_copy": (preshuffle_gemm("int8", use_async_copy=True), GFX950),
     # 16 B loads per thread (tile_n * tile_k * 2 / 4096): the raw s_waitcnt(16) carries into expcnt
     "gemm/preshuffle_gemm.py::bf16_async_copy_16_loads": (preshuffle_gemm("bf16", use_async_copy=True), GFX950),

@@ -382,3 +382,33 @@ def test_every_rule_with_a_safe_fix_is_covered():
     safe_rules = {r.code for r in ALL_RULES if "safe" in r.fix_safety.replace("unsafe", "")}
     missing = sorted(safe_rules - covered)
     assert not missing, f"rules with safe fixes but no semantics fixture: {missing}"
+
+
+def test_fly303_strided_slices_reshape_with_the_same_llvm_ir(compile_pair):
+    """`vector.extract_strided_slice` halves of an 8-dword vector become
+    `fx.Vector(v).reshape((2, 4))[i, None]` (unsafe): the first MLIR slices through a
+    `vector.shape_cast` to 2x4 and back, which lowers to the same LLVM IR and ISA."""
+    outcome, before, after = _unsafe_pair(compile_pair, "raw_vector_slices.py", "FLY303")
+    assert "lo = fx.Vector(dwords).reshape((2, 4))[0, None]" in outcome.text
+    assert "hi = fx.Vector(dwords).reshape((2, 4))[1, None]" in outcome.text
+    removed, added = _changed_lines(before, after)
+    assert _ops(added).count("vector.shape_cast : vector<8xi32> to vector<2x4xi32>") == 2
+    assert _ops(added).count("vector.extract_strided_slice : vector<2x4xi32> to vector<1x4xi32>") == 2
+    assert _ops(removed).count("vector.extract_strided_slice : vector<8xi32> to vector<4xi32>") == 2
+    assert _texts(before, "llvm") == _texts(after, "llvm")
+    assert _texts(before, "isa") == _texts(after, "isa")
+
+
+def test_fly302_raw_while_polling_loop_becomes_a_python_while_with_the_same_code(compile_pair):
+    """FlyDSL's custom_all_reduce polling loop (raw `scf.WhileOp` + `scf.ConditionOp` +
+    `scf.YieldOp`, an unsigned compare, an L1 invalidation between polls) becomes a Python
+    `while` (unsafe): the rewriter builds the same `scf.while`, first MLIR, LLVM IR and ISA
+    identical on gfx942."""
+    outcome, before, after = _unsafe_pair(compile_pair, "raw_while.py", "FLY302")
+    assert "    current_wait_value = initial_wait_value\n" in outcome.text
+    assert "    while _u(current_wait_value) < _u(flag):\n" in outcome.text
+    assert "        current_wait_value = next_wait_value\n" in outcome.text
+    assert "scf.WhileOp(" not in outcome.text and "scf.ConditionOp(" not in outcome.text
+    for emit in ("mlir-first", "llvm", "isa"):
+        assert _texts(before, emit) == _texts(after, emit), emit
+    assert any("scf.while" in t for t in _texts(before, "mlir-first"))

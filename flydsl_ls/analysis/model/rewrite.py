@@ -37,6 +37,48 @@ def replacement_text(model: SemanticModel, inner: ast.expr, outer: ast.AST, pare
     return f"({text})"
 
 
+def ungrouped_range(model: SemanticModel, node: ast.AST, content: str) -> Range:
+    """``node``'s range, widened over the grouping parentheses around it when ``content``
+    (its replacement) is a call, name, attribute or subscript, which needs none:
+    `-((-x).maximumf(y))` -> `-fx.maximumf(-x, y)`, not `-(fx.maximumf(-x, y))`. Only
+    parentheses on the node's own lines, with nothing but spaces inside; never a call's
+    or a class's own parentheses, nor those that part a keyword from it (`not(x)`)."""
+    index = model.index
+    rng = index.node_range(node)
+    if not isinstance(node, ast.expr) or not _atomic_text(content):
+        return rng
+    parent = model.parent_map(model.tree).get(id(node))
+    if isinstance(parent, ast.ClassDef) or (isinstance(parent, ast.Call) and node is not parent.func):
+        return rng
+    text = index.text
+    start, end = index.offset(rng.start), index.offset(rng.end)
+    while True:
+        before = start
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        after = end
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        if before == 0 or after >= len(text) or text[before - 1] != "(" or text[after] != ")":
+            break
+        if (before > 1 and _word(text[before - 2])) or (after + 1 < len(text) and _word(text[after + 1])):
+            break  # `not(x)`, `return(x)`: the parentheses also separate a keyword
+        start, end = before - 1, after + 1
+    return Range(index.position_at(start), index.position_at(end))
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _atomic_text(content: str) -> bool:
+    try:
+        tree = ast.parse(content.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return "\n" not in content and isinstance(tree.body, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+
+
 def _is_atom(node: ast.expr) -> bool:
     return isinstance(node, (ast.Constant, *_ATOMS))
 

@@ -184,7 +184,7 @@ def scalar_dtype(model: SemanticModel, expr: ast.expr, depth: int = 0) -> str | 
         return _EXTRA_SCALARS.get(symbol[len("fx.T."):])
     if (isinstance(expr, ast.Call) and len(expr.args) == 1
             and model.resolve(expr.func) == "mlir.ir.IntegerType.get_signless"):
-        width = _int_literal(model, expr.args[0])
+        width = int_literal(model, expr.args[0])
         if width in (1, 8, 16, 32, 64, 128):
             return "fx.Boolean" if width == 1 else f"fx.Int{width}"
     if isinstance(expr, ast.Attribute) and expr.attr == "ir_type":
@@ -214,12 +214,12 @@ def vector_dtype(model: SemanticModel, expr: ast.expr, depth: int = 0) -> tuple[
         return None
     func = model.resolve(expr.func) or ""
     if func in ("fx.T.vec", "fx.T.vector") and len(expr.args) == 2 and not expr.keywords:
-        count = _int_literal(model, expr.args[0])
+        count = int_literal(model, expr.args[0])
         return scalar_dtype(model, expr.args[1], depth + 1), count if count is not None else expr.args[0]
     if func == "mlir.ir.VectorType.get" and len(expr.args) == 2:
         shape = expr.args[0]
         if isinstance(shape, (ast.List, ast.Tuple)) and len(shape.elts) == 1:
-            count = _int_literal(model, shape.elts[0])
+            count = int_literal(model, shape.elts[0])
             return scalar_dtype(model, expr.args[1], depth + 1), count if count is not None else shape.elts[0]
         return None
     return None
@@ -264,7 +264,7 @@ def _constant_value(model: SemanticModel, name: ast.Name) -> ast.expr | None:
     return None
 
 
-def _int_literal(model: SemanticModel, expr: ast.expr) -> int | None:
+def int_literal(model: SemanticModel, expr: ast.expr) -> int | None:
     if isinstance(expr, ast.Name):
         value = _constant_value(model, expr)
         expr = value if value is not None else expr

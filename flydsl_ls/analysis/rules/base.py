@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from flydsl_ls.analysis.model.apis import missing_in
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix, Severity
-from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.rewrite import fx_alias, ungrouped_range
 from flydsl_ls.analysis.model.suppression import Directive
 from flydsl_ls.analysis.model.text import Range
 from flydsl_ls.analysis.model.valueflow import Use, value_uses
@@ -145,11 +145,12 @@ class Rule:
     def replace(
         self, node: ast.AST, content: str, title: str, safe: bool = True, extra: tuple = ()
     ) -> Fix:
-        """A fix replacing ``node``'s exact source span (plus any extra edits)."""
+        """A fix replacing ``node``'s source span (plus any extra edits), with the grouping
+        parentheses around it when the replacement needs none."""
         return Fix(
             title=title if safe else f"{title} (unsafe)",
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
-            edits=(Edit(self.ctx.range(node), content), *extra),
+            edits=(Edit(ungrouped_range(self.model, node, content), content), *extra),
         )
 
     def value_uses(

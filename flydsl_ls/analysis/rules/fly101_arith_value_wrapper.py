@@ -51,7 +51,9 @@ class ArithValueWrapper(Rule):
 
     When `x` is already an fx value the wrapper is dropped (safe). When `x` is a raw
     `ir.Value` (a dialect op result, `gpu.thread_id(...)`, `.ir_value()`), wrap it once
-    where it is defined, e.g. `v = fx.Float32(raw)`, instead of at every use. When the
+    where it is defined in the fx class of its MLIR type (`v = fx.Int32(raw)` for an i32,
+    `fx.Float32(raw)` for an f32: an fx float refuses an integer value), instead of at every
+    use; the message names that class when the op gives it. When the
     type of `x` cannot be inferred, dropping the wrapper is offered as an unsafe fix.
     `ArithValue(x).index_cast(T.index)` is `fx.Index(x)` whatever `x` is, and
     `ArithValue(x).bitcast(T.f32)` is `fx.Int32(x).bitcast(fx.Float32)` (`x.bitcast(...)`
@@ -71,7 +73,7 @@ class ArithValueWrapper(Rule):
     code = "FLY101"
     name = "arith-value-wrapper"
     summary = "`ArithValue(x)` wrapper around a value"
-    replacement = "the fx value itself; wrap a raw ir.Value once at its source (`fx.Float32(raw)`)"
+    replacement = "the fx value itself; wrap a raw ir.Value once at its source in the fx class of its type (`fx.Int32(raw)` for an i32)"
     fix_safety = (
         "safe when x is an fx value whose consumers provably see the same IR (`x.ir_value()` for a raw "
         "builder); unsafe otherwise; none where an fx value could not be traced"
@@ -118,12 +120,7 @@ class ArithValueWrapper(Rule):
         elif kind.is_raw:
             where = f" ({kind.origin}, line {kind.line})" if kind.line else ""
             fix, why_not = self._wrap_at_source(inner)
-            self.report(
-                node,
-                f"`ArithValue(...)` around a raw ir.Value{where}: wrap it once at its source "
-                f"with an fx type (e.g. `fx.Float32(raw)`){why_not}",
-                fix=fix,
-            )
+            self.report(node, f"{self._wrap_advice(inner)}: `ArithValue(...)` around a raw ir.Value{where}{why_not}", fix=fix)
         elif kind.known:
             self.report(node, f"`ArithValue(...)` around a {kind.name}: use an fx type instead")
         elif self._wrapped_for_index_cast():
@@ -383,6 +380,18 @@ class ArithValueWrapper(Rule):
                 return f"ArithValue's `>>` and `/` are unsigned, fx integers' signed ({use.describe()})"
         return None
 
+    def _wrap_advice(self, inner: ast.expr) -> str:
+        """What to write: the fx class of the value's own MLIR type (`fx.Float32` refuses an
+        integer value: "bare signless integer cannot be promoted to float")."""
+        what = f"`{self.text(inner)}`" if isinstance(inner, ast.Name) else "the value"
+        fx_type = element_type(self.model, inner)
+        if fx_type is not None:
+            return f"wrap {what} once at its source as `{fx_type}(...)` and drop the wrapper"
+        return (
+            f"wrap {what} once at its source in the fx class of its MLIR type (`fx.Int32(...)` for "
+            "an i32, `fx.Float32(...)` for an f32, `fx.Index(...)` for an index) and drop the wrapper"
+        )
+
     def _wrap_at_source(self, inner: ast.expr):
         """"Wrap once at source": type the raw definition, unwrap every ArithValue use.
 
@@ -598,6 +607,14 @@ class ArithValueWrapper(Rule):
             count=2,
             message="raw ir.Value",
         ),
+        # A raw value whose MLIR type cannot be read: the message names the class per type.
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl._mlir.dialects import rocdl\n"
+            "def f(ty, a, b, old):\n"
+            "    return arith.ArithValue(rocdl.cvt_pk_fp8_f32(ty, a, b, old, False)) + 1\n",
+            expected=None,
+            message="wrap the value once at its source in the fx class of its MLIR type (`fx.Int32(...)` for an i32, `fx.Float32(...)` for an f32, `fx.Index(...)` for an index) and drop the wrapper",
+        ),
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
             "def f(x):\n"
@@ -605,7 +622,7 @@ class ArithValueWrapper(Rule):
             "    w = v.type\n"
             "    return arith.ArithValue(v) * 4\n",
             expected=None,
-            message="also used as a raw value on line 6",
+            message="wrap `v` once at its source as `fx.Int32(...)` and drop the wrapper: `ArithValue(...)` around a raw ir.Value (raw dialect op arith.index_cast, line 5) (no fix: `v` is also used as a raw value on line 6)",
         ),
         # ... but a call it is handed to gets the raw value it had (aiter's fused_compress_attn:
         # `slot_in_block` into buffer loads).

@@ -1,11 +1,13 @@
 import ast
 
 from flydsl_ls.analysis.model.versions import at_least, parse
+from flydsl_ls.analysis.rules._tdm_tile import tile_row
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 TDM_ATOM = {"fx.rocdl.make_tdm_atom", "fx.rocdl.cdna5.make_tdm_atom"}
 TILED_SINCE = "0.3.4"  # guide 000 (pinned 0.3.4.1) documents cdna5.make_tiled_tdm_atom
 _GATHER_WORDS = ("gather", "scatter")
+_NARROW_ROW = 16  # bytes: a narrower innermost row keeps the per-tile atom (guide 000)
 
 
 class TdmAtom(Rule):
@@ -19,8 +21,13 @@ class TdmAtom(Rule):
 
     Kept (never flagged): the gather/scatter family (`make_tensor_gather_descriptor`,
     `tensor_load_gather`, per-row addresses), visible as gather/scatter calls on the same
-    tensor; and tiles whose innermost dimension spans under 16 bytes per warp, when the tile
-    shape and element type are literal. Not reported when the project's FlyDSL predates the
+    tensor; and tiles whose innermost dimension spans under 16 bytes. The tile is read off
+    the global view the atom copies from (`fx.make_view(ptr, fx.make_layout(shape, stride))`),
+    followed through local variables and through a helper of the file that returns the
+    view (`global_view(base, off, (tile_m, 2), (2, 1))`); the element size comes from an
+    `fx.recast_iter(fx.Int32, ...)` pointer. A literal innermost extent whose width
+    depends on an element type that cannot be read (2 elements: 2 to 16 bytes) is not
+    reported: the rule cannot know. Not reported when the project's FlyDSL predates the
     tiled API. Diagnostic only: the rewrite restructures the copy loop.
     """
 
@@ -49,6 +56,9 @@ class TdmAtom(Rule):
         tensor = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if tensor is not None and self._gather_family(tensor):
             return
+        row = tile_row(self.model, tensor) if tensor is not None else None
+        if row is not None and row.under(_NARROW_ROW) is not False:
+            return  # a narrow row keeps the per-tile atom, or its width cannot be known
         moved = []
         keywords = {kw.arg for kw in node.keywords}
         if len(node.args) > 1 or "tensor_extents" in keywords:
@@ -58,11 +68,11 @@ class TdmAtom(Rule):
         moved.append("an `imm_offset=` tile offset becomes the coordinate tensor's i32 tile index")
         self.report(
             node,
-            f"`{ast.unparse(node.func)}(...)` hand-carries the TDM tile descriptor: use "
-            "`fx.rocdl.cdna5.make_tiled_tdm_atom` + `fx.rocdl.cdna5.tdm_partition`; "
+            "use `fx.rocdl.cdna5.make_tiled_tdm_atom` + `fx.rocdl.cdna5.tdm_partition`: "
+            f"`{ast.unparse(node.func)}(...)` hand-carries the TDM tile descriptor; "
             + "; ".join(moved)
             + " (keep this form only for the gather/scatter family or a tile whose innermost "
-            "dimension spans under 16 bytes per warp; no fix: the global view, the atom and every "
+            "dimension spans under 16 bytes; no fix: the global view, the atom and every "
             "`fx.copy` that uses it change together)",
         )
 
@@ -102,8 +112,51 @@ class TdmAtom(Rule):
             "    return fx.rocdl.make_tdm_atom(gA, [m, k], num_warps=1)\n",
             settings={"flydsl_version": "0.3.2"},
         ),
+        # An 8-byte row through a helper and variables (aiter's rowmap tile, `(tile_m, 2)` of
+        # i32): the pointer gives the element size.
+        Valid(
+            "import flydsl.expr as fx\n"
+            "def f(arg, off, tile_m, mn_oob):\n"
+            "    def global_view(base, off, shape, stride):\n"
+            "        return fx.Tensor(fx.make_view(base + off, fx.make_layout(shape, stride)))\n"
+            "    rows = fx.recast_iter(fx.Int32, arg)\n"
+            "    gt = global_view(rows, off, (tile_m, 2), (2, 1))\n"
+            "    return fx.rocdl.make_tdm_atom(gt, [mn_oob, None], strides=[fx.Int64(2), None], num_warps=4)\n"
+        ),
+        # The same row of an element type that cannot be read (`fx.get_iter`): 2 to 16 bytes,
+        # the rule cannot know.
+        Valid(
+            "import flydsl.expr as fx\n"
+            "def f(arg, off, tile_m, mn_oob):\n"
+            "    def global_view(base, off, shape, stride):\n"
+            "        return fx.Tensor(fx.make_view(base + off, fx.make_layout(shape, stride)))\n"
+            "    gt = global_view(fx.get_iter(arg), off, (tile_m, 2), (2, 1))\n"
+            "    return fx.rocdl.make_tdm_atom(gt, [mn_oob, None], strides=[fx.Int64(2), None], num_warps=4)\n"
+        ),
     ]
     INVALID = [
+        # A 64-byte row read through the same helper: flagged.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(arg, off, tile_m, mn_oob):\n"
+            "    def global_view(base, off, shape, stride):\n"
+            "        return fx.Tensor(fx.make_view(fx.add_offset(base, off), fx.make_layout(shape, stride)))\n"
+            "    a = fx.recast_iter(fx.Int8, arg)\n"
+            "    gt = global_view(a, off, (tile_m, 64), (64, 1))\n"
+            "    return fx.rocdl.make_tdm_atom(gt, [mn_oob, None], strides=[64, None], num_warps=1)\n",
+            expected=None,
+            line=7,
+            message="use `fx.rocdl.cdna5.make_tiled_tdm_atom` + `fx.rocdl.cdna5.tdm_partition`: `fx.rocdl.make_tdm_atom(...)` hand-carries",
+        ),
+        # 16 elements are at least 16 bytes whatever the element type.
+        Invalid(
+            "import flydsl.expr as fx\n"
+            "def f(ptr, m):\n"
+            "    gt = fx.make_view(ptr, fx.make_layout((m, 16), (16, 1)))\n"
+            "    return fx.rocdl.make_tdm_atom(gt, [m, None], num_warps=1)\n",
+            expected=None,
+            line=4,
+        ),
         Invalid(
             "import flydsl.expr as fx\n"
             "def f(gA, mn_oob, lda64):\n"

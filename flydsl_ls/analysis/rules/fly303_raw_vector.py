@@ -7,13 +7,14 @@ from flydsl_ls.analysis.rules._boundary import raw_boundaries
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
-OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op"}
+OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op", "extract_strided_slice"}
 OP_CLASSES = {
     "ExtractOp": "extract",
     "BitCastOp": "bitcast",
     "BroadcastOp": "broadcast",
     "SplatOp": "splat",
     "FromElementsOp": "from_elements",
+    "ExtractStridedSliceOp": "extract_strided_slice",
     "LoadOp": "load",
     "StoreOp": "store",
 }
@@ -28,7 +29,8 @@ UNCLEAN = " (no fix: the call is not the plain `(type, value)` form)"
 class RawVector(Rule):
     """
     Raw `vector` dialect ops on register vectors: `vector.extract`, `vector.bitcast`,
-    `vector.splat`/`vector.broadcast`, `vector.from_elements`, and vector loads/stores
+    `vector.splat`/`vector.broadcast`, `vector.from_elements`,
+    `vector.extract_strided_slice`, and vector loads/stores
     of register memrefs, through the MLIR dialect (`flydsl._mlir.dialects.vector`, also
     `_vector`, `mlir_vector`, ...) or aiter's vendored shim (`from
     aiter.ops.flydsl.kernels import vector`, `from . import vector`), including the
@@ -39,7 +41,9 @@ class RawVector(Rule):
     `fx.Vector(v)[i]`; `vector.bitcast(T.i32x4, v)` -> `fx.Vector(v).bitcast(fx.Int32)`;
     `vector.broadcast(T.f32x4, s)` -> `fx.Vector.filled(4, s, fx.Float32)`;
     `vector.from_elements(T.f32x2, [a, b])` -> `fx.Vector.from_elements([a, b],
-    fx.Float32)`; register-memref load/store -> `fx.memref_load_vec(r)` /
+    fx.Float32)`; `vector.extract_strided_slice(T.vec(4, T.i32), v, offsets=[4], sizes=[4],
+    strides=[1])` of an 8-element `v` -> `fx.Vector(v).reshape((2, 4))[1, None]` (the
+    `i`-th whole run of `k` elements; 0.3.1 and 0.5.0); register-memref load/store -> `fx.memref_load_vec(r)` /
     `fx.memref_store_vec(v, r)` (or a layout view and a copy atom for shared memory).
     `T.vec(n, cls.ir_type)`, with `cls` a name holding an fx class on every path
     (`out_elem_cls = BFloat16 if bf16 else Float16`), passes `cls` itself.
@@ -55,7 +59,9 @@ class RawVector(Rule):
     reads an n-D vector's shape, where `[i]` takes a flat element instead of a row: unsafe.
     An element that reaches a consumer needing the raw value (a raw builder, `.truncf`, code
     the file does not show) gets `e.ir_value()` there, in the same (unsafe) fix.
-    `filled`/`from_elements` coerce their operands: unsafe. A static position that is not
+    `filled`/`from_elements` coerce their operands: unsafe. The slice is unsafe: its first MLIR
+    goes through a `vector.shape_cast` to 2-D and back (the LLVM IR and ISA were identical on
+    gfx942), and it is offered only when `v`'s length is read off the op that makes it. A static position that is not
     an IR value is a Python int when traced (`static_position=[i]`): unsafe `[i]`. Dynamic
     positions and loads/stores get no fix (a memref's replacement depends on what it is). Calls inside the legacy helper layers themselves (aiter's
     `kernels/vector.py`, `tensor_shim.py`, ...) are not reported; their callers are.
@@ -63,10 +69,10 @@ class RawVector(Rule):
 
     code = "FLY303"
     name = "raw-vector"
-    summary = "raw `vector.extract/bitcast/splat/broadcast/from_elements`, vector loads/stores"
+    summary = "raw `vector.extract/bitcast/splat/broadcast/from_elements/extract_strided_slice`, vector loads/stores"
     replacement = (
         "`fx.Vector(v)[i]`, `.bitcast(fx.T)`, `fx.Vector.filled`, `fx.Vector.from_elements`, "
-        "`fx.memref_load_vec/store_vec`"
+        "`fx.Vector(v).reshape((n // k, k))[i, None]`, `fx.memref_load_vec/store_vec`"
     )
     fix_safety = "safe for extract/bitcast on fx.Vector values with static positions; unsafe otherwise"
     fix_title = "Use fx.Vector"
@@ -110,6 +116,7 @@ class RawVector(Rule):
             "broadcast": "use `fx.Vector.filled(n, value, fx.T)`",
             "splat": "use `fx.Vector.filled(n, value, fx.T)`",
             "from_elements": "use `fx.Vector.from_elements([...], fx.T)`",
+            "extract_strided_slice": "use `fx.Vector(v).reshape((n // k, k))[i, None]` for the `i`-th run of `k` elements",
         }.get(op, "use `fx.memref_load_vec(r)`/`fx.memref_store_vec(v, r)` for register memrefs, "
                   "or a layout view and a copy atom")
 
@@ -193,6 +200,69 @@ class RawVector(Rule):
         if not literal:
             return " (unsafe: the position is not a non-negative literal)"
         return f" (unsafe: the result becomes {result}, where a raw value was used)"
+
+    # --- extract_strided_slice ----------------------------------------------------------
+    def _extract_strided_slice(self, node, replaced, raw, spelled) -> None:
+        """`vector.extract_strided_slice(T.vec(k, t), v, offsets=[o], sizes=[k], strides=[1])`
+        of an n-element vector, `o` a multiple of `k`: `fx.Vector(v).reshape((n // k, k))[o // k,
+        None]` (0.3.1 and 0.5.0), which builds a `shape_cast` around the same slice: unsafe."""
+        hint = self._hint("extract_strided_slice")
+        parts = self._slice_args(node)
+        if parts is None:
+            return self._offer(node, replaced, spelled, f"{hint} (no fix: not a 1-D slice of literal offset, size and stride 1)", None)
+        source, offset, size = parts
+        count = self._source_count(source)
+        if count is None:
+            why = f" (no fix: the length of `{self.text(source)}` cannot be read here, and the reshape needs it)"
+            return self._offer(node, replaced, spelled, f"{hint}{why}", None)
+        if size <= 0 or count % size or offset % size or offset + size > count:
+            why = f" (no fix: elements {offset}..{offset + size - 1} of {count} are no whole run of {size})"
+            return self._offer(node, replaced, spelled, f"{hint}{why}", None)
+        fx, imports = fx_alias(self.model)
+        kind = self.model.type_of(source)
+        base = S.receiver(self, source) if kind.name == "fx.Vector" else f"{fx}.Vector({self.text(source)})"
+        if kind.name == "fx.Vector":
+            imports = ()
+        shape = f"({count // size}, {size})"
+        text = f"{base}.reshape({shape})[{offset // size}, None]"
+        message = (
+            f"use `{text}`"
+            " (unsafe: it slices through a `vector.shape_cast` and gives an fx.Vector, where a raw value was used)"
+        )
+        self._offer(node, replaced, spelled, message, text, imports=imports, title="Replace with fx.Vector slicing")
+
+    def _slice_args(self, node: ast.Call):
+        """(source, offset, size) of a 1-D slice with literal offset and size, stride 1."""
+        if len(node.args) != 2 or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        given = {k.arg: k.value for k in node.keywords}
+        if set(given) != {"offsets", "sizes", "strides"}:
+            return None
+        values = []
+        for name in ("offsets", "sizes", "strides"):
+            elts = given[name].elts if isinstance(given[name], (ast.List, ast.Tuple)) else None
+            value = S.int_literal(self.model, elts[0]) if elts and len(elts) == 1 else None
+            if value is None:
+                return None
+            values.append(value)
+        offset, size, stride = values
+        result = S.vector_dtype(self.model, node.args[0])
+        if stride != 1 or result is None or result[1] != size:
+            return None
+        return node.args[1], offset, size
+
+    def _source_count(self, source: ast.expr) -> int | None:
+        """The element count of a 1-D vector defined by a call that names its type
+        (`vector.bitcast(T.vec(8, T.i32), x)`), read through one assignment."""
+        if isinstance(source, ast.Name):
+            bindings = self.model.reaching_bindings(source)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            source = bindings[0].value
+        if not isinstance(source, ast.Call) or not source.args:
+            return None
+        found = S.vector_dtype(self.model, source.args[0])
+        return found[1] if found is not None and isinstance(found[1], int) else None
 
     # --- bitcast ----------------------------------------------------------------------
     def _bitcast(self, node, replaced, raw, spelled) -> None:
@@ -310,6 +380,31 @@ class RawVector(Rule):
             "def epilogue(vals, cls):\n    return vector.from_elements(T.vec(4, cls.ir_type), vals)\n",
             expected=None,
             message="(no fix: `T.vec(4, cls.ir_type)` is not a 1-D vector type whose element type can be read here)",
+        ),
+        # Halves of an 8-dword vector (aiter's qk_norm_rope / fused_compress_attn stores).
+        Invalid(
+            "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(x):\n"
+            "    v = vector.bitcast(T.vec(8, T.i32), x)\n"
+            "    lo = vector.extract_strided_slice(T.vec(4, T.i32), v, offsets=[0], sizes=[4], strides=[1])\n"
+            "    hi = vector.extract_strided_slice(T.vec(4, T.i32), v, offsets=[4], sizes=[4], strides=[1])\n"
+            "    return lo, hi\n",
+            expected="import flydsl.expr as fx\n"
+            "def f(x):\n"
+            "    v = fx.Vector(x).bitcast(fx.Int32)\n"
+            "    lo = fx.Vector(v).reshape((2, 4))[0, None]\n"
+            "    hi = fx.Vector(v).reshape((2, 4))[1, None]\n"
+            "    return lo, hi\n",
+            unsafe=True,
+            count=3,
+            line=4,
+        ),
+        Invalid(
+            "from aiter.ops.flydsl.kernels import vector\nfrom flydsl.expr.typing import T\n"
+            "def f(v, i32):\n"
+            "    return vector.extract_strided_slice(T.vec(4, i32), v, offsets=[4], sizes=[4], strides=[1])\n",
+            expected=None,
+            message="use `fx.Vector(v).reshape((n // k, k))[i, None]` for the `i`-th run of `k` elements (no fix: the length of `v` cannot be read here",
         ),
         # The element of an fx.Vector is an fx scalar, which has no `truncf` (aiter's
         # splitk_hgemm.py) and which a raw builder cannot take.

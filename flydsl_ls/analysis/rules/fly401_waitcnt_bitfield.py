@@ -44,8 +44,9 @@ class WaitcntBitfield(Rule):
     The hardware reads the counter fields only, so the wait is the same, but the immediate in
     the IR differs: that fix is **unsafe**, and so is one that relies on a helper whose module
     flydsl-ls cannot read (its body is then assumed from its name). There is no fix without a known arch,
-    for gfx1250 (the keyword form raises there; its `s_wait_loadcnt`/`s_wait_dscnt`/... waits
-    are not flagged), for other unsupported arches, or when the project's FlyDSL is older
+    for gfx1250 (the keyword form raises there: the message names gfx1250's split waits,
+    `fx.rocdl.s_wait_loadcnt`/`s_wait_storecnt`/`s_wait_dscnt`/`s_wait_expcnt`, in 0.3.1 and
+    0.5.0, which are themselves not flagged), for other unsupported arches, or when the project's FlyDSL is older
     than 0.3.0 (the keyword form appeared then). Text inside inline-assembly strings is never
     touched. The keyword form picks its encoding from the arch FlyDSL compiles for; the fix
     is exact for the configured one. Tuned attention kernels are scheduler-sensitive: check
@@ -163,6 +164,24 @@ class WaitcntBitfield(Rule):
             return f" ({value.bits})"
         return f" ({_hex(value.bits)}: `{decoded.keywords or 'no wait'}` on {found.arch})"
 
+    def _what_to_write(self) -> str:
+        """The wait to write on the target arch: the keyword form where FlyDSL's `s_waitcnt`
+        dispatches (gfx942, gfx950, gfx11xx, gfx120x); gfx1250's split waits there, as the
+        keyword form raises (both exist in 0.3.1 and 0.5.0)."""
+        found = waitcnt.support(self.ctx.options.target_arch)
+        if found is not None and found.arch.startswith("gfx125"):
+            return (
+                f"write {found.arch}'s split waits for the counters it must drain, `fx.rocdl.s_wait_loadcnt(n)`, "
+                "`fx.rocdl.s_wait_storecnt(n)`, `fx.rocdl.s_wait_dscnt(n)`, `fx.rocdl.s_wait_expcnt(n)` "
+                f"(`fx.rocdl.s_waitcnt(vmcnt=...)` raises on {found.arch})"
+            )
+        if found is not None and found.layout is None:
+            return (
+                f"keep the bitfield on {found.arch}, or write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` "
+                "where the kernel is built for gfx942, gfx950, gfx11xx or gfx120x (the keyword form raises elsewhere)"
+            )
+        return "write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"
+
     def _report_site(self, node: ast.Call, site: Site) -> None:
         spelled = _spelled(self, node)
         head = f"`{spelled}` hand-encodes s_waitcnt counters"
@@ -172,11 +191,7 @@ class WaitcntBitfield(Rule):
             return
         if value is None:
             reason = site.why_not or self._unknown_part(node) or "its bitfield cannot be evaluated statically"
-            self.report(
-                node,
-                f"{head}: write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` "
-                f"(no fix: {reason})",
-            )
+            self.report(node, f"{self._what_to_write()}: {head} (no fix: {reason})")
             return
         chosen = waitcnt.plan(value.bits, arch_at(self.ctx, node), options.flydsl_version)
         decoded = chosen.decoded
@@ -184,8 +199,7 @@ class WaitcntBitfield(Rule):
             reason = why_unknown(self.ctx, chosen.reason)
             self.report(
                 node,
-                f"{head} ({_hex(value.bits)}): write `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"
-                f" (no fix: {reason})",
+                f"{self._what_to_write()}: {head} ({_hex(value.bits)}) (no fix: {reason})",
                 note=reason,
             )
             return
@@ -193,7 +207,7 @@ class WaitcntBitfield(Rule):
         fx, imports = fx_alias(self.model)
         replacement = f"{fx}.rocdl.s_waitcnt({keywords})"
         meaning = f"`{keywords}`" if keywords else "no wait at all"
-        message = f"{head}: on {chosen.arch}, {_hex(value.bits)} is {meaning}; use `{replacement}`"
+        message = f"use `{replacement}`: {head}; on {chosen.arch}, {_hex(value.bits)} is {meaning}"
         if value.bits == 0:
             message += " (it waits for every counter; narrow it by hand only on purpose)"
         caveats = [chosen.reason] if not chosen.safe else []
@@ -248,9 +262,9 @@ class WaitcntBitfield(Rule):
         caveats += _assumed(counted.assumed)
         self.report(
             node,
-            f"{head}: on {found.arch}, it waits for `{counted.counter}={spelled}`"
+            f"use `{replacement}`: {head}; on {found.arch}, it waits for `{counted.counter}={spelled}`"
             + "".join(f", `{c}={v}`" for c, v in counted.others.items())
-            + f"; use `{replacement}` (unsafe: " + "; ".join(caveats) + ")",
+            + " (unsafe: " + "; ".join(caveats) + ")",
             fix=self.replace(node, replacement, self.fix_title, safe=False, extra=(*imports, *self._spent_local(node))),
             note="; ".join(caveats),
         )
@@ -552,7 +566,7 @@ class WaitcntBitfield(Rule):
         Invalid(
             "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
             expected=None,
-            message="gfx1250",
+            message="write gfx1250's split waits for the counters it must drain, `fx.rocdl.s_wait_loadcnt(n)`",
             settings={"target_arch": "gfx1250"},
         ),
         Invalid(

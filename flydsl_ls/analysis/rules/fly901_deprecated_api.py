@@ -3,10 +3,12 @@ from dataclasses import dataclass
 
 from flydsl_ls.analysis.model import apis
 from flydsl_ls.analysis.model.diagnostic import Fix, Severity
+from flydsl_ls.analysis.model.fxtypes import ARITH_VALUE, VECTOR
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.model.statements import shares_lines
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
+from flydsl_ls.analysis.rules._raw_dialect_support import is_float_type
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 
@@ -46,8 +48,8 @@ TDM_OPS = Deprecation(
     no_fix="only a one-line module-level `from flydsl.expr import tdm_ops` is rewritten; import it from `flydsl.expr.rocdl` by hand",
 )
 DEPRECATED_METHODS = {
-    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.maximumf(x, y)`", "0.4"),
-    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.minimumf(x, y)`", "0.4"),
+    "maximumf": Deprecation("fx.Numeric.maximumf", "`fx.max(x, y)`", "0.4"),
+    "minimumf": Deprecation("fx.Numeric.minimumf", "`fx.min(x, y)`", "0.4"),
     "shrui": Deprecation("fx.Numeric.shrui", "`fx.arith.shrui(x, amount)`", "0.4"),
     "addf": Deprecation(
         "fx.Numeric.addf", "`x + y` inside a `fastmath` context", "0.4",
@@ -73,11 +75,38 @@ METHOD_FUNCTIONS = {
     "shrui": "arith.shrui",
 }
 _SAFE_SINCE = "0.5.0"
+# FlyDSL's docs name `fx.max`/`fx.min` (api_stability.md, check_typed_arithmetic_usage.py);
+# they arrive in 0.3.2. On two operands of one fx float type they build the method's own
+# `arith.maximumf` with the ambient fastmath, typed the same (traced on 0.5.0). They type a
+# raw receiver's result (it comes back fx): a raw or unknown receiver keeps
+# `fx.maximumf`/`fx.minimumf`, which keep its kind.
+DOCUMENTED = {"maximumf": "max", "minimumf": "min"}
 # `x.shrui(a)` -> `fx.arith.shrui(x, a)` builds the same `arith.shrui` in every release
 # (0.2.0 to 0.5.0): the result keeps the receiver's fx type (`preserve_numeric_type`), a raw
 # receiver stays raw. The method cannot take a Python number as the amount (it has no IR
 # value), the function makes it an i32 constant: unsafe then.
 _SAFE_ANY_RELEASE = {"shrui"}
+
+
+_ELEMENTS = {
+    "f32": "Float32", "f16": "Float16", "bf16": "BFloat16", "f64": "Float64",
+    "i32": "Int32", "i64": "Int64", "i16": "Int16", "i8": "Int8",
+}
+
+
+def _vector_shape(expr: ast.expr) -> tuple[int, str] | None:
+    """(n, fx element class) of `T.f32x4` or `T.vec(8, T.f32)`, else None."""
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "T":
+        element, _, n = expr.attr.partition("x")
+        if n.isdigit() and element in _ELEMENTS:
+            return int(n), _ELEMENTS[element]
+    if (
+        isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "vec"
+        and len(expr.args) == 2 and isinstance(expr.args[0], ast.Constant) and type(expr.args[0].value) is int
+        and isinstance(expr.args[1], ast.Attribute) and expr.args[1].attr in _ELEMENTS
+    ):
+        return expr.args[0].value, _ELEMENTS[expr.args[1].attr]
+    return None
 
 
 class DeprecatedApi(Rule):
@@ -115,7 +144,7 @@ class DeprecatedApi(Rule):
     replacement = "the API FlyDSL names for it (see the message)"
     fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+, unsafe before; `.shrui` safe with fx or raw operands; the `tdm_ops` import safe; none for the rest"
     example_before = "m = acc.maximumf(peer)"
-    example_after = "m = fx.maximumf(acc, peer)"
+    example_after = "m = fx.max(acc, peer)  # acc, peer: fx.Float32"
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._flag_symbol(node)
@@ -135,7 +164,26 @@ class DeprecatedApi(Rule):
             return
         entry = DEPRECATED_SYMBOLS.get(self.model.resolve(node) or "")
         if entry and entry.owner is None:
-            self._flag(node, entry)
+            advice = self._filled(node) if entry.api == "fx.constant_vector" else None
+            self._flag(node, entry, advice=advice)
+
+    def _filled(self, node: ast.AST) -> str | None:
+        """`constant_vector(0.0, T.f32x4)` -> `fx.Vector.filled(4, 0.0, fx.Float32)`, as
+        FlyDSL's maintainers rewrote it (pa_decode kernels), read off a `T.<elem>x<n>` or
+        `T.vec(n, T.<elem>)` type."""
+        call = self.ctx.parent
+        if not isinstance(call, ast.Call) or call.func is not node or len(call.args) != 2 or call.keywords:
+            return None
+        value, vector_type = call.args
+        shape = _vector_shape(vector_type)
+        if shape is None or isinstance(value, ast.Starred):
+            return None
+        fx, _ = fx_alias(self.model)
+        n, element = shape
+        return (
+            f"`{fx}.Vector.filled({n}, {self.text(value)}, {fx}.{element})` (an fx Vector: "
+            "`.ir_value()` where the raw vector is needed)"
+        )
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -146,8 +194,59 @@ class DeprecatedApi(Rule):
             return  # a module function such as np.exp2, not a Numeric method
         kind = self.model.type_of(receiver)
         if kind.is_typed or kind.is_raw or (not kind.known and self._distinctive(node)):
+            if func.attr in DOCUMENTED:
+                self._extreme(node, kind)
+                return
             fix = self._fastmath_block(node, kind) if func.attr == "addf" else self._function_form(node)
-            self._flag(func, DEPRECATED_METHODS[func.attr], fix=fix)
+            self._flag(func, DEPRECATED_METHODS[func.attr], fix=fix, whose=self._whose(kind, DEPRECATED_METHODS[func.attr]))
+
+    def _whose(self, kind, entry: Deprecation) -> str | None:
+        """Whose method the call is: FlyDSL lists `fx.Numeric`'s; a raw value's is
+        ArithValue's (FlyDSL's op results are ArithValues), a vector's `fx.Vector`'s."""
+        if kind.is_fx_scalar:
+            return None
+        if kind.name == VECTOR:
+            return "`fx.Vector`'s method"
+        if kind.is_raw or kind.name == ARITH_VALUE:
+            return "ArithValue's method, on a raw value"
+        return f"{self._flydsls(entry.api)}, or ArithValue's method on a raw value"
+
+    def _extreme(self, call: ast.Call, kind) -> None:
+        """`x.maximumf(y)`: `fx.max(x, y)` (FlyDSL's spelling) on two values of one fx float
+        type where the release has it; else `fx.maximumf(x, y)`, which keeps a raw value
+        raw. The message names whose method it is: `fx.Numeric`'s, or ArithValue's on a raw
+        value."""
+        func = call.func
+        entry = DEPRECATED_METHODS[func.attr]
+        documented = DOCUMENTED[func.attr]
+        has_documented = apis.table().available(f"fx.{documented}", self.ctx.options.flydsl_version)
+        operand = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        same_type = (
+            kind.is_fx_scalar and operand is not None and not isinstance(operand, ast.Starred)
+            and self.model.type_of(operand).name == kind.name and is_float_type(kind.name)
+        )
+        function = documented if same_type and has_documented is not False else func.attr
+        fix = self._function_form(call, function)
+        fx, _ = fx_alias(self.model)
+        receiver, peer = self.text(func.value), ", ".join(self.text(a) for a in call.args) or "y"
+        written = f"`{fx}.{function}({receiver}, {peer})`"
+        arith_value = kind.is_raw or kind.name == ARITH_VALUE  # FlyDSL's op results are ArithValues
+        if function == documented:
+            advice = written
+        elif kind.is_fx_scalar or kind.name == VECTOR:
+            when = "arrives in FlyDSL 0.3.2" if has_documented is False else f"when `{peer}` is a `{kind.name}` too"
+            advice = f"{written} (`{fx}.{documented}(...)`, FlyDSL's spelling, {when})"
+        else:
+            keeps = "keeps a raw value raw" if arith_value else "keeps the value's kind, raw or fx"
+            advice = (
+                f"{written}, which {keeps} (`{fx}.{documented}`, FlyDSL's spelling, makes the result an fx "
+                "value: once the value is wrapped at its source)"
+            )
+        self._flag(func, entry, fix=fix, advice=advice, whose=self._whose(kind, entry))
+
+    @staticmethod
+    def _flydsls(api: str) -> str:
+        return f"FlyDSL's `{api}`"
 
     def _distinctive(self, call: ast.Call) -> bool:
         """A method call no other library makes: a distinctive name, or `x.addf(y,
@@ -183,10 +282,10 @@ class DeprecatedApi(Rule):
             moved = f"from flydsl.expr import {kept}\n{indent}{moved}"
         return self.replace(statement, moved, "Import tdm_ops from flydsl.expr.rocdl")
 
-    def _function_form(self, call: ast.Call) -> Fix | None:
+    def _function_form(self, call: ast.Call, function: str | None = None) -> Fix | None:
         """`x.shuffle_xor(o, w)` -> `fx.gpu.shuffle_xor(x, o, w)` and the like."""
         func = call.func
-        function = METHOD_FUNCTIONS.get(func.attr)
+        function = function or METHOD_FUNCTIONS.get(func.attr)
         if function is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         fx, imports = fx_alias(self.model)
@@ -229,7 +328,9 @@ class DeprecatedApi(Rule):
         binding = self.model.binding_of(expr)
         return binding is not None and binding.kind == "import"
 
-    def _flag(self, node: ast.AST, entry: Deprecation, fix: Fix | None = None) -> None:
+    def _flag(
+        self, node: ast.AST, entry: Deprecation, fix: Fix | None = None, advice: str | None = None, whose: str | None = None
+    ) -> None:
         version = self.ctx.options.flydsl_version
         gone = at_least(version, entry.removal) and apis.table().available(entry.api, version) is False
         if not at_least(version, entry.removal):
@@ -240,10 +341,16 @@ class DeprecatedApi(Rule):
             # FlyDSL's table gives the earliest removal; the release may still have it.
             status = f"past its declared removal in FlyDSL {entry.removal}: {version} still has it, a later release may not"
         why = f" (no fix: {entry.no_fix})" if fix is None and entry.no_fix else ""
-        # The replacement first: an editor's problem list cuts long messages at the end.
+        # What to write first (an editor's problem list cuts long messages at the end), and
+        # the code as it is written: `arith.constant_vector` is FlyDSL's `fx.constant_vector`.
+        named = entry.api
+        if isinstance(node, (ast.Name, ast.Attribute)) and self.text(node) != entry.api:
+            method = entry.api.startswith("fx.Numeric.")
+            named = self.text(node) + ("(...)" if method else "")
+            status = f"{whose or self._flydsls(entry.api)}, {status}"
         self.report(
             node,
-            f"`{entry.api}` is deprecated: use {entry.replacement} ({status}){why}",
+            f"use {advice or entry.replacement}: `{named}` is deprecated ({status}){why}",
             severity=Severity.ERROR if gone else Severity.WARNING,
             fix=fix,
         )
@@ -264,7 +371,7 @@ class DeprecatedApi(Rule):
             "        with fx.arith.fastmath(fm):\n            w = w + (peer - 1.0)  # reduce\n    return w.addf(peer, fastmath=fm)\n",
             count=2,
             unsafe=True,  # `w` is also the loop's own addf result, whose kind is not inferred
-            message="`fx.Numeric.addf` is deprecated: use `x + y` inside a `fastmath` context",
+            message="use `x + y` inside a `fastmath` context: `w.addf(...)` is deprecated (FlyDSL's `fx.Numeric.addf`, or ArithValue's method on a raw value, declared removal in FlyDSL 0.4)",
         ),
         # `addf` is no distinctive name, but with MLIR's `fastmath=` it is FlyDSL's
         # (pa_decode_swa.py's wave reductions): `+` in a fastmath block builds the same op.
@@ -274,18 +381,51 @@ class DeprecatedApi(Rule):
             "    with fx.arith.fastmath(fm):\n        red = red + fx.gpu.shuffle_xor(red, 1, c_w)\n    return red\n",
             count=2,
             unsafe=True,
-            message="`fx.Numeric.addf` is deprecated",
+            message="`red.addf(...)` is deprecated (FlyDSL's `fx.Numeric.addf`",
+        ),
+        # Two values of one fx float type: FlyDSL's `fx.max`, the same `arith.maximumf`.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer: fx.Float32):\n    return acc.maximumf(peer)\n",
+            expected="import flydsl.expr as fx\ndef f(acc: fx.Float32, peer: fx.Float32):\n    return fx.max(acc, peer)\n",
+            message="use `fx.max(acc, peer)`: `acc.maximumf(...)` is deprecated (FlyDSL's `fx.Numeric.maximumf`, past its declared removal in FlyDSL 0.4",
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        # The grouping parentheses around the method call go with it (aiter's swiglu clamp
+        # `-((-x).maximumf(lim))`); a call's own parentheses stay, and those that part `not` from it.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
+            "    return -((-x).maximumf(lim)), g(x.minimumf(lim)), not(x.maximumf(lim))\n",
+            expected="import flydsl.expr as fx\ndef f(x: fx.Float32, lim: fx.Float32):\n"
+            "    return -fx.max(-x, lim), g(fx.min(x, lim)), not(fx.max(x, lim))\n",
+            count=3,
+            settings={"flydsl_version": "0.5.0"},
+        ),
+        # FlyDSL 0.3.1 has no `fx.max`.
+        Invalid(
+            "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer: fx.Float32):\n    return acc.minimumf(peer)\n",
+            expected="import flydsl.expr as fx\ndef f(acc: fx.Float32, peer: fx.Float32):\n    return fx.minimumf(acc, peer)\n",
+            unsafe=True,
+            message="use `fx.minimumf(acc, peer)` (`fx.min(...)`, FlyDSL's spelling, arrives in FlyDSL 0.3.2)",
+            settings={"flydsl_version": "0.3.1"},
+        ),
+        # ArithValue's own method (pa_decode_swa.py's wave reductions): `fx.max` would make
+        # the raw value an fx one.
+        Invalid(
+            "from flydsl.expr.arith import ArithValue\ndef f(w, p):\n    red = ArithValue(w)\n    return red.maximumf(p)\n",
+            expected="from flydsl.expr.arith import ArithValue\nimport flydsl.expr as fx\ndef f(w, p):\n    red = ArithValue(w)\n    return fx.maximumf(red, p)\n",
+            message="use `fx.maximumf(red, p)`, which keeps a raw value raw (`fx.max`, FlyDSL's spelling, makes the result an fx value: once the value is wrapped at its source): `red.maximumf(...)` is deprecated (ArithValue's method, on a raw value, past its declared removal",
+            settings={"flydsl_version": "0.5.0"},
         ),
         # The block's body is indented as the statement is (a tab-indented function).
         Invalid(
             "import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n\tw = w.addf(peer, fastmath=fm)\n\treturn w\n",
             expected="import flydsl.expr as fx\ndef f(w: fx.Float32, peer, fm):\n"
             "\twith fx.arith.fastmath(fm):\n\t\tw = w + peer\n\treturn w\n",
-            message="`fx.Numeric.addf` is deprecated",
+            message="`w.addf(...)` is deprecated (FlyDSL's `fx.Numeric.addf`",
         ),
         Invalid(
             "import flydsl.expr as fx\ndef f(acc: fx.Float32, peer):\n    return acc.maximumf(peer)\n",
-            message="`fx.Numeric.maximumf` is deprecated",
+            message="use `fx.maximumf(acc, peer)` (`fx.max(...)`, FlyDSL's spelling, when `peer` is a `fx.Float32` too): `acc.maximumf(...)` is deprecated",
             line=3,
             column=12,
             expected="import flydsl.expr as fx\ndef f(acc: fx.Float32, peer):\n    return fx.maximumf(acc, peer)\n",
@@ -342,12 +482,19 @@ class DeprecatedApi(Rule):
         ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",
-            message="deprecated: use `fx.get_(...).unpack()` or `IntTuple[...].unpack()` (declared removal in FlyDSL 0.4) (no fix: `fx.get` casts the element to `index`",
+            message="use `fx.get_(...).unpack()` or `IntTuple[...].unpack()`: `fx.get` is deprecated (declared removal in FlyDSL 0.4) (no fix: `fx.get` casts the element to `index`",
         ),
         Invalid(
             "from flydsl.expr import arith\n"
             "def f(ty):\n    return arith.constant_vector(0.0, ty)\n",
             message="(no fix: it gives a raw vector (a dense `arith.constant`",
+        ),
+        # Quoted as written, with the replacement FlyDSL's maintainers wrote (pa_decode).
+        Invalid(
+            "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+            "def f():\n    return arith.constant_vector(0.0, T.f32x4)\n",
+            expected=None,
+            message="use `fx.Vector.filled(4, 0.0, fx.Float32)` (an fx Vector: `.ir_value()` where the raw vector is needed): `arith.constant_vector` is deprecated (FlyDSL's `fx.constant_vector`, ",
         ),
         Invalid(
             "import flydsl.expr as fx\nv = fx.get(t, 0)\n",

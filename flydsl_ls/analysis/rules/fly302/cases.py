@@ -103,7 +103,7 @@ INVALID = [
         "    if i < n:\n"
         "        out[i] = 0.0\n",
         unsafe=True,
-        message="in a `@flyc.jit` function: FlyDSL rewrites Python control flow only in "
+        message="in a `@flyc.jit` function: raw `scf.IfOp`; FlyDSL rewrites Python control flow only in "
         "`@flyc.kernel`/`@flyc.jit` functions, and `store_if` is neither (guide §5)",
     ),
     Invalid(
@@ -561,5 +561,112 @@ INVALID = [
         expected=None,
         line=3,
         column=10,
+    ),
+]
+
+# FlyDSL's custom_all_reduce polling loops (6d5b0021), which its maintainers rewrote as
+# Python `while` loops (ff196ddf).
+_WHILE_HEAD = (
+    "import flydsl.compiler as flyc\n"
+    "from flydsl._mlir import ir\n"
+    "from flydsl._mlir.dialects import scf\n"
+    "from flydsl.expr.typing import T\n"
+    "def _u(v):\n"
+    "    return fx.Uint32(v)\n"
+    "def _raw(v):\n"
+    "    return v.ir_value() if hasattr(v, 'ir_value') else v\n"
+    "@flyc.jit\n"
+    "def sync(flag, rsrc, load, inv):\n"
+    "    i32 = T.i32\n"
+    "    init = load(rsrc)\n"
+)
+INVALID += [
+    Invalid(
+        "import flydsl.expr as fx\n" + _WHILE_HEAD
+        + "    wait_loop = scf.WhileOp([i32], [init])\n"
+        "    cond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "    body_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "    with ir.InsertionPoint(cond_block):\n"
+        "        cur = cond_block.arguments[0]\n"
+        "        # Poll until the slot reaches the flag.\n"
+        "        should_wait = _u(cur) < flag\n"
+        "        scf.ConditionOp(_raw(should_wait), [cur])\n"
+        "    with ir.InsertionPoint(body_block):\n"
+        "        nxt = load(rsrc)\n"
+        "        inv()  # drop stale L1 lines\n"
+        "        scf.YieldOp([nxt])\n"
+        "    return flag\n",
+        expected="import flydsl.expr as fx\n"
+        "import flydsl.compiler as flyc\n"
+        "def _u(v):\n"
+        "    return fx.Uint32(v)\n"
+        "def _raw(v):\n"
+        "    return v.ir_value() if hasattr(v, 'ir_value') else v\n"
+        "@flyc.jit\n"
+        "def sync(flag, rsrc, load, inv):\n"
+        "    init = load(rsrc)\n"
+        "    cur = init\n"
+        "    # Poll until the slot reaches the flag.\n"
+        "    while _u(cur) < flag:\n"
+        "        nxt = load(rsrc)\n"
+        "        inv()  # drop stale L1 lines\n"
+        "        cur = nxt\n"
+        "    return flag\n",
+        unsafe=True,
+        line=14,
+        message="write a Python `while cond:` that reassigns the carried value (the rewriter builds the `scf.while`): raw `scf.WhileOp`",
+    ),
+    # The loop's result read after it: no fix.
+    Invalid(
+        "import flydsl.expr as fx\n" + _WHILE_HEAD
+        + "    wait_loop = scf.WhileOp([i32], [init])\n"
+        "    cond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "    body_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "    with ir.InsertionPoint(cond_block):\n"
+        "        cur = cond_block.arguments[0]\n"
+        "        scf.ConditionOp(_raw(_u(cur) < flag), [cur])\n"
+        "    with ir.InsertionPoint(body_block):\n"
+        "        scf.YieldOp([load(rsrc)])\n"
+        "    return wait_loop.results[0]\n",
+        expected=None,
+        message="no fix: `wait_loop` is used outside the loop's blocks (line 22)",
+    ),
+    # Under a private rewriter that keeps `while` as Python: no fix until it is `@flyc.jit`.
+    Invalid(
+        "import flydsl.expr as fx\n" + _WHILE_HEAD.replace("@flyc.jit", "@_dsl_if_only")
+        + "    wait_loop = scf.WhileOp([i32], [init])\n"
+        "    cond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "    body_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "    with ir.InsertionPoint(cond_block):\n"
+        "        cur = cond_block.arguments[0]\n"
+        "        scf.ConditionOp(_raw(_u(cur) < flag), [cur])\n"
+        "    with ir.InsertionPoint(body_block):\n"
+        "        scf.YieldOp([load(rsrc)])\n",
+        expected=None,
+        message="no fix: `sync` is decorated with `@_dsl_if_only`, which may keep a `while` as Python: decorate it with `@flyc.jit` first",
+    ),
+    # The carried value handed to a raw builder (aiter's splitk_hgemm): the `while` would
+    # give it an fx value, which `arith.CmpIOp` cannot take.
+    Invalid(
+        "import flydsl.expr as fx\nfrom flydsl.expr import arith\n" + _WHILE_HEAD
+        + "    wait_loop = scf.WhileOp([i32], [init])\n"
+        "    cond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "    body_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "    with ir.InsertionPoint(cond_block):\n"
+        "        cur = cond_block.arguments[0]\n"
+        "        need_wait = arith.CmpIOp(arith.CmpIPredicate.eq, cur, arith.constant(0, type=i32)).result\n"
+        "        scf.ConditionOp(need_wait, [cur])\n"
+        "    with ir.InsertionPoint(body_block):\n"
+        "        scf.YieldOp([load(rsrc)])\n",
+        expected=None,
+        message="no fix: `cur` reaches `arith.CmpIOp` (line 20), which may need the raw value: the `while` carries it as an fx value",
+    ),
+    # A condition op whose loop is built elsewhere.
+    Invalid(
+        "from flydsl._mlir.dialects import scf\n"
+        "def cond(ok, cur):\n"
+        "    scf.ConditionOp(ok, [cur])\n",
+        expected=None,
+        message="raw `scf.ConditionOp`; no fix: its `scf.WhileOp` is built elsewhere",
     ),
 ]

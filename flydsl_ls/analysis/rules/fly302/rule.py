@@ -10,6 +10,7 @@ from flydsl_ls.analysis.rules.base import Rule
 from flydsl_ls.analysis.rules.fly302.cases import INVALID, VALID
 from flydsl_ls.analysis.rules.fly302.if_migration import IfMigration
 from flydsl_ls.analysis.rules.fly302.loop_migration import LoopMigration
+from flydsl_ls.analysis.rules.fly302.while_migration import CONDITION_OP, WHILE_OP, WhileMigration
 from flydsl_ls.analysis.rules.fly302.syntax import (
     FOR_OP,
     IF_OP,
@@ -31,9 +32,9 @@ class PlainControlFlow(dict[int, "str | None"]):
         super().__init__()
 
 
-class RawScf(IfMigration, LoopMigration, Rule):
+class RawScf(IfMigration, LoopMigration, WhileMigration, Rule):
     """
-    Raw `scf` builders (`scf.IfOp`, `scf.ForOp`, `scf.YieldOp`, and local `_if_then(if_op)`
+    Raw `scf` builders (`scf.IfOp`, `scf.ForOp`, `scf.WhileOp`/`scf.ConditionOp`, `scf.YieldOp`, and local `_if_then(if_op)`
     context managers around them) hand-build what FlyDSL's AST rewriter builds from plain
     Python control flow inside `@flyc.kernel` / `@flyc.jit` functions (guide §3 scf, §5):
 
@@ -56,6 +57,16 @@ class RawScf(IfMigration, LoopMigration, Rule):
       integer constants and the induction variable is unused (the loop is unrolled).
       A body entered by hand (`ip = ir.InsertionPoint(loop.body)`, `ip.__enter__()`, ...,
       `ip.__exit__(None, None, None)` in the same block) is indented under the `for`.
+    - `loop = scf.WhileOp([T], [init])` with its `before`/`after` blocks made by
+      `ir.Block.create_at_start(loop.before/after, [T])` and entered with
+      `ir.InsertionPoint(...)` (`cur = before.arguments[0]`, an optional `ok = <test on
+      cur>`, `scf.ConditionOp(_raw(ok), [cur])`; the body, then `scf.YieldOp([next])`)
+      becomes `cur = init` / `while <test on cur>:` / body / `cur = next` (FlyDSL's own
+      polling loops in custom_all_reduce_kernel.py, as its maintainers rewrote them). One
+      carried value, forwarded as it is, a test that fits in the `while` line, a body that
+      does not read its block argument, and a loop whose results are not read; a function
+      under another decorator (a private rewriter may keep `while` as Python) gets no fix.
+      A lone `scf.ConditionOp` is reported where no `scf.WhileOp` is built.
     - A plain helper that gains a Python `if` (or the loop's `yield`) is not rewritten
       by FlyDSL unless it is a `@flyc.jit` function: the fix adds `@flyc.jit` (FLY501).
 
@@ -85,8 +96,8 @@ class RawScf(IfMigration, LoopMigration, Rule):
 
     code = "FLY302"
     name = "raw-scf"
-    summary = "`scf.ForOp`, `scf.IfOp`, `scf.YieldOp`, `_if_then(...)` helpers"
-    replacement = "`range_constexpr`/`range(..., init=[...])`, Python `if`, `const_expr`"
+    summary = "`scf.ForOp`, `scf.IfOp`, `scf.WhileOp`/`scf.ConditionOp`, `scf.YieldOp`, `_if_then(...)` helpers"
+    replacement = "`range_constexpr`/`range(..., init=[...])`, Python `if`, Python `while`, `const_expr`"
     fix_safety = "unsafe"
     fix_title = "Use Python control flow"
     example_before = (
@@ -117,6 +128,20 @@ class RawScf(IfMigration, LoopMigration, Rule):
                 "or `range_constexpr(...)`",
                 self._for_fix,
             )
+        elif symbol == WHILE_OP:
+            self._site(
+                node,
+                "scf.WhileOp",
+                "write a Python `while cond:` that reassigns the carried value (the rewriter builds the "
+                "`scf.while`)",
+                self._while_fix,
+            )
+        elif symbol == CONDITION_OP and not self._in_while_shape(node):
+            self.report(
+                node,
+                "write a Python `while cond:` (the rewriter builds the `scf.while` and its `scf.condition`): "
+                "raw `scf.ConditionOp`; no fix: its `scf.WhileOp` is built elsewhere",
+            )
         elif self._is_if_then(node.func) and not self._if_op_of(node):
             self.report(
                 node,
@@ -124,14 +149,22 @@ class RawScf(IfMigration, LoopMigration, Rule):
                 "no fix: the `scf.IfOp` is built elsewhere",
             )
 
+    def _in_while_shape(self, node: ast.Call) -> bool:
+        """An `scf.ConditionOp` of a function that builds an `scf.WhileOp`: reported there."""
+        function = cf.innermost_function(self.ctx.parents)
+        root = function if function is not None else self.model.tree
+        return any(
+            isinstance(n, ast.Call) and self.model.resolve(n.func) == WHILE_OP for n in ast.walk(root)
+        )
+
     # --- reporting --------------------------------------------------------------
     def _site(self, node, what, advice, planner) -> None:
-        message = f"raw `{what}`: {advice}"
         function = cf.innermost_function(self.ctx.parents)
+        message = f"{advice}: raw `{what}`"
         if function is not None and not cf.rewritten(self.model, self.ctx.parents):
-            message += (
-                f", in a `@flyc.jit` function: FlyDSL rewrites Python control flow only in "
-                f"`@flyc.kernel`/`@flyc.jit` functions, and `{function.name}` is neither (guide §5)"
+            message = (
+                f"{advice}, in a `@flyc.jit` function: raw `{what}`; FlyDSL rewrites Python control flow "
+                f"only in `@flyc.kernel`/`@flyc.jit` functions, and `{function.name}` is neither (guide §5)"
             )
         try:
             if function is None:
