@@ -19,18 +19,10 @@ from __future__ import annotations
 import ast
 import re
 
+from flydsl_ls.analysis.model.arches import KNOWN_ARCHES
 from flydsl_ls.analysis.rules.context import RuleContext
 
-# The arches a guard can name (setting_values.KNOWN_ARCHES, which lives above the analysis).
-_ARCHES = (
-    "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
-    "gfx940", "gfx941", "gfx942", "gfx950",
-    "gfx1010", "gfx1011", "gfx1012", "gfx1013",
-    "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
-    "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
-    "gfx1200", "gfx1201", "gfx1250", "gfx1251",
-)
-ALL = frozenset(_ARCHES)
+ALL = frozenset(KNOWN_ARCHES)  # the arches a guard can name
 _FLAG = re.compile(r"^_?(?:is|use)_(gfx[0-9a-z]+)$", re.I)  # is_gfx950, _is_gfx12
 _ENDS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
 
