@@ -1,5 +1,5 @@
 """Work done on a worker thread (the lint, inlay hints, a quick fix's edit, the fix-all edit,
-jedi) gets an immutable ``Snapshot`` of the document taken on the event loop, never the
+hover's API docs) gets an immutable ``Snapshot`` of the document taken on the event loop, never the
 server: the server's state belongs to the loop, and what the work reports comes back as its
 return value.
 
@@ -21,13 +21,14 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from flydsl_ls import apidocs
 from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, hover, inlay_hints
 from flydsl_ls.server.app import create_server
 from flydsl_ls.server.session import Document, Session, Snapshot
 from tests.server.helpers import KERNEL
 
 SERVER_PACKAGE = Path(diagnostics.__file__).parent
-# The functions the server runs on its worker threads (the lint, code-actions and jedi threads).
+# The functions the server runs on its worker threads (the lint, code-actions and docs threads).
 WORKER_FUNCTIONS = {
     "lint": diagnostics.lint,
     "_quick_fix_edit": code_actions._quick_fix_edit,
@@ -37,8 +38,8 @@ WORKER_FUNCTIONS = {
     "migrate_targets": code_lens.migrate_targets,
     "_migrate_actions": code_actions._migrate_actions,
     "check_source": None,  # commands._verify_fix_all: the library function, on snapshot fields
-    "_jedi_lookup": hover._jedi_lookup,
-    "_flydsl_version": hover._flydsl_version,  # its warm-up
+    "apidocs.lookup": apidocs.lookup,  # hover's docs, by symbol and release
+    "apidocs.warm_up": apidocs.warm_up,  # their loading, before the first hover
     "hints_json": inlay_hints.hints_json,
     "_release": inlay_hints._release,  # the inlay hints' last model, disposed
     "_forget": inlay_hints._forget,  # ... or dropped when its document closes
@@ -68,7 +69,7 @@ def _handed_to_threads() -> list[tuple[str, int, str]]:
 
 def test_every_worker_function_is_known_and_takes_no_server():
     handed = _handed_to_threads()
-    assert len(handed) >= 5  # lint, quick fix, fix-all, fix-all verification, jedi (and its warm-up)
+    assert len(handed) >= 5  # lint, quick fix, fix-all, fix-all verification, hover's docs (and their warm-up)
     unknown = [h for h in handed if h[2] not in WORKER_FUNCTIONS]
     assert not unknown, f"work handed to a thread that is not a known snapshot function: {unknown}"
     for name, function in WORKER_FUNCTIONS.items():
