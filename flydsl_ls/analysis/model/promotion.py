@@ -13,6 +13,8 @@ import json
 from functools import lru_cache
 from importlib import resources
 
+from flydsl_ls.analysis.model.fxtypes import is_numeric_class
+
 SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
@@ -22,7 +24,8 @@ _I64 = range(-(2**63), 2**63)
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict[str, str]:
+def _table() -> dict[str, str | dict[str, str]]:
+    """Case -> FlyDSL's answer, or {release: answer} where the releases differ."""
     text = resources.files("flydsl_ls.data").joinpath("fx_promotion.json").read_text("utf-8")
     return json.loads(text)["results"]
 
@@ -40,7 +43,11 @@ RAISES = "raises"
 
 def result(left: str, op: ast.operator, right: str) -> str | None:
     """The fx class name (``Float32``) of ``left op right``, each an fx class name or a
-    Python class (``python_class``); ``RAISES`` when FlyDSL refuses it; None when the pair
-    is not in the table."""
+    Python class (``python_class``); ``RAISES`` when FlyDSL refuses it (or builds an op
+    that does not verify) in some release or the releases disagree; None when the pair is
+    not in the table."""
     symbol = SYMBOLS.get(type(op))
-    return _table().get(f"{left} {symbol} {right}") if symbol else None
+    answer = _table().get(f"{left} {symbol} {right}") if symbol else None
+    if answer is None:
+        return None
+    return answer if isinstance(answer, str) and is_numeric_class(answer) else RAISES
