@@ -37,6 +37,7 @@ VALUES = {
     "Vector": "fx.Vector.filled(4, 1.0, fx.Float32)",
     "Vector_i32": "fx.Vector.filled(4, 1, fx.Int32)",
     "ir.Value": "a.ir_value()",  # a raw value, as a dialect op returns it
+    "ir.Value_f32": "f.ir_value()",
     "ArithValue": "fx.arith.ArithValue(a.ir_value())",
     "ArithValue_f32": "fx.arith.ArithValue(f.ir_value())",
 }
