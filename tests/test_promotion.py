@@ -148,12 +148,44 @@ def test_the_model_types_most_operator_cases():
     assert len(agreed) > 3000 and not untyped, untyped[:20]
 
 
-@pytest.mark.parametrize("literal, expected", [("2", "int"), ("-5", "int"), ("3000000000", "int64"),
-                                               ("-3000000000", "int64"), (str(2**70), "int_huge"),
-                                               ("1.5", "float"), ("True", "bool")])
-def test_python_operand_classes(literal, expected):
-    from flydsl_ls.analysis.model.promotion import python_class
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # literals, negative ones too, by their value
+        ("r = a + 2", "int"), ("r = a + -5", "int"), ("r = a + 3000000000", "int64"),
+        ("r = a + -3000000000", "int64"), (f"r = a + {2**70}", "int_huge"), ("r = a * 1.5", "float"),
+        ("r = a + True", "bool"),
+        # a name bound only to known values, a loop over a range of them, their sums and products
+        ("n = 4\nif c:\n    n = -4\nr = a + n", "int"), ("B = 1 << 20\nr = a + B", "int_any"),
+        ("for i in fx.range_constexpr(8):\n    r = a + i * 2 - 1", "int"),
+        ("for i in range(4, 1 << 40):\n    r = a + i", "int_any"),
+        ("r = a + 70000 * 70000", "int64"), ("for i in range(70000):\n    r = a + i * 70000", "int_any"),
+        # a parameter, a Constexpr, a call: any int
+        ("r = a + n", "int_any"), ("r = a + len(xs)", "int_any"),
+    ],
+)
+def test_python_ints_are_classed_by_the_values_the_source_gives_them(body, expected):
+    from flydsl_ls.analysis.model import promotion
+    from flydsl_ls.analysis.model.intbounds import int_bounds
 
-    expr = ast.parse(literal, mode="eval").body
-    python_type = {"1.5": "float", "True": "bool"}.get(literal, "int")
-    assert python_class(python_type, expr) == expected
+    source = "import flydsl.expr as fx\ndef k(a: fx.Int32, n: fx.Constexpr[int], c, xs):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()
+    )
+    model = SemanticModel(source, ast.parse(source), None)
+    operation = [n for n in ast.walk(model.tree) if isinstance(n, ast.BinOp) and isinstance(n.left, ast.Name)
+                 and n.left.id == "a"][0]
+    python_type = model.type_of(operation.right).name
+    bounds = int_bounds(model, operation.right) if python_type == "int" else None
+    assert promotion.python_class(python_type, bounds) == expected
+
+
+def test_an_int_of_unknown_value_leaves_the_type_unknown_where_the_value_decides_it():
+    """`a + n` is an Int32 for a small `n` and an Int64 past i32: unknown for a parameter; a
+    float stays a Float32 whatever the int."""
+    source = (
+        "import flydsl.expr as fx\ndef k(a: fx.Int32, f: fx.Float32, n: fx.Constexpr[int]):\n"
+        "    r = a + n\n    s = a + 7\n    t = a / n\n    u = fx.Int32(a + n)\n"
+    )
+    model = SemanticModel(source, ast.parse(source), None)
+    body = model.tree.body[1].body
+    assert [model.type_of(stmt.value).name for stmt in body] == ["unknown", "fx.Int32", "unknown", "fx.Int32"]

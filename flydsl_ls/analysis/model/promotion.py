@@ -6,7 +6,7 @@ FlyDSL promotes like C, not like its operands: `fx.Int16(x) + 1` is an Int32, `f
 `fx.Int32(x) + ArithValue(v)` an Int32. The table (`flydsl_ls/data/fx_promotion.json`) is
 traced from each FlyDSL release we support by `scripts/build_promotion_table.py`;
 tests/test_promotion.py traces again and checks the model never types a case otherwise.
-A Python int that is no literal is taken to fit in 32 bits."""
+A Python int is classed by the values the source gives it (``intbounds``)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,10 @@ _SAMPLES = {
     "Vector": ("Vector", "Vector_i32"),
     "ArithValue": ("ArithValue", "ArithValue_f32"),
     "ir.Value": ("ir.Value", "ir.Value_f32"),
+    # an int whose value is not known here: any of them
+    "int_any": ("int", "int_neg", "int64", "int64_neg", "int_huge"),
 }
+_ANY_INT = "int_any"
 # Answers that are no value: FlyDSL refused the case, or built an op that does not verify.
 REFUSED = frozenset({"raises", "invalid IR"})
 
@@ -42,22 +45,19 @@ def _table() -> dict[str, str | dict[str, str]]:
     return json.loads(text)["results"]
 
 
-def python_class(python_type: str, literal: ast.expr) -> str:
-    """The table's class of a Python operand: int, int64, int_huge, float or bool. A
-    negative literal (``-3000000000``) is classed by its value."""
-    value = _int_literal(literal)
-    if value is not None:
-        return "int" if value in _I32 else "int64" if value in _I64 else "int_huge"
-    return {"float": "float", "bool": "bool"}.get(python_type, "int")
-
-
-def _int_literal(expr: ast.expr) -> int | None:
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        value = _int_literal(expr.operand)
-        return None if value is None else -value if isinstance(expr.op, ast.USub) else value
-    if isinstance(expr, ast.Constant) and type(expr.value) is int:
-        return expr.value
-    return None
+def python_class(python_type: str, bounds: tuple[int, int] | None) -> str:
+    """The table's class of a Python operand: int, int64, int_huge, float or bool; for an int,
+    by its ``bounds`` (``intbounds``): ``int_any`` when they are not known or span classes."""
+    if python_type in ("float", "bool"):
+        return python_type
+    if bounds is None:
+        return _ANY_INT
+    lowest, highest = bounds
+    if lowest in _I32 and highest in _I32:
+        return "int"
+    if lowest in _I64 and highest in _I64 and (lowest >= _I32.stop or highest < _I32.start):
+        return "int64"
+    return "int_huge" if lowest == highest else _ANY_INT
 
 
 RAISES = "raises"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model import promotion
 from flydsl_ls.analysis.model.fxtypes import FxType, join
+from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
 from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
 from flydsl_ls.analysis.model.text import LineIndex
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from flydsl_ls.analysis.model.project import ProjectView
 
 Facts = TypeVar("Facts")
+IntBounds = Callable[[ast.expr], "tuple[int, int] | None"]
 
 # Typed accessors: every release we support returns fx.Int32 from these.
 TYPED_INDEX_ACCESSORS = {
@@ -326,7 +328,7 @@ class SemanticModel:
         if isinstance(expr, ast.Call):
             return self._call_type(expr)
         if isinstance(expr, ast.BinOp):
-            return _arith_result(self.type_of(expr.left), self.type_of(expr.right), expr)
+            return _arith_result(self.type_of(expr.left), self.type_of(expr.right), expr, self._int_bounds)
         if isinstance(expr, ast.UnaryOp):
             return _unary_result(self.type_of(expr.operand), expr)
         if isinstance(expr, ast.Compare):
@@ -374,7 +376,7 @@ class SemanticModel:
         if binding.kind == "augassign":
             node = binding.value
             target = self._name_type_before(binding)
-            return _arith_result(target, self.type_of(node.value), node)
+            return _arith_result(target, self.type_of(node.value), node, self._int_bounds)
         if binding.kind in ("for", "comprehension") and isinstance(binding.iter, ast.Call):
             callee = self.resolve(binding.iter.func)
             if callee in RANGE_CONSTEXPR:
@@ -459,6 +461,9 @@ class SemanticModel:
                 return self._converted(func.value, call)
         return T.UNKNOWN_TYPE
 
+    def _int_bounds(self, expr: ast.expr) -> tuple[int, int] | None:
+        return int_bounds(self, expr)
+
     def _converted(self, receiver: ast.expr, call: ast.Call) -> FxType:
         """``v.to(fx.Int32)``: an fx.Int32 for an fx scalar ``v`` (unknown where FlyDSL
         refuses the pair, Index and the floats), a Vector for a Vector; unknown for a ``v``
@@ -467,7 +472,7 @@ class SemanticModel:
         if not (target and target.startswith("fx.") and T.is_numeric_class(target[3:])):
             return T.UNKNOWN_TYPE
         kind = self.type_of(receiver)
-        cls = _operand_class(kind, receiver)
+        cls = _operand_class(kind, receiver, self._int_bounds)
         if cls is None or kind.is_python or kind.is_raw:
             return T.UNKNOWN_TYPE
         found = promotion.answer(f"{{}}.to({target[3:]})", cls)
@@ -589,7 +594,7 @@ def _compare_result(operands: list[FxType], node: ast.AST) -> FxType:
     return T.UNKNOWN_TYPE
 
 
-def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
+def _arith_result(left: FxType, right: FxType, node: ast.AST, bounds: IntBounds) -> FxType:
     """Type of ``left <op> right`` following fx operator overloading, as FlyDSL's tracer
     gives it (``promotion``); unknown for what it was not traced on (a raw value, an fx
     class outside the table, an operand of unknown type)."""
@@ -597,7 +602,7 @@ def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
         name = T.PY_FLOAT if T.PY_FLOAT in (left.name, right.name) else T.PY_INT
         return FxType(name, "Python arithmetic")
     operands = (node.target, node.value) if isinstance(node, ast.AugAssign) else (node.left, node.right)
-    classes = [_operand_class(t, e) for t, e in zip((left, right), operands)]
+    classes = [_operand_class(t, e, bounds) for t, e in zip((left, right), operands)]
     if None in classes or not (left.is_typed or right.is_typed):  # arithmetic on raw values stays raw
         return T.UNKNOWN_TYPE
     found = promotion.result(classes[0], node.op, classes[1])
@@ -612,7 +617,7 @@ def _unary_result(operand: FxType, node: ast.UnaryOp) -> FxType:
         return T.UNKNOWN_TYPE
     if operand.is_python:
         return FxType(T.PY_INT, "Python arithmetic") if operand.name == T.PY_BOOL else operand
-    cls = _operand_class(operand, node.operand)
+    cls = _TRACED_CLASSES.get(operand.name) or (operand.name[3:] if operand.is_fx_scalar else None)
     if cls is None:
         return T.UNKNOWN_TYPE
     found = promotion.answer(f"{promotion.SYMBOLS[type(node.op)]} {{}}", cls)
@@ -633,13 +638,14 @@ _TRACED_NAMES = {"Vector": T.VECTOR, "ArithValue": T.ARITH_VALUE, "int": T.PY_IN
 _TRACED_CLASSES = {T.VECTOR: "Vector", T.ARITH_VALUE: "ArithValue", T.RAW: "ir.Value"}
 
 
-def _operand_class(operand: FxType, expr: ast.expr) -> str | None:
+def _operand_class(operand: FxType, expr: ast.expr, bounds: IntBounds) -> str | None:
     """How the promotion table names an operand: its fx class, ``Vector``, ``ArithValue``,
-    ``ir.Value`` or its Python class; None for an unknown one."""
+    ``ir.Value`` or its Python class (an int's by the values ``bounds`` reads); None for an
+    unknown one."""
     if operand.is_fx_scalar:
         return operand.name[3:]
     if operand.is_python:
-        return promotion.python_class(operand.name, expr)
+        return promotion.python_class(operand.name, bounds(expr) if operand.name == T.PY_INT else None)
     return _TRACED_CLASSES.get(operand.name)
 
 
