@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "build_promotion_table.py"
 FLYDSL_031 = REPO / ".cache" / "flydsl-0.3.1"  # pip install --no-deps --target (.ci/run)
 # What a model type may stand for at run time: a raw value is an ArithValue in both releases,
-# and a Vector (an ArithValue) is its own raw value.
-_RUN_TIME = {T.RAW: {"ir.Value", "ArithValue", "Vector"}, T.ARITH_VALUE: {"ArithValue"}, T.VECTOR: {"Vector"},
+# and a Vector is an ArithValue (its subclass) and its own raw value.
+_RUN_TIME = {T.RAW: {"ir.Value", "ArithValue", "Vector"}, T.ARITH_VALUE: {"ArithValue", "Vector"}, T.VECTOR: {"Vector"},
              T.PY_INT: {"int"}, T.PY_FLOAT: {"float"}, T.PY_BOOL: {"bool"}}
 
 

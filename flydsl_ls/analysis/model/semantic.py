@@ -603,6 +603,10 @@ def _arith_result(left: FxType, right: FxType, node: ast.AST, bounds: IntBounds)
         return FxType(name, "Python arithmetic")
     operands = (node.target, node.value) if isinstance(node, ast.AugAssign) else (node.left, node.right)
     classes = [_operand_class(t, e, bounds) for t, e in zip((left, right), operands)]
+    if left.name == T.ARITH_VALUE and classes[1] is None:
+        # its operator runs first, and gives an ArithValue whatever the right (a Vector for a
+        # Vector, an ArithValue too); an ArithValue on the right of an fx value gives an fx one
+        return FxType(T.ARITH_VALUE, "arithmetic on an ArithValue", node.lineno)
     if None in classes or not (left.is_typed or right.is_typed):  # arithmetic on raw values stays raw
         return T.UNKNOWN_TYPE
     found = promotion.result(classes[0], node.op, classes[1])

@@ -349,25 +349,12 @@ class ArithValueWrapper(Rule):
         # while the second stands, but one pass drops both (aiter's fused_compress_attn_hca).
         Invalid(
             "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
-            "def f(tid: fx.Int32, c: fx.Int32, z):\n    lane = ArithValue(tid) & c\n    rel = ArithValue(lane) - c\n"
-            "    return arith.maxsi(rel, z)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
-            "def f(tid: fx.Int32, c: fx.Int32, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
-            "    return arith.maxsi(rel, z)\n",
-            count=2,
-            message="(no fix: `ArithValue` on line 6 wraps it again: that wrapper goes first)",
-        ),
-        # `ArithValue(tid) & c` with `c` of unknown type may be a Vector (`c` a Vector): the
-        # wrapper around it is not known to be redundant: both go, but only as unsafe fixes.
-        Invalid(
-            "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
             "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = ArithValue(lane) - c\n"
             "    return arith.maxsi(rel, z)\n",
-            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-            "def f(tid: fx.Int32, c, z):\n    lane = tid & c\n    rel = lane - c\n"
-            "    return arith.maxsi(fx.as_ir_value(rel), z)\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+            "def f(tid: fx.Int32, c, z):\n    lane = ArithValue(tid) & c\n    rel = lane - c\n"
+            "    return arith.maxsi(rel, z)\n",
             count=2,
-            unsafe=True,
             message="(no fix: `ArithValue` on line 6 wraps it again: that wrapper goes first)",
         ),
         # ... and once that one is gone, the first goes too, with `.ir_value()` at the builder.
