@@ -41,6 +41,15 @@ VALUES = {
     "ArithValue": "fx.arith.ArithValue(a.ir_value())",
     "ArithValue_f32": "fx.arith.ArithValue(f.ir_value())",
 }
+# Raw values and ArithValues of the other element types, against the fx scalars and Python
+# numbers only: an fx operand promotes by the raw value's type (`fx.Float16(x) + v` is a
+# Float16 for an f16 `v`, a Float32 for an f32 one).
+ELEMENTS = {"f16": "fx.Float16(f)", "f64": "fx.Float64(f)", "i64": "fx.Int64(a)", "index": "fx.Index(a)",
+            "i1": "fx.Boolean(a)"}
+MORE_RAW = {
+    **{f"ir.Value_{e}": f"{made}.ir_value()" for e, made in ELEMENTS.items()},
+    **{f"ArithValue_{e}": f"fx.arith.ArithValue({made}.ir_value())" for e, made in ELEMENTS.items()},
+}
 # The Python operand classes the model tells apart (`promotion.python_class`), as literals.
 PYTHON = {"int": "2", "int_neg": "-5", "int64": "3000000000", "int64_neg": "-3000000000",
           "int_huge": str(2**70), "float": "1.5", "bool": "True"}
@@ -77,6 +86,11 @@ def cases() -> dict[str, str]:
         for yes in SCALARS + ("int", "float"):
             for no in SCALARS + ("int", "float"):
                 found[f"{condition}.select({yes}, {no})"] = f"{_spell(condition)}.select({_spell(yes)}, {_spell(no)})"
+    for op in BINARY + COMPARE:
+        for raw in MORE_RAW:
+            for other in SCALARS + tuple(PYTHON):
+                found[f"{raw} {op} {other}"] = f"{_spell(raw)} {op} {_spell(other)}"
+                found[f"{other} {op} {raw}"] = f"{_spell(other)} {op} {_spell(raw)}"
     for function in ("max", "min"):
         for left in every:
             for right in every:
@@ -92,7 +106,7 @@ def probe_source() -> tuple[str, list[str]]:
     builds, at a cost that grows with the size of the function."""
     keys = list(cases())
     expressions = list(cases().values())
-    operands = "".join(f"        {_spell(name)} = {made}\n" for name, made in VALUES.items())
+    operands = "".join(f"        {_spell(name)} = {made}\n" for name, made in {**VALUES, **MORE_RAW}.items())
     kernels, launches = [], []
     for start in range(0, len(keys), _PER_KERNEL):
         name = f"probe{start // _PER_KERNEL}"

@@ -75,7 +75,7 @@ def test_the_table_has_both_releases_and_enough_cases():
 
 _REFUSED = {"raises", "invalid IR"}
 # The samples of an operand class whose element type the model cannot see (promotion._SAMPLES).
-_SAMPLE_CLASS = re.compile(r"\b(Vector|ArithValue|ir\.Value)_(i32|f32)\b")
+_SAMPLE_CLASS = re.compile(r"\b(Vector|ArithValue|ir\.Value)_(i32|f32|f16|f64|i64|index|i1)\b")
 
 
 def _fits(model_type: str, answer: str) -> bool:
