@@ -13,7 +13,7 @@ case otherwise.
 Each run replaces the answers of the release it traces and keeps the others'. The cases are
 written out as the body of a real kernel (`probe_source`), so FlyDSL's AST rewriting
 (`not x`, ...) applies as in user code, and the model test reads the same source. Tracing
-only (COMPILE_ONLY, no device, no linker): a few seconds.
+only (COMPILE_ONLY, no device, no linker): 11 s of CPU with 0.5.0, 20 s with 0.3.1.
 """
 
 from __future__ import annotations
