@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model import promotion
 from flydsl_ls.analysis.model.fxtypes import FxType, join
+from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
 from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
 from flydsl_ls.analysis.model.text import LineIndex
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from flydsl_ls.analysis.model.project import ProjectView
 
 Facts = TypeVar("Facts")
+IntBounds = Callable[[ast.expr], "tuple[int, int] | None"]
 
 # Typed accessors: every release we support returns fx.Int32 from these.
 TYPED_INDEX_ACCESSORS = {
@@ -338,11 +340,9 @@ class SemanticModel:
         if isinstance(expr, ast.Call):
             return self._call_type(expr)
         if isinstance(expr, ast.BinOp):
-            return _arith_result(self.type_of(expr.left), self.type_of(expr.right), expr)
+            return _arith_result(self.type_of(expr.left), self.type_of(expr.right), expr, self._int_bounds)
         if isinstance(expr, ast.UnaryOp):
-            if isinstance(expr.op, ast.Not):
-                return T.UNKNOWN_TYPE
-            return self.type_of(expr.operand)
+            return _unary_result(self.type_of(expr.operand), expr)
         if isinstance(expr, ast.Compare):
             return _compare_result([self.type_of(e) for e in (expr.left, *expr.comparators)], expr)
         if isinstance(expr, ast.IfExp):
@@ -388,7 +388,7 @@ class SemanticModel:
         if binding.kind == "augassign":
             node = binding.value
             target = self._name_type_before(binding)
-            return _arith_result(target, self.type_of(node.value), node)
+            return _arith_result(target, self.type_of(node.value), node, self._int_bounds)
         if binding.kind in ("for", "comprehension") and isinstance(binding.iter, ast.Call):
             callee = self.resolve(binding.iter.func)
             if callee in RANGE_CONSTEXPR:
@@ -466,12 +466,31 @@ class SemanticModel:
             return self._returned_type(func)
         if isinstance(func, ast.Attribute):
             if func.attr == "ir_value" and not call.args:
-                return FxType(T.RAW, ".ir_value()", line)
-            if func.attr == "to" and len(call.args) == 1:
-                target = self.resolve(call.args[0])
-                if target and target.startswith("fx.") and T.is_numeric_class(target[3:]):
-                    return FxType(target, f".to({target})", line)
+                # a raw value (a Vector's is itself); a raw value has no ir_value()
+                receiver = self.type_of(func.value)
+                return T.UNKNOWN_TYPE if receiver.name in (T.RAW, T.ARITH_VALUE) else FxType(T.RAW, ".ir_value()", line)
+            if func.attr == "to" and len(call.args) == 1 and not call.keywords:
+                return self._converted(func.value, call)
         return T.UNKNOWN_TYPE
+
+    def _int_bounds(self, expr: ast.expr) -> tuple[int, int] | None:
+        return int_bounds(self, expr)
+
+    def _converted(self, receiver: ast.expr, call: ast.Call) -> FxType:
+        """``v.to(fx.Int32)``: an fx.Int32 for an fx scalar ``v`` (unknown where FlyDSL
+        refuses the pair, Index and the floats), a Vector for a Vector; unknown for a ``v``
+        of unknown type (a Vector's `.to` keeps it a Vector, a raw value has none)."""
+        target = self.resolve(call.args[0])
+        if not (target and target.startswith("fx.") and T.is_numeric_class(target[3:])):
+            return T.UNKNOWN_TYPE
+        kind = self.type_of(receiver)
+        cls = _operand_class(kind, receiver, self._int_bounds)
+        if cls is None or kind.is_python or kind.is_raw:
+            return T.UNKNOWN_TYPE
+        found = promotion.answer(f"{{}}.to({target[3:]})", cls)
+        if found is None and kind.is_fx_scalar:  # outside the table: Numeric.to builds the target
+            return FxType(target, f".to({target})", call.lineno)
+        return _traced(found, f".to({target})", call)
 
 
 # A hand-rolled ``def _raw(v)`` that returns ``v.ir_value()`` or ``v`` is ``_to_raw``.
@@ -587,35 +606,63 @@ def _compare_result(operands: list[FxType], node: ast.AST) -> FxType:
     return T.UNKNOWN_TYPE
 
 
-def _arith_result(left: FxType, right: FxType, node: ast.AST) -> FxType:
-    """Type of ``left <op> right`` following fx operator overloading."""
+def _arith_result(left: FxType, right: FxType, node: ast.AST, bounds: IntBounds) -> FxType:
+    """Type of ``left <op> right`` following fx operator overloading, as FlyDSL's tracer
+    gives it (``promotion``); unknown for what it was not traced on (a raw value, an fx
+    class outside the table, an operand of unknown type)."""
     if left.is_python and right.is_python:
         name = T.PY_FLOAT if T.PY_FLOAT in (left.name, right.name) else T.PY_INT
         return FxType(name, "Python arithmetic")
-    if left.name == T.ARITH_VALUE or right.name == T.ARITH_VALUE:
+    operands = (node.target, node.value) if isinstance(node, ast.AugAssign) else (node.left, node.right)
+    classes = [_operand_class(t, e, bounds) for t, e in zip((left, right), operands)]
+    if left.name == T.ARITH_VALUE and classes[1] is None:
+        # its operator runs first, and gives an ArithValue whatever the right (a Vector for a
+        # Vector, an ArithValue too); an ArithValue on the right of an fx value gives an fx one
         return FxType(T.ARITH_VALUE, "arithmetic on an ArithValue", node.lineno)
-    if left.is_fx_scalar or right.is_fx_scalar:
-        operands = (node.target, node.value) if isinstance(node, ast.AugAssign) else (node.left, node.right)
-        classes = [_operand_class(t, e) for t, e in zip((left, right), operands)]
-        found = promotion.result(classes[0], node.op, classes[1]) if None not in classes else None
-        if found == promotion.RAISES:
-            return T.UNKNOWN_TYPE
-        if found is not None:
-            return FxType(f"fx.{found}", f"arithmetic on {left.name if left.is_fx_scalar else right.name}", node.lineno)
-    if left.is_typed and (right.is_python or right.name == left.name):
-        return FxType(left.name, f"arithmetic on {left.name}", node.lineno)
-    if right.is_typed and left.is_python:
-        return FxType(right.name, f"arithmetic on {right.name}", node.lineno)
-    return T.UNKNOWN_TYPE
+    if None in classes or not (left.is_typed or right.is_typed):  # arithmetic on raw values stays raw
+        return T.UNKNOWN_TYPE
+    found = promotion.result(classes[0], node.op, classes[1])
+    typed = left if left.is_typed else right
+    return _traced(found, f"arithmetic on {typed.name}", node)
 
 
-def _operand_class(operand: FxType, expr: ast.expr) -> str | None:
-    """How the promotion table names an operand: its fx class, or its Python class."""
+def _unary_result(operand: FxType, node: ast.UnaryOp) -> FxType:
+    """``-x``, ``+x``, ``~x``: Python's rules on a Python number (a bool gives an int),
+    FlyDSL's tracer on fx values (``-`` refuses a Boolean, ``~`` a float)."""
+    if isinstance(node.op, ast.Not):
+        return T.UNKNOWN_TYPE
+    if operand.is_python:
+        return FxType(T.PY_INT, "Python arithmetic") if operand.name == T.PY_BOOL else operand
+    cls = _TRACED_CLASSES.get(operand.name) or (operand.name[3:] if operand.is_fx_scalar else None)
+    if cls is None:
+        return T.UNKNOWN_TYPE
+    found = promotion.answer(f"{promotion.SYMBOLS[type(node.op)]} {{}}", cls)
+    if operand.is_raw:  # `-v` is an ArithValue, as raw as `v` (which has no `+v`)
+        return operand if found not in (None, promotion.RAISES) else T.UNKNOWN_TYPE
+    return _traced(found, operand.origin, node)
+
+
+def _traced(found: str | None, origin: str, node: ast.AST) -> FxType:
+    """The model's type for one of ``promotion``'s answers."""
+    if found is None or found == promotion.RAISES:
+        return T.UNKNOWN_TYPE
+    name = _TRACED_NAMES.get(found) or (f"fx.{found}" if T.is_numeric_class(found) else T.UNKNOWN)
+    return FxType(name, origin, node.lineno) if name != T.UNKNOWN else T.UNKNOWN_TYPE
+
+
+_TRACED_NAMES = {"Vector": T.VECTOR, "ArithValue": T.ARITH_VALUE, "int": T.PY_INT, "float": T.PY_FLOAT, "bool": T.PY_BOOL}
+_TRACED_CLASSES = {T.VECTOR: "Vector", T.ARITH_VALUE: "ArithValue", T.RAW: "ir.Value"}
+
+
+def _operand_class(operand: FxType, expr: ast.expr, bounds: IntBounds) -> str | None:
+    """How the promotion table names an operand: its fx class, ``Vector``, ``ArithValue``,
+    ``ir.Value`` or its Python class (an int's by the values ``bounds`` reads); None for an
+    unknown one."""
     if operand.is_fx_scalar:
         return operand.name[3:]
     if operand.is_python:
-        return promotion.python_class(operand.name, expr)
-    return None
+        return promotion.python_class(operand.name, bounds(expr) if operand.name == T.PY_INT else None)
+    return _TRACED_CLASSES.get(operand.name)
 
 
 def _importable(function: Scope) -> bool:
