@@ -1190,7 +1190,7 @@ class Handler:
             return self.report(f"use `cond.select(t, f)`{self.unclean(3)}")
         cond, true, false = self.args
         state = self._carried(cond)
-        if state is not None and state.closure:
+        if state is not None and state.fails:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
         unknown = next((v for v in (true, false) if not self._known_number(v)), None)
         if unknown is not None and not any(element_type(self.model, v) for v in (true, false)):
@@ -1315,7 +1315,7 @@ class Handler:
         name = dtype.removeprefix("fx.")
         if kind.is_fx_scalar or kind.name == "fx.Vector":
             state = self._carried(value)
-            if state is not None and state.closure:
+            if state is not None and state.fails:
                 return self.report(f"use `v.to(fx.{name})` (no fix: {state.describe()})")
             text = f"{S.receiver(self.rule, value)}.to({fx}.{name})"
         else:
