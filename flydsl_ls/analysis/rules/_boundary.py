@@ -177,17 +177,16 @@ def raw_boundaries(
             edits += _wrap(rule, target, convert)  # a function call: nothing for the rewriter to carry
             continue
         state = None if convert else _state(model, parents, target)
-        if state is not None and target is not replaced:
+        fx, fx_imports = fx_alias(model)
+        if state is not None and target is not replaced and not _shadowed(model, _chain(parents, target), fx):
             # `v.ir_value()` would make the region carry `v`: the converter carries nothing.
-            fx, fx_imports = fx_alias(model)
-            if _shadowed(model, _chain(parents, target), fx):
-                return Boundaries(blocker=f"{state.describe()}, and a local `{fx}` hides `{fx}.as_ir_value`")
             edits += _wrap(rule, target, f"{fx}.as_ir_value")
             converted.append(state)
             imports = imports or fx_imports
             continue
         if state is not None and state.fails:
-            return Boundaries(blocker=state.describe())
+            hidden = f", and a local `{fx}` hides `{fx}.as_ir_value`" if target is not replaced else ""
+            return Boundaries(blocker=state.describe() + hidden)
         carried = carried or state
         if target is replaced:
             wrap_self = True

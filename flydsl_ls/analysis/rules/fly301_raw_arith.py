@@ -970,6 +970,16 @@ class RawArith(Rule):
             message="`fx.as_ir_value(...)` (a method call on `hi` would make FlyDSL's rewriter carry it "
             "through the `if` on line 10) at the raw boundaries: line 12",
         ),
+        # ... unless a local `fx` hides the converter: no fix.
+        Invalid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
+            "from flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, wide, fx):\n    if const_expr(wide):\n"
+            "        hi = arith.constant(8, type=T.i32)\n    if n > 0:\n        if const_expr(wide):\n"
+            "            scf.for_(0, hi, 1)\n",
+            expected=None,
+            message="the trace would fail, and a local `fx` hides `fx.as_ir_value`",
+        ),
         # ... where the method call is the fix itself (`c.select(...)`), no fix.
         Invalid(
             "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
