@@ -598,7 +598,9 @@ def fused_rope_cache(flash_layout=True, apply_scale=False):
     return case
 
 
-def qk_norm_rope_quant(quant=True):
+def qk_norm_rope_quant(quant=True, scale_dtype="fp32", q_weighted=False):
+    """Each configuration of the builder's flags: the FLY301 boundary that broke e8m0 scales
+    sits on one of them. Q in/out and KV out go to `GTensor`, which takes their memref: tensors."""
     def case(device):
         import flydsl.compiler as flyc
         import flydsl.expr as fx
@@ -607,7 +609,8 @@ def qk_norm_rope_quant(quant=True):
 
         T, H, D, RD, G = 16, 8, 512, 64, 128
         launcher = compile_flydsl_qk_norm_rope_quant(
-            num_q_heads=H, head_dim=D, rope_head_dim=RD, quant=quant, group_size=G, scale_dtype="fp32", q_weighted=False,
+            num_q_heads=H, head_dim=D, rope_head_dim=RD, quant=quant, group_size=G, scale_dtype=scale_dtype,
+            q_weighted=q_weighted,
         )
         ptr = lambda t: flyc.from_c_void_p(fx.Uint8, t.data_ptr())  # noqa: E731
         q, kv, w = _t((T, H, D), "bfloat16", device), _t((T, D), "bfloat16", device), _t((D,), "bfloat16", device)
@@ -616,7 +619,7 @@ def qk_norm_rope_quant(quant=True):
         qo, kvo = _t((T, H, D), "uint8", device), _t((T, D), "uint8", device)
         qs, kvs = _t((T, H, D // G), "float32", device), _t((T, D // G), "float32", device)
         st = flyc.from_torch_tensor
-        return _bind(launcher, ptr(q), ptr(kv), st(w), st(w), st(cos), st(sin), ptr(pos), ptr(qo), ptr(kvo), ptr(qs),
+        return _bind(launcher, st(q), ptr(kv), st(w), st(w), st(cos), st(sin), ptr(pos), st(qo), st(kvo), ptr(qs),
                      ptr(kvs), D, T, stream=_stream())
 
     return case
@@ -626,6 +629,9 @@ CASES.update({
     "attention/fused_rope_cache_kernel.py::flash_bf16": (fused_rope_cache(True, False), BOTH),
     "attention/fused_rope_cache_kernel.py::nonflash_fp8cache": (fused_rope_cache(False, True), BOTH),
     "attention/qk_norm_rope_quant.py::quant_fp32scale": (qk_norm_rope_quant(True), BOTH),
+    "attention/qk_norm_rope_quant.py::quant_e8m0scale": (qk_norm_rope_quant(True, "e8m0"), BOTH),
+    "attention/qk_norm_rope_quant.py::bf16": (qk_norm_rope_quant(False), BOTH),
+    "attention/qk_norm_rope_quant.py::bf16_q_weighted": (qk_norm_rope_quant(False, q_weighted=True), BOTH),
 })
 
 

@@ -409,6 +409,19 @@ def reaching(
     return candidates
 
 
+def surely_bound(name: str, scope: Scope, position: tuple[int, int], use_path: tuple, loops: set) -> bool:
+    """A read of ``name`` at a use of its own scope sees a binding on every path: one of
+    them dominates the use (not one made only in some branch, loop body or handler)."""
+    owner = lookup(name, scope, position)
+    if owner is None or owner.scope is not scope:
+        return False
+    on_path = {entry: depth for depth, entry in enumerate(use_path)}
+    return any(
+        _dominates(b, on_path, use_path) for b in reaching(name, scope, position, use_path, loops)
+        if b.position <= position
+    )
+
+
 def _dominates(binding: Binding, on_path: dict, use_path: tuple) -> bool:
     if binding.kind == "param" or not binding.path:
         return True

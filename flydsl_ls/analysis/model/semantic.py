@@ -18,7 +18,7 @@ from flydsl_ls.analysis.model import promotion
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
-from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release
+from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release, surely_bound
 from flydsl_ls.analysis.model.text import LineIndex
 
 if TYPE_CHECKING:
@@ -356,6 +356,14 @@ class SemanticModel:
             return []
         path = self._path_of_node.get(id(name), ())
         return reaching(name.id, scope, (name.lineno, name.col_offset), path, self._loops)
+
+    def surely_bound(self, name: ast.Name) -> bool:
+        """A read of ``name`` in its own scope sees a binding on every path."""
+        scope = self._scope_of_node.get(id(name))
+        if scope is None:
+            return False
+        path = self._path_of_node.get(id(name), ())
+        return surely_bound(name.id, scope, (name.lineno, name.col_offset), path, self._loops)
 
     def _name_type(self, name: ast.Name) -> FxType:
         bindings = self.reaching_bindings(name)

@@ -19,8 +19,11 @@ to (valueflow.py):
 An fx value on the left of an operator (or beside Python and fx operands) gives an fx
 result, whose consumers are followed in turn. Each ``.ir_value()`` is a method call FlyDSL's
 rewriter sees: inside a dynamic ``if``/``for``/``while`` on a name defined outside, the name
-becomes carried state (the fix is then unsafe), and a variable of an enclosing function
-makes the trace fail (no fix).
+would become carried state, and the trace fails where it is None at the region's entry (a
+name bound in one ``const_expr`` branch only: FlyDSL's qk_norm_rope_quant.py with e8m0
+scales). There the boundary is ``fx.as_ir_value(v)`` instead, a function call the rewriter
+does not carry, on an fx value the same as ``v.ir_value()``; no fix where a local name hides
+the converter's module.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Boundaries:
     places: tuple[str, ...] = ()  # where `.ir_value()` goes, for the message
     unwrap: str | None = None  # the converter called instead of `.ir_value()` (`fx.as_ir_value`)
     mixed: str = ""  # why the boundaries take the converter, for the message
+    converted: tuple[CarriedState, ...] = ()  # `fx.as_ir_value(v)` where `.ir_value()` would be carried
 
     @property
     def note(self) -> str:
@@ -74,6 +78,14 @@ class Boundaries:
         how = f"`{self.unwrap}(...)`" if self.unwrap else "`.ir_value()`"
         if self.mixed:
             how += f" ({self.mixed})"
+        if self.converted and not self.unwrap:
+            first = self.converted[0]
+            names = ", ".join(dict.fromkeys(f"`{c.name}`" for c in self.converted))
+            how = "`fx.as_ir_value(...)`" if len(self.converted) == len(self.places) else f"{how} and `fx.as_ir_value(...)`"
+            how += (
+                f" (a method call on {names} would make FlyDSL's rewriter carry it through the "
+                f"`{type(first.statement).__name__.lower()}` on line {first.statement.lineno})"
+            )
         return f"{how} at the raw boundaries: {shown}{carried}"
 
 
@@ -155,6 +167,7 @@ def raw_boundaries(
     edits: list[Edit] = []
     places: list[str] = []
     carried = None
+    converted: list[CarriedState] = []  # boundaries given `fx.as_ir_value(v)` so nothing is carried
     wrap_self = False
     for target in sorted(targets.values(), key=lambda t: (t.lineno, t.col_offset)):
         if not isinstance(getattr(target, "ctx", ast.Load()), ast.Load):
@@ -164,8 +177,16 @@ def raw_boundaries(
             edits += _wrap(rule, target, convert)  # a function call: nothing for the rewriter to carry
             continue
         state = None if convert else _state(model, parents, target)
-        if state is not None and state.closure:
-            return Boundaries(blocker=state.describe())
+        fx, fx_imports = fx_alias(model)
+        if state is not None and target is not replaced and not _shadowed(model, _chain(parents, target), fx):
+            # `v.ir_value()` would make the region carry `v`: the converter carries nothing.
+            edits += _wrap(rule, target, f"{fx}.as_ir_value")
+            converted.append(state)
+            imports = imports or fx_imports
+            continue
+        if state is not None and state.fails:
+            hidden = f", and a local `{fx}` hides `{fx}.as_ir_value`" if target is not replaced else ""
+            return Boundaries(blocker=state.describe() + hidden)
         carried = carried or state
         if target is replaced:
             wrap_self = True
@@ -173,9 +194,10 @@ def raw_boundaries(
         edits += _wrap(rule, target, convert)
     why = ""
     if convert is not None and unwrap is None and edits:
-        edits += imports
         why = f"`{mixed.id}` on line {mixed.lineno} may hold a raw value too"
-    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places), convert, why)
+    if why or converted:
+        edits += imports
+    return Boundaries(tuple(edits), wrap_self, None, carried, tuple(places), convert, why, tuple(converted))
 
 
 def _stops(model, use: Use) -> bool:
@@ -253,6 +275,16 @@ def _chain(parents, node: ast.AST) -> list[ast.AST]:
 
 def _state(model, parents, target: ast.expr) -> CarriedState | None:
     return method_call_state(model, _chain(parents, target)[:-1], target, target)
+
+
+def _shadowed(model, chain: list[ast.AST], name: str) -> bool:
+    """``name`` is bound in a function around the code (it hides the module-level one)."""
+    for node in chain:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            scope = model.function_scope(node)
+            if scope is not None and name in scope.bindings:
+                return True
+    return False
 
 
 def _may_be_raw(model, value, replaced: ast.expr) -> bool:

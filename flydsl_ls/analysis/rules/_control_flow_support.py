@@ -85,8 +85,10 @@ def function_range(model: SemanticModel, function: ast.AST) -> Range:
 # function, the rewriter carries every name its region assigns *or calls a method on*
 # (`x.ir_value()`, `x.select(...)`: it assumes the call may mutate `x`). A fix that makes the
 # region call a method on a name it did not touch adds an scf.if result or a loop-carried
-# value (the MLIR differs), and when the name is a variable of an enclosing function the
-# trace fails ("initialized as None before a dynamic if/else").
+# value (the MLIR differs). The rewriter hands it the name's value at the region's entry, and
+# fails ("initialized as None before a dynamic if/else") where that is None: the name is a
+# variable of an enclosing function (unseen in `locals()`), is unbound on some path (bound in
+# one branch of a `const_expr` if only) or is assigned None.
 
 
 @dataclass(frozen=True)
@@ -94,14 +96,20 @@ class CarriedState:
     statement: ast.stmt  # the control-flow statement whose carried state would change
     name: str
     closure: bool  # the name belongs to an enclosing function: tracing then fails
+    unset: str = ""  # why the name may be None at the region's entry: tracing then fails
+
+    @property
+    def fails(self) -> bool:
+        """Carrying the name makes the trace fail on some path."""
+        return self.closure or bool(self.unset)
 
     def describe(self) -> str:
         kind = type(self.statement).__name__.lower()
-        if self.closure:
+        if self.fails:
+            why = "it belongs to an enclosing function" if self.closure else self.unset
             return (
                 f"inside the `{kind}` on line {self.statement.lineno}, a method call on `{self.name}` "
-                "would make FlyDSL's rewriter carry it, and it belongs to an enclosing function: "
-                "the trace would fail"
+                f"would make FlyDSL's rewriter carry it, and {why}: the trace would fail"
             )
         return (
             f"inside the `{kind}` on line {self.statement.lineno}, a method call on `{self.name}` "
@@ -126,8 +134,19 @@ def method_call_state(
         if not _carries_state(model, node, child) or root.id in _region_names(model, node):
             continue
         around = innermost_function(parents[:index])
-        return CarriedState(node, root.id, closure=binding.scope.node is not around)
+        closure = binding.scope.node is not around
+        return CarriedState(node, root.id, closure, "" if closure else _unset(model, root))
     return None
+
+
+def _unset(model: SemanticModel, name: ast.Name) -> str:
+    """Why ``name`` (read in a region that does not bind it) may be None at the region's
+    entry, the value the rewriter carries; "" when it surely holds a value."""
+    if not model.surely_bound(name):
+        return f"`{name.id}` is bound on some paths only (unbound, None to the rewriter, on the others)"
+    if any(isinstance(b.value, ast.Constant) and b.value.value is None for b in model.reaching_bindings(name)):
+        return f"`{name.id}` may be None there"
+    return ""
 
 
 def call_base(expr: ast.expr) -> ast.Name | None:

@@ -102,7 +102,7 @@ class ArithValueWrapper(Rule):
         if kind.is_fx_scalar and self._reports_raw_consumer(node, inner, kind):
             return
         state = self._method_state(node, inner)
-        if state is not None and state.closure and (kind.is_typed or not kind.known):
+        if state is not None and state.fails and (kind.is_typed or not kind.known):
             self.report(node, f"`ArithValue(...)` is deprecated (no fix: unwrapped, {state.describe()})")
             return
         if kind.is_typed:
@@ -278,7 +278,7 @@ class ArithValueWrapper(Rule):
         message = f"`ArithValue(...)` is deprecated: a bitcast is `{receiver}.bitcast({fx}.{target[3:]})`"
         state = self._method_state(node, inner) if typed else None
         boundaries = raw_boundaries(self, cast, transparent=_OTHER_WRAPPERS)
-        blocker = boundaries.blocker or (state.describe() if state is not None and state.closure else None)
+        blocker = boundaries.blocker or (state.describe() if state is not None and state.fails else None)
         if blocker is not None:
             self.report(node, f"{message} (no fix: {blocker})")
             return
@@ -326,7 +326,7 @@ class ArithValueWrapper(Rule):
             return False
         message = f"`ArithValue(...)` around a value that is already `{kind.name}`"
         state = method_call_state(self.model, self.ctx.parents, node, inner)
-        if state is not None and state.closure:
+        if state is not None and state.fails:
             self.report(node, f"{message}, for {blocker.describe()} (no fix: {state.describe()})")
             return True
         receiver = self.text(inner) if isinstance(inner, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({self.text(inner)})"
@@ -518,14 +518,19 @@ class ArithValueWrapper(Rule):
             message="`.ir_value()` at the raw boundaries: line 6, line 7",
         ),
         # Inside a dynamic `if`, `.ir_value()` on a variable of the enclosing function would
-        # make the rewriter carry it: the trace fails.
+        # make the rewriter carry it (the trace fails): that boundary is `fx.as_ir_value(v)`,
+        # a function call, which it does not carry.
         Invalid(
             "import flydsl.expr as fx\nimport flydsl.compiler as flyc\nfrom flydsl.expr.arith import ArithValue\n"
             "from flydsl._mlir.dialects import scf\n"
             "@flyc.kernel\ndef k(n: fx.Int32, c):\n    hi = ArithValue(n) + 1\n    def body():\n"
             "        if c > 0:\n            scf.for_(0, hi, 1)\n    body()\n    fx.printf(hi * 2)\n",
-            expected=None,
-            message="belongs to an enclosing function: the trace would fail",
+            expected="import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, c):\n    hi = n + 1\n    def body():\n"
+            "        if c > 0:\n            scf.for_(0, fx.as_ir_value(hi), 1)\n    body()\n    fx.printf(hi * 2)\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` (a method call on `hi` would make FlyDSL's rewriter carry it",
         ),
         # `n` may be an fx.Int32, which has no `index_cast`: fx.Index takes either kind.
         Invalid(

@@ -98,7 +98,7 @@ class RawUnwrap(Rule):
                                      extra=imports),
                 )
                 return
-            if state is not None and state.closure:
+            if state is not None and state.fails:
                 self.report(node, f"{message} (no fix: {state.describe()})")
                 return
             self.report(

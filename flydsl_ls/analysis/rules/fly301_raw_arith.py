@@ -171,8 +171,13 @@ class RawArith(Rule):
     `.to(...)`, an operator with an fx left operand), the fix follows the value through the
     names it is assigned to: each consumer that needs the raw value (a raw builder, an
     ArithValue method such as `.type`, code the file does not show, an operator whose left
-    operand may be raw) gets `v.ir_value()` right there, in the same fix. No fix where that
-    call would make FlyDSL's rewriter carry an enclosing function's variable.
+    operand may be raw) gets `v.ir_value()` right there, in the same fix. Inside a dynamic
+    `if`/`for`/`while` on a name the region does not bind, that method call would make
+    FlyDSL's rewriter carry the name through the region, and the trace fails where it is None
+    or unbound at the region's entry (a name bound in one `const_expr` branch only, FlyDSL's
+    qk_norm_rope_quant.py with e8m0 scales): there the consumer gets `fx.as_ir_value(v)`, a
+    function call the rewriter does not carry. `select`, whose `cond.select(...)` is such a
+    call, has no fix where the condition may be None or unbound there.
 
     Kept (reported as information, no fix): ops with a non-default `fastmath=`; `cmpf`
     predicates without an operator (`ONE`, `ORD`, `UEQ`, ...); unsigned ops (`divui`,
@@ -332,6 +337,14 @@ class RawArith(Rule):
         return fix, f" (unsafe: {FASTMATH_NOTE}, and the result is an fx value{note})"
 
     VALID = [
+        # The fixed form of a boundary inside a dynamic `if` on a name bound in one
+        # `const_expr` branch only: a function call, nothing for the rewriter to carry.
+        Valid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import const_expr\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, wide):\n    if const_expr(wide):\n        hi = fx.Int32(8)\n"
+            "    if n > 0:\n        if const_expr(wide):\n            scf.for_(0, fx.as_ir_value(hi), 1)\n"
+        ),
         # The float casts of fx values, and module functions named like the raw methods.
         Valid("import flydsl.expr as fx\ndef f(v: fx.Float32):\n    return v.to(fx.BFloat16)\n"),
         Valid("import numpy as np\ny = np.truncf(x)\n"),
@@ -938,6 +951,54 @@ class RawArith(Rule):
             "def kernel(x, y):\n    fx.printf(helper(arith, x, y))\n",
             unsafe=True,
         ),
+        # A value bound in one `const_expr` branch only, read by a raw builder inside a
+        # dynamic `if` (FlyDSL's qk_norm_rope_quant.py, e8m0 scales): `hi.ir_value()` would
+        # make the rewriter carry `hi` through the `if`, unbound (None) when `wide` is off,
+        # and the trace fails; `fx.as_ir_value(hi)` is a function call it does not carry.
+        Invalid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
+            "from flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, wide):\n    if const_expr(wide):\n"
+            "        hi = arith.constant(8, type=T.i32)\n    if n > 0:\n        if const_expr(wide):\n"
+            "            scf.for_(0, hi, 1)\n",
+            expected="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import const_expr\n"
+            "from flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, wide):\n    if const_expr(wide):\n"
+            "        hi = fx.Int32(8)\n    if n > 0:\n        if const_expr(wide):\n"
+            "            scf.for_(0, fx.as_ir_value(hi), 1)\n",
+            unsafe=True,
+            message="`fx.as_ir_value(...)` (a method call on `hi` would make FlyDSL's rewriter carry it "
+            "through the `if` on line 10) at the raw boundaries: line 12",
+        ),
+        # ... unless a local `fx` hides the converter: no fix.
+        Invalid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
+            "from flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import scf\n"
+            "@flyc.kernel\ndef k(n: fx.Int32, wide, fx):\n    if const_expr(wide):\n"
+            "        hi = arith.constant(8, type=T.i32)\n    if n > 0:\n        if const_expr(wide):\n"
+            "            scf.for_(0, hi, 1)\n",
+            expected=None,
+            message="the trace would fail, and a local `fx` hides `fx.as_ir_value`",
+        ),
+        # ... where the method call is the fix itself (`c.select(...)`), no fix.
+        Invalid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
+            "@flyc.kernel\ndef k(a: fx.Int32, b: fx.Int32, x: fx.Float32, y: fx.Float32, masked):\n"
+            "    if const_expr(masked):\n        c = a < b\n    if a > 0:\n        if const_expr(masked):\n"
+            "            fx.printf(arith.select(c, x, y))\n",
+            expected=None,
+            message="`c` is bound on some paths only (unbound, None to the rewriter, on the others): "
+            "the trace would fail",
+        ),
+        # ... and where the name is None before (a value is carried, None on some path).
+        Invalid(
+            "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, const_expr\n"
+            "@flyc.kernel\ndef k(a: fx.Int32, b: fx.Int32, x: fx.Float32, y: fx.Float32, masked):\n"
+            "    c = None\n    if const_expr(masked):\n        c = a < b\n    if a > 0:\n"
+            "        if const_expr(masked):\n            fx.printf(arith.select(c, x, y))\n",
+            expected=None,
+            message="`c` may be None there: the trace would fail",
+        ),
     ]
 
 
@@ -1190,7 +1251,7 @@ class Handler:
             return self.report(f"use `cond.select(t, f)`{self.unclean(3)}")
         cond, true, false = self.args
         state = self._carried(cond)
-        if state is not None and state.closure:
+        if state is not None and state.fails:
             return self.report(f"use `cond.select(t, f)` (no fix: {state.describe()})")
         unknown = next((v for v in (true, false) if not self._known_number(v)), None)
         if unknown is not None and not any(element_type(self.model, v) for v in (true, false)):
@@ -1315,7 +1376,7 @@ class Handler:
         name = dtype.removeprefix("fx.")
         if kind.is_fx_scalar or kind.name == "fx.Vector":
             state = self._carried(value)
-            if state is not None and state.closure:
+            if state is not None and state.fails:
                 return self.report(f"use `v.to(fx.{name})` (no fix: {state.describe()})")
             text = f"{S.receiver(self.rule, value)}.to({fx}.{name})"
         else:
