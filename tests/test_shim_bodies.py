@@ -22,3 +22,18 @@ def codes(path: str) -> list[str]:
 def test_a_shim_body_is_not_flagged_where_a_kernel_would_be():
     assert "FLY202" in codes("/proj/aiter/ops/flydsl/kernels/my_kernel.py")
     assert "FLY202" not in codes("/proj/aiter/ops/flydsl/kernels/buffer_ops.py")
+
+
+GLOBAL_STORE = (
+    "from flydsl._mlir.dialects import llvm as _llvm\n"
+    "def global_store(value, ptr):\n    _llvm.StoreOp(value, ptr)\n"
+)
+
+
+def test_raw_llvm_memory_ops_in_a_shim_body_are_not_flagged():
+    """FLY305 as the other raw-dialect rules: FlyDSL's kernels/common/mem_ops.py
+    `global_store` (found wrong in the 2026-12-02 precision sample)."""
+    run = lambda path: [d.code for d in analyze(AnalysisRequest(GLOBAL_STORE, options=AnalysisOptions(), path=path)).diagnostics]  # noqa: E731
+    assert "FLY305" in run("/proj/kernels/attention/my_kernel.py")
+    assert "FLY305" not in run("/proj/kernels/common/mem_ops.py")
+    assert "FLY305" not in run("/proj/aiter/ops/flydsl/kernels/buffer_ops.py")

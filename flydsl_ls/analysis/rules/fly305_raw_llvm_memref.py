@@ -2,6 +2,7 @@ import ast
 
 from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.rules._raw_dialect_support import is_shim_definition
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
 
 LLVM_KINDS = {
@@ -77,7 +78,9 @@ class RawLlvmMemref(Rule):
     `fx.rocdl.llvm`, `flydsl.expr.llvm._llvm`, `memref_dialect`, `_memref`. Never flagged:
     `llvm.inline_asm`/`InlineAsmOp`/`call_intrinsic` (hard boundaries, kept on purpose),
     the pointer casts `IntToPtrOp`/`inttoptr` (FLY202), the modern `fx.llvm.*` atomics and
-    `generic_load/store`, and type references that are not calls. Diagnostic only: the
+    `generic_load/store`, type references that are not calls, and the bodies of the legacy
+    helper layers kernels ship (`kernels/common/mem_ops.py`, aiter's `kernels/buffer_ops.py`,
+    ...: retired whole; their callers are reported), as for FLY202/301/303/304. Diagnostic only: the
     replacement depends on the surrounding data layout. A load or store that is volatile,
     atomic (`ordering=`, `syncscope=`), nontemporal, invariant or carries alias-scope / TBAA
     metadata is reported as one to keep: a layout view cannot say any of that. Every other
@@ -96,6 +99,8 @@ class RawLlvmMemref(Rule):
     example_after = "t = fx.make_view(fx.get_iter(buf), fx.make_layout(n, 1))\nv = t[idx]"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if is_shim_definition(self.ctx.path):  # the helper layers' own bodies: their callers are reported
+            return
         symbol = self.model.resolve(node.func)
         if not symbol:
             return
