@@ -37,20 +37,25 @@ def target_arch(server: FlyServer, doc: Document) -> str:
 def why_not_run(server: FlyServer, path: Path) -> str | None:
     """Why the server will not run code from ``path`` (the compile commands import it);
     None when it may: the client did not call the workspace untrusted, and ``path`` lies
-    in one of its workspace folders."""
+    in one of its workspace folders (with none, is open in the editor)."""
     if server.session.editor.trust is False:
         return "the workspace is not trusted: commands that run its code (compile, launch, verify) are off"
     roots = workspace_roots(server)
-    if not roots:
-        return "no workspace folder is open: flydsl-ls runs code only from the workspace folders"
     real = path.resolve()
+    if not roots:  # single-file mode (Neovim without a root): the files open in the editor
+        if any(doc.path is not None and doc.path.resolve() == real for doc in server.session.documents.values()):
+            return None
+        return f"{path} is not open in the editor, and no workspace folder is: flydsl-ls runs code only from those"
     if not any(real.is_relative_to(root) for root in roots):
         return f"{path} is outside the workspace folders: flydsl-ls runs code only from them"
     return None
 
 
 def workspace_roots(server: FlyServer) -> list[Path]:
-    workspace = server.workspace
+    try:
+        workspace = server.workspace
+    except RuntimeError:  # not initialised: no folder yet
+        return []
     uris = [workspace.root_uri, *(folder.uri for folder in workspace.folders.values())]
     roots = []
     for uri in uris:

@@ -71,7 +71,18 @@ local function run()
   if #lenses == 0 then return finish(false, 'no "Migrate this kernel" lens') end
   local before = text(lbuf)
   vim.api.nvim_win_set_cursor(0, { lenses[1] + 1, 0 })
+  -- The line has two lenses (its findings counted, then the migration): codelens.run()
+  -- asks which one through vim.ui.select, which a user answers; here, the migration.
+  local select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    for i, item in ipairs(items) do
+      local title = opts and opts.format_item and opts.format_item(item) or tostring(item)
+      if title:find('Migrate this kernel', 1, true) then return on_choice(item, i) end
+    end
+    on_choice(nil, nil)
+  end
   vim.lsp.codelens.run()
+  vim.ui.select = select
   if not changed(lbuf, before, 'the lens') then return end
   note('lens')
 

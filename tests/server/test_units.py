@@ -265,3 +265,19 @@ async def test_a_document_past_the_time_bound_keeps_its_findings_and_waits_for_a
     assert not doc.too_slow
     await asyncio.sleep(0.3)  # the lint the save scheduled
     assert len(linted) > count
+
+
+def test_without_a_workspace_folder_only_open_files_may_run(tmp_path):
+    """Single-file mode (Neovim without a root): the compile commands run what the user has
+    open in the editor, nothing else; with folders, what lies in them (symlinks resolved)."""
+    from flydsl_ls.server import documents
+    from flydsl_ls.server.app import create_server
+    from flydsl_ls.server.work import why_not_run
+
+    server = create_server()
+    opened, other = tmp_path / "open.py", tmp_path / "other.py"
+    for path in (opened, other):
+        path.write_text("x = 1\n")
+    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=opened.as_uri(), language_id="python", version=1, text="x = 1\n")))
+    assert why_not_run(server, opened) is None
+    assert "not open in the editor" in why_not_run(server, other)
