@@ -267,7 +267,7 @@ async def test_a_document_past_the_time_bound_keeps_its_findings_and_waits_for_a
     assert len(linted) > count
 
 
-def test_without_a_workspace_folder_only_open_files_may_run(tmp_path):
+async def test_without_a_workspace_folder_only_open_files_may_run(tmp_path):
     """Single-file mode (Neovim without a root): the compile commands run what the user has
     open in the editor, nothing else; with folders, what lies in them (symlinks resolved)."""
     from flydsl_ls.server import documents
