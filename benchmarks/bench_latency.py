@@ -99,6 +99,7 @@ class Client:
         self._responses: dict[int, tuple[float, dict]] = {}
         self.published: list[tuple[float, dict]] = []  # (arrival, params)
         self.log_messages: list[dict] = []
+        self.server_capabilities: dict = {}
         self.closed = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -206,6 +207,7 @@ class Client:
             },
         )
         self.notify("initialized", {})
+        self.server_capabilities = (result or {}).get("capabilities", {})
         return result
 
     def close(self) -> None:
