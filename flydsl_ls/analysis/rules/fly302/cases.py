@@ -616,6 +616,38 @@ INVALID += [
         line=14,
         message="write a Python `while cond:` that reassigns the carried value (the rewriter builds the `scf.while`): raw `scf.WhileOp`",
     ),
+    # Indented with tabs: the `while` and the carried assignments keep the lines' own
+    # whitespace.
+    Invalid(
+        "import flydsl.expr as fx\n" + _WHILE_HEAD.replace("    ", "\t")
+        + "\twait_loop = scf.WhileOp([i32], [init])\n"
+        "\tcond_block = ir.Block.create_at_start(wait_loop.before, [i32])\n"
+        "\tbody_block = ir.Block.create_at_start(wait_loop.after, [i32])\n"
+        "\twith ir.InsertionPoint(cond_block):\n"
+        "\t\tcur = cond_block.arguments[0]\n"
+        "\t\tshould_wait = _u(cur) < flag\n"
+        "\t\tscf.ConditionOp(_raw(should_wait), [cur])\n"
+        "\twith ir.InsertionPoint(body_block):\n"
+        "\t\tnxt = load(rsrc)\n"
+        "\t\tscf.YieldOp([nxt])\n"
+        "\treturn flag\n",
+        expected="import flydsl.expr as fx\n"
+        "import flydsl.compiler as flyc\n"
+        "def _u(v):\n"
+        "\treturn fx.Uint32(v)\n"
+        "def _raw(v):\n"
+        "\treturn v.ir_value() if hasattr(v, 'ir_value') else v\n"
+        "@flyc.jit\n"
+        "def sync(flag, rsrc, load, inv):\n"
+        "\tinit = load(rsrc)\n"
+        "\tcur = init\n"
+        "\twhile _u(cur) < flag:\n"
+        "\t\tnxt = load(rsrc)\n"
+        "\t\tcur = nxt\n"
+        "\treturn flag\n",
+        unsafe=True,
+        line=14,
+    ),
     # The loop's result read after it: no fix.
     Invalid(
         "import flydsl.expr as fx\n" + _WHILE_HEAD
