@@ -117,7 +117,9 @@ class PrivateRewriter(Rule):
             return None
         alias, imports = module_alias(self.model, "flydsl.compiler", "flyc")
         start = self.ctx.range(function).start
-        decorator = Edit(Range(start, start), f"@{alias}.jit\n{' ' * function.col_offset}")
+        line = self.model.index.line_text(start.line)
+        leading = line[: len(line) - len(line.lstrip())]  # as written: tabs stay tabs
+        decorator = Edit(Range(start, start), f"@{alias}.jit\n{leading}")
         deletion = delete_statement(self.model, statement)
         lines = self.model.index
         end = deletion.range.end.line
