@@ -16,20 +16,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flydsl_ls.setting_values import KNOWN_ARCHES
+from flydsl_ls.analysis.model.arches import KNOWN_ARCHES
 
 _IN_NAME = re.compile(r"(?<![0-9a-z])(gfx[0-9]{2,4}[a-z]?)(?![0-9a-z])", re.I)
-_MARKER = re.compile(r"flydsl:\s*example\s+gfx", re.I)  # a cheap test before tokenizing
+# Comment lines naming an example's arch: read with a pattern, not the tokenizer, since this
+# runs on every lint (a line inside a multi-line string that looks so is taken too).
+_MARKER_LINE = re.compile(r"^[ \t]*#\s*flydsl:\s*example\s+(gfx[0-9a-z]+)\s*(?:#.*)?$", re.I | re.M)
 
 
 def file_arch(path: Path | None, source: str | None, configured: str | None) -> str | None:
     """The file's own arch (steps 1-3 above; ``configured``: step 1's value), or None."""
     if configured:
         return configured
-    if source is not None and _MARKER.search(source):
-        from flydsl_ls.compile.examples import find_examples
-
-        named = {example.arch for example in find_examples(source) if example.arch in KNOWN_ARCHES}
+    if source is not None:
+        named = {arch.lower() for arch in _MARKER_LINE.findall(source)} & set(KNOWN_ARCHES)
         if len(named) == 1:
             return named.pop()
     if path is not None:

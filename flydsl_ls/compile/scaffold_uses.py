@@ -17,6 +17,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from flydsl_ls.analysis.model.locate import spelled_name
+
 MAX_DEPTH = 4  # how many calls deep a parameter is followed
 _MEMREF_ONLY = "extract_aligned_pointer_as_index"
 
@@ -27,16 +29,8 @@ class Use:
     memref: str | None = None  # the call that needs its memref (``GTensor``), when it does
 
 
-def _name(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
 def _is_kernel(node: ast.FunctionDef) -> bool:
-    return any(_name(d.func if isinstance(d, ast.Call) else d) == "kernel" for d in node.decorator_list)
+    return any(spelled_name(d.func if isinstance(d, ast.Call) else d) == "kernel" for d in node.decorator_list)
 
 
 def _positional(function: ast.FunctionDef) -> list[str]:
@@ -129,7 +123,7 @@ def _hands_on(call: ast.Call, param: str, defs: _Definitions, cls: ast.ClassDef 
     passed = [*call.args, *(k.value for k in call.keywords)]
     if param not in {n.id for a in passed for n in ast.walk(a) if isinstance(n, ast.Name)}:
         return False
-    if _name(call.func) == _MEMREF_ONLY:
+    if spelled_name(call.func) == _MEMREF_ONLY:
         return True
     if depth >= MAX_DEPTH:
         return False
@@ -158,13 +152,13 @@ def _ranks(kernel: ast.FunctionDef) -> dict[str, int]:
     for node in ast.walk(kernel):
         if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call) and _name(node.value.func) == "make_buffer_tensor"
+            and isinstance(node.value, ast.Call) and spelled_name(node.value.func) == "make_buffer_tensor"
             and node.value.args and isinstance(node.value.args[0], ast.Name) and node.value.args[0].id in params
         ):
             alias.setdefault(node.targets[0].id, node.value.args[0].id)
     found: dict[str, int] = {}
     for node in ast.walk(kernel):
-        if isinstance(node, ast.Call) and _name(node.func) == "slice" and len(node.args) == 2:
+        if isinstance(node, ast.Call) and spelled_name(node.func) == "slice" and len(node.args) == 2:
             tensor, coords = node.args
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # T[i, j, None]
             tensor, coords = node.value, node.slice
@@ -189,7 +183,7 @@ def uses(launcher: ast.FunctionDef, tree: ast.Module, builder: ast.FunctionDef |
                 defs.names.setdefault(node.name, node)
         ranks = _ranks(kernel)
         for inner, outer in _bound(call, kernel).items():
-            memref = next((_name(c.func) for c in _calls(kernel) if _hands_on(c, inner, defs, None, 0)), None)
+            memref = next((spelled_name(c.func) for c in _calls(kernel) if _hands_on(c, inner, defs, None, 0)), None)
             if inner in ranks or memref:
                 found.setdefault(outer, Use(ranks.get(inner), memref))
     return found

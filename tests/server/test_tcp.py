@@ -69,6 +69,12 @@ def receive(sock: socket.socket, msg_id: int) -> dict | None:
             return message
 
 
+def leave(sock: socket.socket) -> None:
+    send(sock, 2, "shutdown", {})
+    receive(sock, 2)
+    send(sock, None, "exit", {})
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "example.org"])
 def test_a_host_beyond_loopback_needs_allow_remote(host):
     done = subprocess.run(
@@ -86,9 +92,7 @@ def test_loopback_needs_no_token():
         with connect(port) as sock:
             send(sock, 1, "initialize", INIT)
             assert "capabilities" in receive(sock, 1)["result"]
-            send(sock, 2, "shutdown", {})
-            receive(sock, 2)
-            send(sock, None, "exit", {})
+            leave(sock)
         assert server.wait(timeout=60) == 0
     finally:
         server.kill()
@@ -108,9 +112,7 @@ def test_remote_listening_asks_every_client_for_the_token():
         with connect(port) as sock:  # the server is still there for the right client
             send(sock, 1, "initialize", {**INIT, "initializationOptions": {"token": "s3cret"}})
             assert "capabilities" in receive(sock, 1)["result"]
-            send(sock, 2, "shutdown", {})
-            receive(sock, 2)
-            send(sock, None, "exit", {})
+            leave(sock)
         assert server.wait(timeout=60) == 0
     finally:
         server.kill()

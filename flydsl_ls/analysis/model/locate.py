@@ -1,4 +1,5 @@
-"""Which syntax node is at a position (for hover): the stdlib ``ast`` only, no LSP types."""
+"""Which syntax node is at a position (for hover), and the name a call target is spelled
+with: the stdlib ``ast`` only, no LSP types."""
 
 from __future__ import annotations
 
@@ -68,3 +69,12 @@ def encloses(outer: ast.AST, inner: ast.AST) -> bool:
         inner.end_lineno,
         inner.end_col_offset,
     ) <= (outer.end_lineno, outer.end_col_offset)
+
+
+def spelled_name(func: ast.expr) -> str | None:
+    """The last name a callee is written with: ``f`` for ``f(...)`` and ``m.f(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None

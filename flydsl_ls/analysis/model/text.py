@@ -65,6 +65,12 @@ class LineIndex:
             return self.lines[line].rstrip("\r\n")
         return ""
 
+    def indentation(self, line: int) -> str:
+        """The leading whitespace of 0-based ``line`` as written (tabs stay tabs): what an
+        edit that adds or moves lines there must repeat."""
+        text = self.line_text(line)
+        return text[: len(text) - len(text.lstrip())]
+
     # --- ast (1-based line, UTF-8 byte column) -----------------------------
     def from_ast(self, lineno: int, byte_col: int) -> Position:
         line = lineno - 1

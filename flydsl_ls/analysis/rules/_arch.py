@@ -20,6 +20,7 @@ import ast
 import re
 
 from flydsl_ls.analysis.model.arches import KNOWN_ARCHES
+from flydsl_ls.analysis.model.locate import spelled_name
 from flydsl_ls.analysis.rules.context import RuleContext
 
 ALL = frozenset(KNOWN_ARCHES)  # the arches a guard can name
@@ -97,7 +98,7 @@ def guard(test: ast.expr) -> tuple[frozenset[str], frozenset[str]] | None:
 
 
 def _branches(test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
-    if isinstance(test, ast.Call) and _name(test.func) == "const_expr" and len(test.args) == 1:
+    if isinstance(test, ast.Call) and spelled_name(test.func) == "const_expr" and len(test.args) == 1:
         return _branches(test.args[0])
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         true, false = _branches(test.operand)
@@ -155,9 +156,3 @@ def _strings(node: ast.expr) -> tuple[str, ...] | None:
     return None
 
 
-def _name(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None

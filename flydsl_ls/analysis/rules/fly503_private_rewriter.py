@@ -117,9 +117,7 @@ class PrivateRewriter(Rule):
             return None
         alias, imports = module_alias(self.model, "flydsl.compiler", "flyc")
         start = self.ctx.range(function).start
-        line = self.model.index.line_text(start.line)
-        leading = line[: len(line) - len(line.lstrip())]  # as written: tabs stay tabs
-        decorator = Edit(Range(start, start), f"@{alias}.jit\n{leading}")
+        decorator = Edit(Range(start, start), f"@{alias}.jit\n{self.model.index.indentation(start.line)}")
         deletion = delete_statement(self.model, statement)
         lines = self.model.index
         end = deletion.range.end.line

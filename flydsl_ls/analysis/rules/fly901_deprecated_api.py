@@ -278,7 +278,7 @@ class DeprecatedApi(Rule):
         moved = f"from flydsl.expr.rocdl import tdm_ops{f' as {alias.asname}' if alias.asname else ''}"
         if rest:
             kept = ", ".join(self.text(a) for a in rest)
-            moved = f"from flydsl.expr import {kept}\n{self._leading(statement)}{moved}"
+            moved = f"from flydsl.expr import {kept}\n{self.model.index.indentation(statement.lineno - 1)}{moved}"
         return self.replace(statement, moved, "Import tdm_ops from flydsl.expr.rocdl")
 
     def _function_form(self, call: ast.Call, function: str | None = None) -> Fix | None:
@@ -311,16 +311,12 @@ class DeprecatedApi(Rule):
         ):
             return None
         fx, imports = fx_alias(self.model)
-        outer = self._leading(statement)  # as written: tabs stay tabs
+        outer = self.model.index.indentation(statement.lineno - 1)
         indent = outer + ("\t" if outer.endswith("\t") else "    ")
         added = S.binary(self, "+", call.func.value, call.args[0])
         text = f"with {fx}.arith.fastmath({self.text(keywords[0].value)}):\n{indent}{self.text(statement.targets[0])} = {added}"
         safe = kind.is_typed or kind.is_raw
         return self.replace(statement, text, "Add inside a fastmath block", safe=safe, extra=imports)
-
-    def _leading(self, statement: ast.stmt) -> str:
-        line = self.model.index.line_text(statement.lineno - 1)
-        return line[: len(line) - len(line.lstrip())]
 
     def _is_imported(self, expr: ast.expr) -> bool:
         while isinstance(expr, ast.Attribute):

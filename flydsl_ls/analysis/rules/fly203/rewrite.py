@@ -137,8 +137,7 @@ class Rewriter:
         return paths
 
     def _indent(self, lineno: int) -> str:
-        line = self.model.index.line_text(lineno - 1)
-        return line[: len(line) - len(line.lstrip())]
+        return self.model.index.indentation(lineno - 1)
 
     def _lds_edit(self, kernel, base_stmts, uses, lds, fx, struct, unpeeked):
         """(statement replaced or None, edit) placing the allocation at the kernel's top

@@ -106,10 +106,8 @@ class IfMigration:
                 raise NoFix(f"{direct}; nor can its body become a local function: {why}")
         last = blocks[-1]
         index = self.model.index
-        line = index.line_text(then_with.lineno - 1)
-        indent = line[: len(line) - len(line.lstrip())]
-        body_line = index.line_text(then_with.body[0].lineno - 1)
-        inner = body_line[: len(body_line) - len(body_line.lstrip())]  # tabs kept as written
+        indent = index.indentation(then_with.lineno - 1)
+        inner = index.indentation(then_with.body[0].lineno - 1)
         rest = index.line_text(last.end_lineno - 1).encode("utf-8")[last.end_col_offset :]
         rest = rest.decode("utf-8", "replace")
         if not re.fullmatch(r"\s*(#.*)?", rest):

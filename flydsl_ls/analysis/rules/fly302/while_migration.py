@@ -70,7 +70,7 @@ class WhileMigration:
         self._check_typed_uses(current, [*before_with.body[1:-1], *after_with.body[:-1]], condition)
         *loop_body, closing = after_with.body
         yielded = self._yielded(closing)
-        indent = self._leading(parent)  # as written: tabs stay tabs
+        indent = self.model.index.indentation(parent.lineno - 1)
         lines = [f"{indent}{current} = {self.text(inits.elts[0])}"]
         lines += self._comments(before_with, indent)
         lines.append(f"{indent}while {self.text(condition)}:")
@@ -78,14 +78,10 @@ class WhileMigration:
             first, last = loop_body[0], loop_body[-1]
             text = self.model.index.slice(Range(Position(first.lineno - 1, 0), Position(last.end_lineno, 0)))
             lines.append(text.rstrip("\n"))
-        lines.append(f"{self._leading(closing)}{current} = {self.text(yielded)}")
+        lines.append(f"{self.model.index.indentation(closing.lineno - 1)}{current} = {self.text(yielded)}")
         end = Position(after_with.end_lineno, 0)
         edit = self.edit(Range(Position(parent.lineno - 1, 0), end), "\n".join(lines) + "\n")
         return [edit], "Use a Python while"
-
-    def _leading(self, stmt: ast.stmt) -> str:
-        line = self.model.index.line_text(stmt.lineno - 1)
-        return line[: len(line) - len(line.lstrip())]
 
     def _jit_decorator(self, decorator: ast.expr) -> bool:
         return cf.decorator_symbol(self.model, decorator) in cf.JIT_DECORATORS
