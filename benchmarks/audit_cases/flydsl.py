@@ -573,11 +573,12 @@ CASES.update({
 })
 
 
-def fused_rope_cache(flash_layout=True, apply_scale=False):
+def fused_rope_cache(flash_layout=True, apply_scale=False, D=64):
+    """D=64: one element per thread; D=256: four (the fp8 path packs words)."""
     def case(device):
         from kernels.attention.fused_rope_cache_kernel import build_fused_rope_cache_module
 
-        T, Hq, Hkv, D, bs, max_pos, blocks = 32, 8, 1, 64, 16, 256, 8
+        T, Hq, Hkv, bs, max_pos, blocks = 32, 8, 1, 16, 256, 8
         launch = build_fused_rope_cache_module(
             head_dim=D, num_q_heads=Hq, num_kv_heads=Hkv, block_size=bs, is_neox=True, flash_layout=flash_layout,
             dtype_str="bf16", apply_scale=apply_scale, reuse_freqs_front_part=True, pos_dtype="i32",
@@ -628,6 +629,9 @@ def qk_norm_rope_quant(quant=True, scale_dtype="fp32", q_weighted=False):
 CASES.update({
     "attention/fused_rope_cache_kernel.py::flash_bf16": (fused_rope_cache(True, False), BOTH),
     "attention/fused_rope_cache_kernel.py::nonflash_fp8cache": (fused_rope_cache(False, True), BOTH),
+    "attention/fused_rope_cache_kernel.py::nonflash_bf16": (fused_rope_cache(False, False), BOTH),
+    "attention/fused_rope_cache_kernel.py::flash_fp8cache_d256": (fused_rope_cache(True, True, 256), BOTH),
+    "attention/fused_rope_cache_kernel.py::nonflash_fp8cache_d256": (fused_rope_cache(False, True, 256), BOTH),
     "attention/qk_norm_rope_quant.py::quant_fp32scale": (qk_norm_rope_quant(True), BOTH),
     "attention/qk_norm_rope_quant.py::quant_e8m0scale": (qk_norm_rope_quant(True, "e8m0"), BOTH),
     "attention/qk_norm_rope_quant.py::bf16": (qk_norm_rope_quant(False), BOTH),

@@ -104,7 +104,7 @@ def read_access(model: SemanticModel, call: ast.Call, symbol: str) -> Access:
             return access
         access.problem = "`offset_is_bytes=` is not a literal"
         return access
-    access.dtype = stored_class(model, access.data)
+    access.dtype, access.dtype_text = stored_class(model, access.data, call) or (None, None)
     if access.dtype is None:
         access.problem = (
             f"the element type of `{ast.unparse(access.data)}` is not known here, and the offset is "
@@ -132,15 +132,20 @@ def element_class(model: SemanticModel, expr: ast.expr) -> str | None:
     return None
 
 
-def stored_class(model: SemanticModel, data: ast.expr) -> str | None:
-    """The element type of a stored value, when the code shows it: an fx scalar, a raw arith
-    op's result, what a shim load or `fx.ptr_load`/`fx.memref_load_vec` gave, an fx.Vector
-    built or bitcast with a dtype, an element or slice of a vector, integer arithmetic or a
-    select on one of these, a `range` loop's variable, what a helper of the file returns, and a
-    helper's parameter given the same type at every call. A value carried around a loop
-    (`acc = acc + x`) has the type its other definitions agree on."""
-    found = _Stored(model).of(data, 0)
-    return found or None
+def stored_class(model: SemanticModel, data: ast.expr, at: ast.AST) -> tuple[str, str | None] | None:
+    """(fx class, fx code or None) of a stored value's element type, when the code shows it: an
+    fx scalar, a raw arith op's or a rocdl op's result, what a shim load, `fx.ptr_load` or
+    `fx.memref_load_vec` gave, an fx.Vector built or bitcast with a dtype, an element or slice
+    of a vector, an element of a list whose items agree, integer arithmetic or a select on one
+    of these, a `range` loop's variable, what a helper of the file returns, and a helper's
+    parameter given the same type at every call. A value carried around a loop
+    (`acc = acc + x`) has the type its other definitions agree on. An element type chosen at
+    trace time (``chosen_class``) comes with its fx code, written again at ``at``."""
+    stored = _Stored(model, at)
+    found = stored.of(data, 0)
+    if not found:
+        return None
+    return stored.chosen[found] if found in stored.chosen else (found, None)
 
 
 # A read of a definition being followed (a loop-carried value): it has the type the others agree on.
@@ -148,18 +153,32 @@ _PENDING = ""
 
 
 class _Stored:
-    def __init__(self, model: SemanticModel):
+    def __init__(self, model: SemanticModel, at: ast.AST):
         self.model = model
+        self.at = at
         self.open: set[int] = set()  # id() of the definitions and functions being followed
+        # a trace-time choice stands for itself (its fx code), so it agrees only with itself
+        self.chosen: dict[str, tuple[str, str]] = {}
+
+    def dtype(self, expr: ast.expr) -> str | None:
+        """The class an element type names, or a trace-time choice's fx code."""
+        named = value_type_class(self.model, expr)
+        if named:
+            return named
+        choice = chosen_class(self.model, expr, self.at)
+        if choice is None:
+            return None
+        self.chosen[choice[1]] = choice
+        return choice[1]
 
     def of(self, data: ast.expr, depth: int) -> str | None:
-        if depth > 8:
+        if depth > 24:  # a bound on the work; cycles are cut by ``open``
             return None
         model = self.model
         typed = operand_type(model, data, 0) or element_type(model, data)
         if typed and typed.startswith("fx.") and typed[3:] in _FX_NUMERIC:
             return typed[3:]
-        if isinstance(data, ast.Subscript):  # an element of a vector (a list is never typed here)
+        if isinstance(data, ast.Subscript):  # an element of a vector, or of a list (``_listed``)
             return self.of(data.value, depth + 1)
         if isinstance(data, ast.Attribute) and data.attr == "result" and isinstance(data.value, ast.Call):
             return _op_class(model, data.value)
@@ -201,6 +220,8 @@ class _Stored:
             return _PENDING
         self.open.add(id(binding))
         try:
+            if binding.kind == "assign" and isinstance(binding.value, ast.List):
+                return self._listed(binding, depth)
             if binding.kind in ("assign", "walrus") and binding.value is not None:
                 return self.of(binding.value, depth + 1)
             if binding.kind == "augassign" and isinstance(binding.value, ast.AugAssign):
@@ -218,6 +239,32 @@ class _Stored:
         finally:
             self.open.discard(id(binding))
 
+    def _listed(self, binding, depth: int) -> str | None:
+        """A list's items, alike: its literal's and those appended to it. Any other use that
+        could change it (another method, an item assigned, passed along) leaves it untyped."""
+        items = list(binding.value.elts)
+        for use in self.model.uses_of(binding):
+            parent = self.model.parents_around(use).get(id(use))
+            if isinstance(parent, ast.Subscript) and parent.value is use and isinstance(parent.ctx, ast.Load):
+                continue
+            if isinstance(parent, ast.Return):
+                continue
+            call = self.model.parents_around(use).get(id(parent))
+            if (
+                isinstance(parent, ast.Attribute)
+                and parent.attr == "append"
+                and isinstance(call, ast.Call)
+                and call.func is parent
+                and len(call.args) == 1
+                and not call.keywords
+            ):
+                items.append(call.args[0])
+                continue
+            return None
+        if not items or any(isinstance(item, ast.Starred) for item in items):
+            return None
+        return self._agreed([self.of(item, depth + 1) for item in items])
+
     def _call(self, data: ast.Call, depth: int) -> str | None:
         model = self.model
         if isinstance(data.func, ast.Attribute) and data.func.attr == "ir_value" and not data.args:
@@ -229,11 +276,8 @@ class _Stored:
         if symbol == "fx.ptr_load" and data.args:
             result = call_argument(data, 1, "result_type")
             return pointer_class(model, data.args[0]) if result is None else value_type_class(model, result)
-        if symbol == "fx.memref_load_vec" and len(data.args) == 1 and isinstance(data.args[0], ast.Call):
-            view = data.args[0]
-            if model.resolve(view.func) == "fx.make_view" and view.args:
-                return pointer_class(model, view.args[0])
-            return None
+        if symbol == "fx.memref_load_vec" and len(data.args) == 1:
+            return self._memref_class(data.args[0])
         if symbol == "fx.Vector" and len(data.args) == 1 and not data.keywords:  # wraps a raw vector
             return self.of(data.args[0], depth + 1)
         if symbol.endswith(".vector.extract") and data.args:  # one element of the source vector
@@ -251,7 +295,9 @@ class _Stored:
             return element_class(model, data.args[0])
         if symbol in ("fx.Vector.from_elements", "fx.Vector.filled"):
             dtype = call_argument(data, 1 if symbol.endswith("from_elements") else 2, "dtype")
-            return element_class(model, dtype) if dtype is not None else None
+            return self.dtype(dtype) if dtype is not None else None
+        if symbol.startswith(("fx.rocdl.", "mlir.rocdl.")) and data.args:
+            return value_type_class(model, data.args[0])  # a rocdl op's result type comes first
         if isinstance(data.func, ast.Attribute) and data.func.attr == "select" and len(data.args) == 2:
             return self._either(data.args[0], data.args[1], depth)
         if (
@@ -260,9 +306,25 @@ class _Stored:
             and len(data.args) == 1
             and (model.type_of(data.func.value).name == "fx.Vector" or _wraps_vector(model, data.func.value))
         ):
-            return element_class(model, data.args[0])
+            return self.dtype(data.args[0])
         if isinstance(data.func, ast.Name):
             return self._returned(data.func, depth)
+        return None
+
+    def _memref_class(self, memref: ast.expr) -> str | None:
+        """The element type of a view over a typed pointer, or of a register tensor."""
+        if isinstance(memref, ast.Name):
+            bindings = self.model.reaching_bindings(memref)
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+                return None
+            memref = bindings[0].value
+        if not (isinstance(memref, ast.Call) and memref.args):
+            return None
+        symbol = self.model.resolve(memref.func)
+        if symbol == "fx.make_view":
+            return pointer_class(self.model, memref.args[0])
+        if symbol == "fx.make_rmem_tensor" and len(memref.args) == 2:
+            return self.dtype(memref.args[1])
         return None
 
     def _returned(self, func: ast.Name, depth: int) -> str | None:

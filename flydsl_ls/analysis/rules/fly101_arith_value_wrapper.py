@@ -12,6 +12,7 @@ from flydsl_ls.analysis.model.valueflow import (
     value_uses,
 )
 from flydsl_ls.analysis.rules._boundary import raw_boundaries
+from flydsl_ls.analysis.rules._buffer_access import chosen_class
 from flydsl_ls.analysis.rules._operands import kind_as_it_was
 from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, is_float_type, precedence
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
@@ -257,43 +258,49 @@ class ArithValueWrapper(Rule):
             return None
         symbol = self.model.resolve(call.args[0]) or ""
         target = _BITCAST_TARGETS.get(symbol) or symbol.removesuffix(".ir_type")  # (`fx.Int32.ir_type`)
+        written = None
+        if target not in _WIDTHS and (chosen := chosen_class(self.model, call.args[0], call)) is not None:
+            # `T.bf16 if c else T.f16`: floats of one width, so one source type bitcasts to either
+            target, written = f"fx.{chosen[0]}", chosen[1]
         if target not in _WIDTHS:
             return None
         source = element_type(self.model, inner) or _BITCAST_SOURCES.get(target)
         if source is None or source == target or _WIDTHS.get(source) != _WIDTHS[target]:
             return None
-        return source, target
+        return source, target, written
 
-    def _bitcast(self, node: ast.Call, inner: ast.expr, kind, source: str, target: str) -> None:
+    def _bitcast(self, node: ast.Call, inner: ast.expr, kind, source: str, target: str, written: str | None) -> None:
         """`ArithValue(x).bitcast(T.f32)` -> `fx.Int32(x).bitcast(fx.Float32)` (`x.bitcast(...)`
         when `x` is that fx type): fx numerics' `bitcast` takes an fx type (FlyDSL 0.3.1 and
         0.5.0), and `fx.Int32(x)` of an i32 value builds nothing. The result is fx: its raw
         consumers get `.ir_value()`."""
         cast = self.ctx.parents[-2]
         fx, imports = fx_alias(self.model)
+        target_text = written.format(fx=fx)[1:-1] if written else f"{fx}.{target[3:]}"  # (a sole argument)
         typed = kind.name == source
         receiver = self.text(inner) if typed else f"{fx}.{source[3:]}({self.text(inner)})"
         if typed and precedence(inner) < ATOM:
             receiver = f"({receiver})"
-        message = f"`ArithValue(...)` is deprecated: a bitcast is `{receiver}.bitcast({fx}.{target[3:]})`"
+        message = f"`ArithValue(...)` is deprecated: a bitcast is `{receiver}.bitcast({target_text})`"
         state = self._method_state(node, inner) if typed else None
         boundaries = raw_boundaries(self, cast, transparent=_OTHER_WRAPPERS)
         blocker = boundaries.blocker or (state.describe() if state is not None and state.fails else None)
         if blocker is not None:
             self.report(node, f"{message} (no fix: {blocker})")
             return
-        text = f"{receiver}.bitcast({fx}.{target[3:]})" + (".ir_value()" if boundaries.wrap_self else "")
+        text = f"{receiver}.bitcast({target_text})" + (".ir_value()" if boundaries.wrap_self else "")
         assumed = element_type(self.model, inner) is None
         why = "; ".join(w for w in (
             f"`{self.text(inner)}` is taken to be of type `{source}`" if assumed else "",
             f"the result is `{target}`, whose operators replace ArithValue's" if not is_float_type(target) else "",
+            "the type is chosen when the kernel is built" if written else "",
             boundaries.note, state.describe() if state else "",
         ) if w)
         self.report(
             node,
             message + (f" (unsafe: {why})" if why else ""),
             fix=Fix(
-                title=f"Replace with .bitcast({fx}.{target[3:]})" + (" (unsafe)" if why else ""),
+                title=f"Replace with .bitcast({target_text})" + (" (unsafe)" if why else ""),
                 applicability=Applicability.UNSAFE if why else Applicability.SAFE,
                 edits=(self.edit(self.ctx.range(cast), text), *boundaries.edits, *imports),
             ),
@@ -755,6 +762,32 @@ class ArithValueWrapper(Rule):
             "def f(value):\n    return fx.Int32(fx.Float32(value).bitcast(fx.Int32))\n",
             unsafe=True,
             message="a bitcast is `fx.Float32(value).bitcast(fx.Int32)` (unsafe: `value` is taken to be of type",
+        ),
+        # ... to a float type chosen when the kernel is built, of one width either way
+        # (FlyDSL's fused_rope_cache_kernel: an i16 back to bf16 or f16).
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def build(dtype_str):\n"
+            "    def k(peer):\n"
+            "        elem_type = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "        fx.printf(ArithValue(peer).bitcast(elem_type))\n"
+            "    return k\n",
+            expected="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+            "def build(dtype_str):\n"
+            "    def k(peer):\n"
+            "        elem_type = T.bf16 if dtype_str == \"bf16\" else T.f16\n"
+            "        fx.printf(fx.Int16(peer).bitcast(fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16))\n"
+            "    return k\n",
+            unsafe=True,
+            message="the type is chosen when the kernel is built",
+        ),
+        # ... not to a choice between integer and float, or of two widths.
+        Invalid(
+            "import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+            "def f(peer, wide):\n"
+            "    t = T.f32 if wide else T.f16\n"
+            "    fx.printf(ArithValue(peer).bitcast(t))\n",
+            expected=None,
         ),
         # ... not where the source type is a guess between two (f16 or bf16 to i16).
         Invalid(

@@ -1588,6 +1588,68 @@ class BufferOps(Rule):
             unsafe=True,
             count=4,
         ),
+        Invalid(
+            # fused_rope_cache_kernel: an element read from a register tensor of a dtype chosen
+            # at build time, and a word from a list of rocdl-packed words (typed by the op's
+            # result type); both stores scale their offsets by that size.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def build(dtype_str):\n"
+            "    def k(C, P, src, tid, vals):\n"
+            "        elem_dtype = fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16\n"
+            "        def load(div):\n"
+            "            r = fx.make_rmem_tensor(fx.make_layout(1, 1), elem_dtype)\n"
+            "            fx.copy(None, div, r)\n"
+            "            return fx.memref_load_vec(r)\n"
+            "        def pack(xs):\n"
+            "            words = []\n"
+            "            for i in range(2):\n"
+            "                words.append(fx.rocdl.cvt_pk_fp8_f32(T.i32, xs[i], xs[i + 1], 0, False))\n"
+            "            return words\n"
+            "        c = buffer_ops.create_buffer_resource(C, max_size=True)\n"
+            "        buffer_ops.buffer_store(load(src)[0], c, tid)\n"
+            "        p = buffer_ops.create_buffer_resource(P, max_size=True)\n"
+            "        buffer_ops.buffer_store(pack(vals)[1], p, tid)\n"
+            "    return k\n",
+            expected="import flydsl.expr as fx\n"
+            "from flydsl.expr import T\n"
+            "def build(dtype_str):\n"
+            "    def k(C, P, src, tid, vals):\n"
+            "        elem_dtype = fx.BFloat16 if dtype_str == \"bf16\" else fx.Float16\n"
+            "        def load(div):\n"
+            "            r = fx.make_rmem_tensor(fx.make_layout(1, 1), elem_dtype)\n"
+            "            fx.copy(None, div, r)\n"
+            "            return fx.memref_load_vec(r)\n"
+            "        def pack(xs):\n"
+            "            words = []\n"
+            "            for i in range(2):\n"
+            "                words.append(fx.rocdl.cvt_pk_fp8_f32(T.i32, xs[i], xs[i + 1], 0, False))\n"
+            "            return words\n"
+            "        c = fx.rocdl.make_buffer_tensor(C)\n"
+            "        fx.ptr_store(load(src)[0], fx.recast_iter(fx.Int8, fx.get_iter(c)) + fx.Int32(tid) * 2)\n"
+            "        p = fx.rocdl.make_buffer_tensor(P)\n"
+            "        fx.ptr_store(pack(vals)[1], fx.recast_iter(fx.Int8, fx.get_iter(p)) + fx.Int32(tid) * 4)\n"
+            "    return k\n",
+            unsafe=True,
+            count=4,
+        ),
+        Invalid(
+            # A list that is extended, or has items of two types, types none of its items.
+            "import flydsl.expr as fx\n"
+            "from flydsl.expr import T\n"
+            "from kernels.common import buffer_ops\n"
+            "def f(P, tid, a, more):\n"
+            "    words = [fx.rocdl.cvt_pk_fp8_f32(T.i32, a, a, 0, False)]\n"
+            "    words.extend(more)\n"
+            "    mixed = [fx.Int32(a), fx.Int8(a)]\n"
+            "    p = buffer_ops.create_buffer_resource(P, max_size=True)\n"
+            "    buffer_ops.buffer_store(words[0], p, tid)\n"
+            "    buffer_ops.buffer_store(mixed[0], p, tid)\n",
+            message="the element type of `words[0]` is not known here",
+            line=8,
+            count=3,
+        ),
     ]
 
 
