@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 
 from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+from flydsl_ls.analysis.incremental import analyzer as analyzer_module
+from flydsl_ls.analysis.model.text import Position
+from flydsl_ls.analysis.model.typehints import type_hints
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules.context import AnalysisOptions
 from tests.rule_cases import all_cases, options
@@ -348,6 +351,52 @@ def test_hover_model_answers_like_the_full_model():
         assert twin is not None
         assert model.resolve(twin) == full.resolve(node)
         assert model.type_of(twin) == full.type_of(node), ast.unparse(node)
+
+
+def _linted_hints(analyzer: IncrementalAnalyzer, text: str) -> list:
+    """The type hints of the whole text from the analyzer's chunk models (as the server
+    computes them for a viewport, server/inlay_hints.py)."""
+    last = Position(text.count("\n") + 1, 0)
+    found = []
+    with analyzer.models_in_use():
+        for model, start, end in analyzer.models_between(0, last.line):
+            found += [h for h in type_hints(model, Position(start, 0), Position(end + 1, 0)) if h.position.line <= end]
+    return found
+
+
+@_sessions(8)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_inlay_hints_from_the_lint_models_match_the_full_model_over_edit_sessions(seed):
+    rnd, text, opts, analyzer = _session(seed)
+    for _ in range(6):
+        candidate = _edit(text, rnd)
+        if not _parses(candidate):
+            continue
+        text = candidate
+        analyzer.analyze(AnalysisRequest(text, options=opts))
+        assert analyzer.analysed == text
+        full = type_hints(SemanticModel(text, ast.parse(text)), Position(0, 0), Position(text.count("\n") + 1, 0))
+        assert _linted_hints(analyzer, text) == full, text
+
+
+def test_after_an_edit_in_one_function_its_hover_model_is_the_lints(monkeypatch):
+    """The lint keeps the model it built for the one statement it redid: hover and inlay
+    hints there after a keystroke build none."""
+    text = _many_functions(6)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(AnalysisRequest(text))
+    edited = text.replace("def load_3(base, stride: fx.Int32):\n", "def load_3(base, stride: fx.Int32):\n    extra = fx.Int32(1)\n")
+    assert edited != text
+    analyzer.analyze(AnalysisRequest(edited))
+    built = []
+    monkeypatch.setattr(analyzer_module, "SemanticModel", lambda *a: built.append(a) or SemanticModel(*a))
+    line = edited.splitlines().index("    extra = fx.Int32(1)")
+    model = analyzer.model_at(line)
+    assert model is not None and not built
+    target = next(n for n in ast.walk(model.tree) if isinstance(n, ast.Name) and n.id == "extra")
+    assert model.type_of(target).name == "fx.Int32"
+    analyzer.model_at(0)  # another statement: built now
+    assert built
 
 
 def _node_at(tree, kind, line, col, end_col):

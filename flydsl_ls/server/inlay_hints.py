@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
 
+from flydsl_ls.analysis.incremental.analyzer import IncrementalAnalyzer
 from flydsl_ls.analysis.model import recovery
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.parsing import parse
@@ -57,7 +58,7 @@ async def inlay_hints(server: FlyServer, params: types.InlayHintParams) -> RawJS
         return doc.version == version
 
     loop = asyncio.get_running_loop()
-    found = await loop.run_in_executor(diagnostics.LINTER, hints_json, snap, first, last, current)
+    found = await loop.run_in_executor(diagnostics.LINTER, hints_json, snap, first, last, current, doc.incremental)
     if found is None or doc.version != version:
         raise JsonRpcContentModified("the document changed; ask for its hints again")
     return RawJSON(found)
@@ -81,14 +82,18 @@ class _Model:
 _last: _Model | None = None  # the model of the last text asked about
 
 
-def hints_json(snap: Snapshot, first: Position, last: Position, current: Callable[[], bool]) -> str | None:
+def hints_json(
+    snap: Snapshot, first: Position, last: Position, current: Callable[[], bool], incremental: IncrementalAnalyzer
+) -> str | None:
     """The hints between ``first`` and ``last`` as LSP JSON; None when the document moved on
     before they were computed."""
     if not current():
         return None
     try:
         try:
-            hints = _hints(_model_of(snap), first, last)
+            hints = _linted_hints(incremental, snap, first, last)
+            if hints is None:
+                hints = _hints(_model_of(snap), first, last)
         except RecursionError:  # a deeply nested file: again with room to recurse
             hints = on_deep_stack(lambda: _hints(_model_of(snap), first, last))
     except Exception:  # an analysis bug must not take the server down
@@ -107,6 +112,24 @@ def hints_json(snap: Snapshot, first: Position, last: Position, current: Callabl
             }
         )
     return json.dumps(items)
+
+
+def _linted_hints(incremental: IncrementalAnalyzer, snap: Snapshot, first: Position, last: Position):
+    """From the models of the lint's last (incremental) analysis, when it was of this text:
+    no parse, and after an edit the model of the statement edited is the one the lint built.
+    None otherwise."""
+    if incremental.analysed != snap.text:
+        return None
+    with incremental.models_in_use():
+        models = incremental.models_between(first.line, last.line)
+        if not models:
+            return None
+        hints = []
+        for model, start, end in models:
+            own_first = max(first, Position(start, 0))
+            own_last = min(last, Position(end + 1, 0))
+            hints += [h for h in type_hints(model, own_first, own_last) if h.position.line <= end]
+        return hints
 
 
 def _hints(built: _Model, first: Position, last: Position) -> list[TypeHint]:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -65,6 +67,8 @@ class IncrementalAnalyzer:
 
     def __init__(self) -> None:
         self._retired: list[SemanticModel] = []  # hover models dropped: see release_models
+        # Held while the lint thread reads models (``models_in_use``): none is disposed then.
+        self._in_use = threading.Lock()
         self.forget()
 
     def forget(self) -> None:
@@ -72,6 +76,7 @@ class IncrementalAnalyzer:
         self._chunks: list[Chunk] = []
         self._scopes: tuple = ()  # the module scopes ``_chunks`` were judged for
         self._state: ChunkGraph | None = None
+        self.analysed: str | None = None  # the text of ``_state`` (None: not the user's, or none)
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
         self._retire_hover()
@@ -118,6 +123,7 @@ class IncrementalAnalyzer:
         self.repaired = None
         version = ChunkGraph(chunks, self._state)
         self._state = version
+        self.analysed = None if _repairing else source
         self._retire_hover()
         if index is None or index.text != source:
             index = LineIndex(source)
@@ -185,6 +191,40 @@ class IncrementalAnalyzer:
         self._hover = (chunk, model)
         return model
 
+    def models_between(self, first: int, last: int) -> list[tuple[SemanticModel, int, int]]:
+        """(``model_at``, its first and last line) for each top-level statement holding a
+        line from ``first`` to ``last`` (0-based) of the last source analysed: a model answers
+        for its statement's lines only. Read them inside ``models_in_use`` off the event loop."""
+        version = self._state
+        if version is None or not version.chunks:
+            return []
+        found = []
+        for index in range(version.chunk_at(first), version.chunk_at(last) + 1):
+            start = version.starts[index]
+            model = self.model_at(start)
+            if model is not None:
+                found.append((model, start, start + version.chunks[index].lines - 1))
+        return found
+
+    @contextmanager
+    def models_in_use(self) -> Iterator[None]:
+        """While held, ``release_models`` disposes nothing (another thread reads models)."""
+        with self._in_use:
+            yield
+
+    def _keep_for_hover(self, version: ChunkGraph, index: int, model, members, asked, everything: bool) -> bool:
+        """The model a lint built for the one chunk it redid answers hover (and inlay hints)
+        there too, when it holds what ``model_at`` would: the chunk's closure with its own
+        names' readers. Saves building that model again after each keystroke."""
+        chunk = version.chunks[index]
+        kept = set(map(id, members))
+        if not all(id(c) in kept for c in version.closure([index], chunk.defines | asked, everything)):
+            return False
+        model.track(Tracker())  # hover's questions are not the analysis's
+        self._retire_hover()
+        self._hover = (chunk, model)
+        return True
+
     def _retire_hover(self) -> None:
         if getattr(self, "_hover", None) is not None:
             self._retired.append(self._hover[1])
@@ -195,9 +235,14 @@ class IncrementalAnalyzer:
         freed now, not by the cyclic collector). Only where none of them can be in use: the
         server calls it on its event loop before a request asks ``model_at`` (requests use a
         model only between two awaits; the analysis never uses one)."""
-        retired, self._retired = self._retired, []
-        for model in {id(m): m for m in retired}.values():  # once each (an analysis may race a hover)
-            model.dispose()
+        if not self._in_use.acquire(blocking=False):
+            return  # the lint thread reads some: next time
+        try:
+            retired, self._retired = self._retired, []
+            for model in {id(m): m for m in retired}.values():  # once each (an analysis may race a hover)
+                model.dispose()
+        finally:
+            self._in_use.release()
 
     # --- one version ----------------------------------------------------------------
     def _run(self, job: _Job) -> tuple[list[Diagnostic], list[str]]:
@@ -318,6 +363,12 @@ class IncrementalAnalyzer:
                 tracker.all_names = tracker.all_names or all_names
                 key = policy.key(version, asked_now)
                 done[rule.code] = ChunkResult.of(found, errors, key, asked_now, False, tracker, version)
+        # the statement edited: new text, no result of before (the others are its readers)
+        edited = [i for i in stale if ("node", version.chunks[i]) not in self._results]
+        if len(edited) == 1 and not stand_ins:
+            only = edited[0]
+            if self._keep_for_hover(version, only, model, members, asked[only], everything[only]):
+                return results, done
         model.dispose()
         return results, done
 
