@@ -399,6 +399,36 @@ def test_after_an_edit_in_one_function_its_hover_model_is_the_lints(monkeypatch)
     assert built
 
 
+def test_a_hover_model_outlives_edits_that_cannot_change_it(monkeypatch):
+    """Kept across an edit below its statement; built again after one above it (its lines
+    moved) and after one in code it reads; it answers like the full model each time."""
+    text = _many_functions(6)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(AnalysisRequest(text))
+    built = []
+    monkeypatch.setattr(analyzer_module, "SemanticModel", lambda *a: built.append(a) or SemanticModel(*a))
+
+    def hover_check(source: str, name: str) -> SemanticModel:
+        line = next(i for i, t in enumerate(source.splitlines()) if t.startswith(f"def {name}("))
+        model = analyzer.model_at(line + 1)
+        full = SemanticModel(source, ast.parse(source))
+        for node in (n for n in ast.walk(full.tree) if isinstance(n, ast.Name) and n.lineno in (line + 2, line + 3)):
+            twin = _node_at(model.tree, ast.Name, node.lineno, node.col_offset, node.end_col_offset)
+            assert twin is not None and model.type_of(twin) == full.type_of(node)
+        return model
+
+    first = hover_check(text, "load_2")
+    assert len(built) == 1
+    below = text.replace("def load_5(base, stride: fx.Int32):\n", "def load_5(base, stride: fx.Int32):\n    extra = 1\n")
+    assert below != text
+    analyzer.analyze(AnalysisRequest(below))
+    assert hover_check(below, "load_2") is first and len(built) == 1
+    above = below.replace("def load_1(base, stride: fx.Int32):\n", "def load_1(base, stride: fx.Int32):\n    extra = 1\n")
+    assert above != below
+    analyzer.analyze(AnalysisRequest(above))
+    assert hover_check(above, "load_2") is not first and len(built) == 2
+
+
 def _node_at(tree, kind, line, col, end_col):
     for node in ast.walk(tree):
         if type(node) is kind and (node.lineno, node.col_offset, node.end_col_offset) == (line, col, end_col):

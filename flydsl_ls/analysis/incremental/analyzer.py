@@ -60,6 +60,7 @@ from flydsl_ls.analysis.rules.context import AnalysisOptions
 log = logging.getLogger(__name__)
 
 _MAX_ROUNDS = 4  # closure growth rounds before analysing against the whole file
+_HOVER_MODELS = 2
 
 
 class IncrementalAnalyzer:
@@ -79,7 +80,7 @@ class IncrementalAnalyzer:
         self.analysed: str | None = None  # the text of ``_state`` (None: not the user's, or none)
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
-        self._retire_hover()
+        self._retire_hovers()
         self.repaired: tuple[int, int] | None = None  # lines stood in for by the last analysis (recovery)
         self.reanalysed = 0  # chunks (and module rules) analysed by the last call: for tests
 
@@ -99,6 +100,7 @@ class IncrementalAnalyzer:
         )
         if settings != self._settings:
             self._results.clear()
+            self._retire_hovers()  # they answered for other settings or another project
             self._settings = settings
         scopes = tuple(r.module_scope for r in _module_rules(rules) if r.module_scope is not None)
         if scopes != self._scopes:  # the chunks are judged for the rules' scopes: cut them again
@@ -124,7 +126,6 @@ class IncrementalAnalyzer:
         version = ChunkGraph(chunks, self._state)
         self._state = version
         self.analysed = None if _repairing else source
-        self._retire_hover()
         if index is None or index.text != source:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
@@ -175,20 +176,22 @@ class IncrementalAnalyzer:
             return None  # a stand-in there, not the user's text
         index = version.chunk_at(line)
         chunk = version.chunks[index]
-        if self._hover is not None and self._hover[0] is chunk:
-            return self._hover[1]
         cached = self._results.get(("node", chunk))
         # With the chunks reading its names: hover on an import alias or a definition
         # looks at their uses (and the diagnostics there).
         asked = chunk.defines | (cached.asked if cached is not None else frozenset())
         everything = cached.everything if cached is not None else False
+        members = version.closure([index], asked, everything)
+        for hover in self._hovers:
+            if hover.answers(version, chunk, members):
+                self._hovers.remove(hover)
+                self._hovers.append(hover)  # the most recent last
+                return hover.model
         settings = self._settings or ()
         package = settings[2] if len(settings) > 2 else None
-        members = version.closure([index], asked, everything)
         text, tree = version.reduced(members)
         model = SemanticModel(text, tree, package, self._project)
-        self._retire_hover()
-        self._hover = (chunk, model)
+        self._keep(_HoverModel.of(version, chunk, model, members))
         return model
 
     def models_between(self, first: int, last: int) -> list[tuple[SemanticModel, int, int]]:
@@ -221,14 +224,18 @@ class IncrementalAnalyzer:
         if not all(id(c) in kept for c in version.closure([index], chunk.defines | asked, everything)):
             return False
         model.track(Tracker())  # hover's questions are not the analysis's
-        self._retire_hover()
-        self._hover = (chunk, model)
+        self._keep(_HoverModel.of(version, chunk, model, members))
         return True
 
-    def _retire_hover(self) -> None:
-        if getattr(self, "_hover", None) is not None:
-            self._retired.append(self._hover[1])
-        self._hover: tuple[object, SemanticModel] | None = None
+    def _keep(self, hover: _HoverModel) -> None:
+        """Two models are kept: the statement being edited and the one last hovered elsewhere."""
+        self._hovers.append(hover)
+        while len(self._hovers) > _HOVER_MODELS:
+            self._retired.append(self._hovers.pop(0).model)
+
+    def _retire_hovers(self) -> None:
+        self._retired += [h.model for h in getattr(self, "_hovers", ())]
+        self._hovers: list[_HoverModel] = []
 
     def release_models(self) -> None:
         """Dispose the hover models dropped since the last call (``SemanticModel.dispose``:
@@ -429,6 +436,34 @@ class _Job:
             # for names, get stand-ins and their own table).
             model.__dict__["index"] = self.index
         return model, tree
+
+
+@dataclass(frozen=True)
+class _HoverModel:
+    """The model hover and inlay hints read for one top-level statement, and what it was
+    built from: it answers for a later version while that statement, every chunk of its
+    reduced module and their lines, and the file's top-level names are the same (an edit
+    elsewhere, below it or in code it does not read)."""
+
+    chunk: Chunk
+    model: SemanticModel
+    members: tuple[Chunk, ...]
+    starts: tuple[int, ...]
+    names: frozenset
+
+    @classmethod
+    def of(cls, version: ChunkGraph, chunk: Chunk, model: SemanticModel, members) -> _HoverModel:
+        members = tuple(members)
+        return cls(chunk, model, members, tuple(version.start_of[id(c)] for c in members), version.names)
+
+    def answers(self, version: ChunkGraph, chunk: Chunk, needed) -> bool:
+        if chunk is not self.chunk or version.names is not self.names:
+            return False
+        starts = version.start_of
+        if any(starts.get(id(c)) != s for c, s in zip(self.members, self.starts)):
+            return False
+        held = set(map(id, self.members))
+        return all(id(c) in held for c in needed)
 
 
 def _module_rules(rules: Sequence[type[Rule]]) -> list[type[Rule]]:
