@@ -354,13 +354,16 @@ def test_hover_model_answers_like_the_full_model():
 
 
 def _linted_hints(analyzer: IncrementalAnalyzer, text: str) -> list:
-    """The type hints of the whole text from the analyzer's chunk models (as the server
-    computes them for a viewport, server/inlay_hints.py)."""
-    last = Position(text.count("\n") + 1, 0)
+    """The type hints of the whole text, statement by statement, from the analyzer's models
+    (as the server computes them for a view inside one statement, server/inlay_hints.py)."""
     found = []
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", ")", "]", "}")] + [len(lines)]
     with analyzer.models_in_use():
-        for model, start, end in analyzer.models_between(0, last.line):
-            found += [h for h in type_hints(model, Position(start, 0), Position(end + 1, 0)) if h.position.line <= end]
+        for start, end in zip(starts, starts[1:]):
+            model = analyzer.model_of_lines(start, start)
+            if model is not None:
+                found += [h for h in type_hints(model, Position(start, 0), Position(end, 0)) if h.position.line < end]
     return found
 
 

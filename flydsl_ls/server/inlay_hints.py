@@ -115,21 +115,14 @@ def hints_json(
 
 
 def _linted_hints(incremental: IncrementalAnalyzer, snap: Snapshot, first: Position, last: Position):
-    """From the models of the lint's last (incremental) analysis, when it was of this text:
-    no parse, and after an edit the model of the statement edited is the one the lint built.
-    None otherwise."""
+    """From the model of the top-level statement holding the range, as the lint's last
+    (incremental) analysis has it, when it was of this text: no parse, and after an edit the
+    statement edited has the model the lint built. None otherwise (then the whole file's)."""
     if incremental.analysed != snap.text:
         return None
     with incremental.models_in_use():
-        models = incremental.models_between(first.line, last.line)
-        if not models:
-            return None
-        hints = []
-        for model, start, end in models:
-            own_first = max(first, Position(start, 0))
-            own_last = min(last, Position(end + 1, 0))
-            hints += [h for h in type_hints(model, own_first, own_last) if h.position.line <= end]
-        return hints
+        model = incremental.model_of_lines(first.line, last.line)
+        return type_hints(model, first, last) if model is not None else None
 
 
 def _hints(built: _Model, first: Position, last: Position) -> list[TypeHint]:

@@ -60,7 +60,7 @@ from flydsl_ls.analysis.rules.context import AnalysisOptions
 log = logging.getLogger(__name__)
 
 _MAX_ROUNDS = 4  # closure growth rounds before analysing against the whole file
-_HOVER_MODELS = 2
+_HOVER_MODELS = 3
 
 
 class IncrementalAnalyzer:
@@ -194,20 +194,16 @@ class IncrementalAnalyzer:
         self._keep(_HoverModel.of(version, chunk, model, members))
         return model
 
-    def models_between(self, first: int, last: int) -> list[tuple[SemanticModel, int, int]]:
-        """(``model_at``, its first and last line) for each top-level statement holding a
-        line from ``first`` to ``last`` (0-based) of the last source analysed: a model answers
-        for its statement's lines only. Read them inside ``models_in_use`` off the event loop."""
+    def model_of_lines(self, first: int, last: int) -> SemanticModel | None:
+        """``model_at`` when one top-level statement holds every line from ``first`` to
+        ``last`` (0-based) of the last source analysed; None when they span several (each
+        statement's model holds the statements reading its names: many small ones at the top
+        of a file would cost many models where one of the whole file does). Read it inside
+        ``models_in_use`` off the event loop."""
         version = self._state
-        if version is None or not version.chunks:
-            return []
-        found = []
-        for index in range(version.chunk_at(first), version.chunk_at(last) + 1):
-            start = version.starts[index]
-            model = self.model_at(start)
-            if model is not None:
-                found.append((model, start, start + version.chunks[index].lines - 1))
-        return found
+        if version is None or not version.chunks or version.chunk_at(first) != version.chunk_at(last):
+            return None
+        return self.model_at(first)
 
     @contextmanager
     def models_in_use(self) -> Iterator[None]:
@@ -228,7 +224,8 @@ class IncrementalAnalyzer:
         return True
 
     def _keep(self, hover: _HoverModel) -> None:
-        """Two models are kept: the statement being edited and the one last hovered elsewhere."""
+        """Three models are kept: the statement being edited and the last two read elsewhere
+        (a view moving between two large functions)."""
         self._hovers.append(hover)
         while len(self._hovers) > _HOVER_MODELS:
             self._retired.append(self._hovers.pop(0).model)
