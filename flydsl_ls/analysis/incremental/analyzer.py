@@ -129,12 +129,18 @@ class IncrementalAnalyzer:
         if index is None or index.text != source:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
+        self._hot: frozenset[int] = frozenset()
         try:
             try:
                 diagnostics, errors = self._run(job)
             finally:
-                for chunk in chunks:  # kept for this analysis only: a file's syntax trees are big
-                    chunk.forget_statements()
+                # Kept for this analysis only (a file's syntax trees are big), but for the
+                # statements an edit analysed and what they read: the next keystroke is
+                # most likely there, and need not parse them again.
+                hot = self._hot
+                for chunk in chunks:
+                    if id(chunk) not in hot:
+                        chunk.forget_statements()
         except (RecursionError, SyntaxError, ValueError) as error:  # a reduced module went wrong
             log.warning("incremental analysis failed (%s); analysing the whole file", error)
             errors = [str(error)]
@@ -369,6 +375,8 @@ class IncrementalAnalyzer:
                 done[rule.code] = ChunkResult.of(found, errors, key, asked_now, False, tracker, version)
         # the statement edited: new text, no result of before (the others are its readers)
         edited = [i for i in stale if ("node", version.chunks[i]) not in self._results]
+        if len(stale) < len(version.chunks):  # an edit, not a first analysis
+            self._hot = frozenset(map(id, members))
         if len(edited) == 1 and not stand_ins:
             only = edited[0]
             if self._keep_for_hover(version, only, model, members, asked[only], everything[only]):

@@ -169,7 +169,7 @@ class ChunkGraph:
         for i, c in enumerate(self.chunks):
             statements = known[i] if i in known else parsed.get(i, [])
             body.extend(statements)
-            if i in fresh and fresh[i] is not c.text:  # a member's own text: see chunks.split
+            if i in fresh:  # a member's own text too: dropped after the analysis unless hot
                 c.remember_stub(fresh[i], self.starts[i], statements)
         tree.body = body
         return "".join(texts), tree
