@@ -83,8 +83,8 @@ class Command(str, Enum):
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
     SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
-    NO_EXAMPLE = code_actions.NO_EXAMPLE_COMMAND  # the "No compile example" lens
-    KERNEL_FINDINGS = code_actions.KERNEL_FINDINGS_COMMAND  # the lens counting a kernel's findings
+    NO_EXAMPLE = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
+    KERNEL_FINDINGS = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
     MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
