@@ -1,6 +1,8 @@
 """The analysis packages import one way: model <- rules <- engine <- incremental. Nothing
 in analysis/ imports the server, the CLI, the actions or the compile service, and the
-incremental package shows the rest of flydsl-ls its analyzer only."""
+incremental package shows the rest of flydsl-ls its analyzer only. In the server package,
+only app.py knows the pygls server (handlers get the session and a client, client.py), and
+its modules import one another without a cycle."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import flydsl_ls.analysis.incremental as incremental
 
 PACKAGE = Path(flydsl_ls.__file__).parent
 ANALYSIS = PACKAGE / "analysis"
+SERVER = PACKAGE / "server"
 LAYERS = ("model", "rules", "engine", "incremental")  # each may import those before it
 
 
@@ -86,3 +89,44 @@ def test_the_incremental_package_exports_its_analyzer_only():
         if name.startswith("flydsl_ls.analysis.incremental.")
     ]
     assert reaching_in == []
+
+
+def server_graph() -> dict[str, set[str]]:
+    """Each module of the server package -> the modules of the package it imports."""
+    files = {module_name(f): f for f in sorted(SERVER.glob("*.py"))}
+    return {module: set(imported(path)) & set(files) - {module} for module, path in files.items()}
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of ``graph`` (its modules in order, the first again at the end), or []."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return path[path.index(module) :] + [module]
+        if module in done:
+            return []
+        for other in sorted(graph.get(module, ())):
+            found = visit(other, path + [module])
+            if found:
+                return found
+        done.add(module)
+        return []
+
+    return next((found for module in sorted(graph) if (found := visit(module, []))), [])
+
+
+def test_the_cycle_finder_sees_a_cycle():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_only_app_knows_the_server():
+    graph = server_graph()
+    assert len(graph) > 15 and sum(map(len, graph.values())) > 30  # the walk found the modules and imports
+    knowing = [module for module, names in graph.items() if "flydsl_ls.server.app" in names]
+    assert knowing == []
+
+
+def test_the_server_package_has_no_import_cycle():
+    assert cycle(server_graph()) == []

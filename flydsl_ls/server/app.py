@@ -1,8 +1,9 @@
 """The flydsl-ls language server: the server object, one dispatch table, and ``serve``.
 
 Every handler lives in the module of its LSP concern (documents, diagnostics,
-code_actions, hover, inlay_hints, workspace, code_lens, commands); this module only wires
-them to methods and commands and guards them:
+code_actions, hover, inlay_hints, workspace, code_lens, commands) and takes
+``(session, client, params)``; this module only wires them to methods and commands, adapts
+the pygls server to the ``Client`` they talk to (client.py), and guards them:
 a failing handler is logged, a request is answered with an error, and the server keeps
 serving.
 """
@@ -14,13 +15,14 @@ import gc
 import logging
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.progress import Progress
 from pygls.uris import to_fs_path
 
 from flydsl_ls import __version__
@@ -43,48 +45,84 @@ class FlyServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(NAME, __version__, protocol_cls=FlyProtocol)
         self.session = Session()
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-actions")
-        self.docs_warm = False  # hover's API docs: their loading is scheduled or done
-        self.warm_up_timer: asyncio.TimerHandle | None = None  # scheduled, not started yet
+        self.client = ServerClient(self)
         self.client_log: server_log.ClientLogHandler | None = None
         self.faults = {m.strip() for m in os.environ.get(FAULT_ENV, "").split(",") if m.strip()}
+
+
+class ServerClient:
+    """The pygls server as the handlers' ``Client``."""
+
+    def __init__(self, server: FlyServer) -> None:
+        self._server = server
+
+    def notify(self, method: str, params: Any) -> None:
+        self._server.protocol.notify(method, params)
+
+    def request(self, method: str, params: Any) -> asyncio.Future:
+        return self._server.protocol.send_request_async(method, params)
+
+    def refresh(self, method: str) -> None:
+        self._server.protocol.send_request(method, None)
+
+    @property
+    def progress(self) -> Progress:
+        return self._server.work_done_progress
+
+    def workspace_folders(self) -> list[str]:
+        try:
+            workspace = self._server.workspace
+        except RuntimeError:  # not initialised: no folder yet
+            return []
+        uris = [workspace.root_uri, *(folder.uri for folder in workspace.folders.values())]
+        return [uri for uri in uris if uri]
+
+    def current_request(self) -> asyncio.Future | None:
+        # registered under the client's id, which the handler's context still holds
+        protocol = self._server.protocol
+        msg_id = protocol.msg_id
+        return getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
 
 
 def initialize(server: FlyServer, params: types.InitializeParams) -> None:
     if server.client_log is not None:  # window/logMessage is allowed from here on
         server.client_log.loop = asyncio.get_running_loop()
     encoding = server.workspace.position_encoding  # chosen by FlyProtocol
-    server.session.features = ClientFeatures.from_capabilities(params.capabilities, encoding)
+    session = server.session
+    session.features = ClientFeatures.from_capabilities(params.capabilities, encoding)
     root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
     if root:
         path = to_fs_path(root)
-        server.session.set_root(Path(path) if path else None)
-    workspace.apply_initialization_options(server, params.initialization_options)
+        session.set_root(Path(path) if path else None)
+    workspace.apply_initialization_options(session, params.initialization_options)
     log.info(
         "flydsl-ls %s: %s positions, %s diagnostics",
         __version__,
-        server.session.encoding,
-        "pull" if server.session.features.pull_diagnostics else "push",
+        session.encoding,
+        "pull" if session.features.pull_diagnostics else "push",
     )
 
 
 async def initialized(server: FlyServer, params: types.InitializedParams) -> None:
-    await workspace.pull_configuration(server)
-    await workspace.watch_settings_files(server)
+    await workspace.pull_configuration(server.session, server.client)
+    await workspace.watch_settings_files(server.session, server.client)
 
 
 def shutdown(server: FlyServer, params: Any) -> None:
     for doc in server.session.documents.values():
         if doc.pending is not None:
             doc.pending.cancel()
-    work.close(server)  # the compile worker process
+    work.close(server.session)  # the compile worker process
 
 
-# method -> (handler, options, is_request)
-DISPATCH: dict[str, tuple[Callable, Any, bool]] = {
+# method -> (handler, options, is_request). The server's own: ``handler(server, params)``.
+LIFECYCLE: dict[str, tuple[Callable, Any, bool]] = {
     types.INITIALIZE: (initialize, None, True),
     types.INITIALIZED: (initialized, None, False),
     types.SHUTDOWN: (shutdown, None, True),
+}
+# The handlers of the LSP concerns: ``handler(session, client, params)``.
+DISPATCH: dict[str, tuple[Callable, Any, bool]] = {
     types.TEXT_DOCUMENT_DID_OPEN: (documents.did_open, None, False),
     types.TEXT_DOCUMENT_DID_CHANGE: (documents.did_change, None, False),
     types.TEXT_DOCUMENT_DID_SAVE: (documents.did_save, types.SaveOptions(include_text=False), False),
@@ -116,7 +154,7 @@ COMMANDS = commands.HANDLERS
 
 
 def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool) -> Callable:
-    """``handler(server, params)`` as a pygls handler that logs its failures. A request's
+    """``handler(params)`` as a pygls handler that logs its failures. A request's
     failure is re-raised so pygls answers it with an error; a notification's is absorbed."""
 
     def failed(error: Exception):
@@ -134,7 +172,7 @@ def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool)
         async def run_async(params):
             try:
                 check_faults()
-                return await handler(server, params)
+                return await handler(params)
             except (JsonRpcException, asyncio.CancelledError):
                 raise
             except Exception as error:
@@ -145,7 +183,7 @@ def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool)
     def run(params):
         try:
             check_faults()
-            return handler(server, params)
+            return handler(params)
         except JsonRpcException:
             raise
         except Exception as error:
@@ -156,11 +194,15 @@ def guarded(server: FlyServer, method: str, handler: Callable, is_request: bool)
 
 def create_server(log_level: str = "info") -> FlyServer:
     server = FlyServer()
-    server.client_log = server_log.configure(server, log_level)
+    server.client_log = server_log.configure(server.client, log_level)
+    for method, (handler, options, is_request) in LIFECYCLE.items():
+        server.feature(method, options)(guarded(server, method, partial(handler, server), is_request))
+    served = server.session, server.client
     for method, (handler, options, is_request) in DISPATCH.items():
-        server.feature(method, options)(guarded(server, method, handler, is_request))
+        server.feature(method, options)(guarded(server, method, partial(handler, *served), is_request))
     for command, handler in COMMANDS.items():
-        server.command(command.value)(_with_arguments(guarded(server, command.value, handler, True)))
+        run = guarded(server, command.value, partial(handler, *served), True)
+        server.command(command.value)(_with_arguments(run))
     return server
 
 

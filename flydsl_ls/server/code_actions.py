@@ -35,7 +35,7 @@ command after its ``workspace/applyEdit``; after a resolved edit, by the action'
 Inside a module-level kernel, launcher or builder (``migrate.kernels``) whose scope (it and
 the helpers only it uses) has a fixable finding, "Migrate {name}" (kind
 ``refactor.rewrite.migrateKernel.flydsl-ls``, for a client that can apply server edits) runs
-``flydsl-ls.migrateKernel [uri, version, name]`` (server/migrate.py): every fix, unsafe
+``flydsl-ls.migrateKernel [uri, version, name]`` (server/commands.py, server/migrate.py): every fix, unsafe
 included, verified by compiling when the file has examples.
 """
 
@@ -46,31 +46,27 @@ import logging
 import re
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcContentModified
 
 from flydsl_ls.actions import migrate as migration
 from flydsl_ls.actions import project_ignore
 from flydsl_ls.actions.elsewhere import OtherFiles, read_or_none
 from flydsl_ls.actions.fixes import apply_fix, fix_all
 from flydsl_ls.actions.suppress import suppression_edit, suppression_title
-from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.validate import fix_parses
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
-from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
+from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile.examples import find_examples
-from flydsl_ls.compile.scaffold import Insertion, apply, example_for, targets
-from flydsl_ls.server import diagnostics
-from flydsl_ls.server.diagnostics import SOURCE, lsp_range
-from flydsl_ls.server.session import Analysis, Document, Snapshot
-from flydsl_ls.server.work import show
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.compile.scaffold import apply, example_for, targets
+from flydsl_ls.server import diagnostics, edits, schedule
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.diagnostics import SOURCE
+from flydsl_ls.server.session import Analysis, Document, Session, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +77,6 @@ APPLY_FIX_COMMAND = "flydsl-ls.applyFix"  # [uri, version, index]
 FIX_ALL_COMMAND = "flydsl-ls.fixAll"  # [uri, version]
 ADD_EXAMPLE_COMMAND = "flydsl-ls.addExample"  # [uri, version, name]
 SHOW_EXAMPLE_COMMAND = "flydsl-ls.showExample"  # [uri, name]
-NO_EXAMPLE_COMMAND = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
-KERNEL_FINDINGS_COMMAND = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
 REVEAL_TIMEOUT = 10.0  # seconds the client may take to answer window/showDocument
 ADD_EXAMPLE_TITLE = "Add a compile example for {name}"
 MIGRATE_COMMAND = "flydsl-ls.migrateKernel"  # [uri, version, name]
@@ -113,30 +107,30 @@ def _wanted(kind: ActionKind, only: list[str] | None) -> bool:
     return any(kind.value == o or kind.value.startswith(o + ".") for o in only)
 
 
-async def code_actions(server: FlyServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-    doc = server.session.get(params.text_document.uri)
+async def code_actions(session: Session, client: Client, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    doc = session.get(params.text_document.uri)
     if doc is None:
         return None
-    features = server.session.features
+    features = session.features
     only = list(params.context.only) if params.context.only else None
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and _current(d, doc)]
     fix_all_wanted = _wanted(ActionKind.FIX_ALL, only)
-    analysis = doc.current(server.session.generation)
+    analysis = doc.current(session.generation)
     if analysis is None and (ours or (fix_all_wanted and doc.analysis is None)):
         # Dropped (a document not used for a while) or a new settings generation: re-lint.
-        analysis = await diagnostics.analyse(server, doc)
+        analysis = await diagnostics.analyse(session, doc)
         if analysis is None or analysis.version != doc.version:
             ours, analysis = [], None
     if analysis is not None:
-        server.session.touch(doc)
+        session.touch(doc)
     actions: list[types.CodeAction] = []
     if _wanted(ActionKind.QUICKFIX, only):
         for d in ours:
-            action = await _quick_fix(server, doc, analysis, d)
+            action = await _quick_fix(session, doc, analysis, d)
             if action is not None:
                 actions.append(action)
-        actions += _suppressions(server, doc, analysis, ours)
-        actions += _project_ignores(server, doc, ours)
+        actions += _suppressions(session, doc, analysis, ours)
+        actions += _project_ignores(session, doc, ours)
     if fix_all_wanted and _has_safe_fix(analysis):
         action = types.CodeAction(title=FIX_ALL_TITLE, kind=ActionKind.FIX_ALL.value)
         version = doc.version
@@ -145,7 +139,7 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
         elif features.apply_edit and not only:
             action.command = types.Command(title=FIX_ALL_TITLE, command=FIX_ALL_COMMAND, arguments=[doc.uri, version])
         elif only or (analysis is not None and "edit" in analysis.fix_all_edits):
-            action.edit = await _fix_all_edit_async(server, doc, analysis)
+            action.edit = await fix_all_edit(session, doc, analysis)
             if doc.version != version:
                 raise JsonRpcContentModified(STALE)
         else:
@@ -169,13 +163,13 @@ async def code_actions(server: FlyServer, params: types.CodeActionParams) -> lis
             )
         )
     if _wanted(ActionKind.ADD_EXAMPLE, only):
-        actions += await _add_example_actions(server, doc, params.range.start.line)
+        actions += await _add_example_actions(session, doc, params.range.start.line)
     if _wanted(ActionKind.MIGRATE_KERNEL, only) and features.apply_edit and analysis is not None:
         if "kernel" in analysis.text or "jit" in analysis.text:  # a cheap test before parsing, done off the loop
             loop = asyncio.get_running_loop()
             line = params.range.start.line
             found = analysis.text, analysis.version, analysis.result.diagnostics
-            actions += await loop.run_in_executor(server.worker, _migrate_actions, doc.uri, *found, line)
+            actions += await loop.run_in_executor(schedule.ACTIONS, _migrate_actions, doc.uri, *found, line)
     return actions
 
 
@@ -192,11 +186,11 @@ def _migrate_actions(uri: str, text: str, version: int, diagnostics: list[Diagno
 
 
 # --- "Add a compile example" ------------------------------------------------------------------
-async def _add_example_actions(server: FlyServer, doc: Document, line: int) -> list[types.CodeAction]:
+async def _add_example_actions(session: Session, doc: Document, line: int) -> list[types.CodeAction]:
     """The action on the header (decorators to ``def``) of a builder or launcher at ``line``."""
     if "jit" not in doc.text or not doc.index.line_text(line).startswith(("def ", "@")):
         return []  # cheap tests before parsing: a module-level `def` or decorator line
-    features = server.session.features
+    features = session.features
     actions = []
     for target in targets(doc.text):
         if not target.first_line - 1 <= line <= target.line - 1:
@@ -209,9 +203,7 @@ async def _add_example_actions(server: FlyServer, doc: Document, line: int) -> l
         elif features.apply_edit:
             action.command = types.Command(title=title, command=ADD_EXAMPLE_COMMAND, arguments=arguments)
         else:  # a client that can only take the edit itself: written now, off the loop
-            loop = asyncio.get_running_loop()
-            snap = server.session.snapshot(doc)
-            added = await loop.run_in_executor(server.worker, _add_example_edit, snap, target.name)
+            added = await add_example_edit(session, doc, target.name)
             if added is None:
                 continue
             action.edit = added.edit
@@ -225,6 +217,13 @@ class Added(NamedTuple):
     line: int  # 0-based line of its ``def`` once inserted
 
 
+async def add_example_edit(session: Session, doc: Document, name: str) -> Added | None:
+    """The insertion of the example of ``name`` in the document's current text, written off
+    the loop; None if it cannot be written."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(schedule.ACTIONS, _add_example_edit, session.snapshot(doc), name)
+
+
 def _add_example_edit(snap: Snapshot, name: str) -> Added | None:
     """The insertion of the example of ``name`` in the snapshot's text; None if it cannot be
     written. Reads the tests folder: run on a worker thread."""
@@ -236,96 +235,25 @@ def _add_example_edit(snap: Snapshot, name: str) -> Added | None:
     except Exception:  # noqa: BLE001 - a heuristic's bug must not fail the request
         log.exception("%s: writing the compile example for %s failed", snap.uri, name)
         return None
-    edit = document_edit(snap.uri, snap.version, [_insertion_edit(snap, insertion)], snap.document_changes)
+    edit = edits.document_edit(snap.uri, snap.version, [edits.insertion_edit(snap, insertion)], snap.document_changes)
     new = next(e for e in find_examples(apply(snap.text, insertion)) if e.name == insertion.example)
     return Added(edit, insertion.example, new.line - 1)
 
 
-async def _reveal(server: FlyServer, uri: str, line: int, name: str) -> bool:
+async def reveal(session: Session, client: Client, uri: str, line: int, name: str) -> bool:
     """Ask the client to show ``uri`` with ``name`` selected on ``line`` (the ``def`` of a
     new example); False when it cannot or did not."""
-    if not server.session.features.show_document:
+    if not session.features.show_document:
         return False
     start = len("def ")  # an example is a module-level ``def`` with an ASCII name
     selection = types.Range(types.Position(line, start), types.Position(line, start + len(name)))
     params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
     try:
-        shown = await asyncio.wait_for(server.window_show_document_async(params), REVEAL_TIMEOUT)
+        shown = await asyncio.wait_for(client.request(types.WINDOW_SHOW_DOCUMENT, params), REVEAL_TIMEOUT)
     except Exception as error:  # noqa: BLE001 - a client that fails it keeps the edit
         log.warning("window/showDocument %s failed: %s", uri, error)
         return False
     return shown is None or bool(getattr(shown, "success", True))
-
-
-def _insertion_edit(snap: Snapshot, insertion: Insertion) -> types.TextEdit:
-    """``insertion`` as a TextEdit. At the very end of a file that ends with a line end, it
-    goes before that line end, its text's last line end moved to its front: Neovim takes an
-    edit past its last line as new lines and would leave a blank line at the end."""
-    index = snap.index or LineIndex(snap.text)
-    offset = index.offset(Position(insertion.line, 0))
-    text = insertion.text
-    if offset == len(snap.text) and snap.text.endswith(("\n", "\r")) and text.endswith("\n"):
-        offset -= 2 if snap.text.endswith("\r\n") else 1
-        text = "\n" + text[:-1]
-    at = types.Position(*index.to_client(index.position_at(offset), snap.encoding))
-    return types.TextEdit(range=types.Range(start=at, end=at), new_text=text)
-
-
-async def add_example_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.addExample [uri, version, name]``: insert the example with workspace/applyEdit
-    (``version`` null: the current one)."""
-    if len(arguments) != 3 or not isinstance(arguments[2], str):
-        raise JsonRpcInvalidParams("expected [uri, version, name]")
-    uri, version, name = arguments
-    doc = server.session.get(str(uri))
-    if doc is None or (version is not None and doc.version != version):
-        raise JsonRpcContentModified(STALE)
-    version = doc.version
-    loop = asyncio.get_running_loop()
-    added = await loop.run_in_executor(server.worker, _add_example_edit, server.session.snapshot(doc), name)
-    if added is None:
-        return {"applied": False, "message": f"no compile example can be written for `{name}`"}
-    result = await _apply(server, doc, version, added.edit, ADD_EXAMPLE_TITLE.format(name=name))
-    if result["applied"]:
-        result["shown"] = await _reveal(server, doc.uri, added.line, added.example)
-    return result
-
-
-async def no_example_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.noExample [reason]``: the "No compile example" lens, clicked: say why there
-    is none and what to do, in a message (a lens whose command is empty sends "" to the server
-    from Neovim)."""
-    if len(arguments) != 1 or not isinstance(arguments[0], str):
-        raise JsonRpcInvalidParams("expected [reason]")
-    show(
-        server,
-        types.MessageType.Info,
-        f"no compile example can be added: {arguments[0]}. Write a `# flydsl: example` function that "
-        "returns (launcher, args) by hand where a kernel is launched (docs/compile.md)",
-    )
-    return {"shown": True}
-
-
-async def kernel_findings_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.kernelFindings [text]``: the lens counting a kernel's legacy findings,
-    clicked: its findings per rule, in a message."""
-    if len(arguments) != 1 or not isinstance(arguments[0], str):
-        raise JsonRpcInvalidParams("expected [text]")
-    show(server, types.MessageType.Info, arguments[0])
-    return {"shown": True}
-
-
-async def show_example_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.showExample [uri, name]``: reveal the example ``name`` (the command of a
-    resolved "Add a compile example", run once the client applied its edit)."""
-    if len(arguments) != 2 or not isinstance(arguments[1], str):
-        raise JsonRpcInvalidParams("expected [uri, name]")
-    uri, name = arguments
-    doc = server.session.get(str(uri))
-    example = next((e for e in find_examples(doc.text) if e.name == name), None) if doc else None
-    if example is None:
-        return {"shown": False, "message": f"no example `{name}` in the document"}
-    return {"shown": await _reveal(server, doc.uri, example.line - 1, name)}
 
 
 def _data(d: types.Diagnostic) -> dict:
@@ -348,11 +276,11 @@ def _fix_parses(analysis: Analysis, position: int, internal: Diagnostic) -> bool
 
 
 async def _quick_fix(
-    server: FlyServer, doc: Document, analysis: Analysis | None, d: types.Diagnostic
+    session: Session, doc: Document, analysis: Analysis | None, d: types.Diagnostic
 ) -> types.CodeAction | None:
     if analysis is None:
         return None
-    located = diagnostics.find(analysis, _data(d), str(d.code or ""), d.range, server.session.encoding)
+    located = diagnostics.find(analysis, _data(d), str(d.code or ""), d.range, session.encoding)
     if located is None:
         return None
     position, internal = located
@@ -365,7 +293,7 @@ async def _quick_fix(
         diagnostics=[d],
         is_preferred=fix.applicability is Applicability.SAFE,
     )
-    features = server.session.features
+    features = session.features
     if features.code_action_resolve:
         action.data = {
             "action": ActionKind.QUICKFIX.value,
@@ -377,19 +305,19 @@ async def _quick_fix(
     if features.apply_edit:
         action.command = types.Command(title=fix.title, command=APPLY_FIX_COMMAND, arguments=[doc.uri, analysis.version, position])
         return action
-    action.edit = await _quick_fix_edit_async(server, doc, analysis, position)
+    action.edit = await quick_fix_edit(session, doc, analysis, position)
     return action if action.edit is not None else None
 
 
-async def _quick_fix_edit_async(
-    server: FlyServer, doc: Document, analysis: Analysis, position: int
-) -> types.WorkspaceEdit | None:
+async def quick_fix_edit(session: Session, doc: Document, analysis: Analysis, position: int) -> types.WorkspaceEdit | None:
+    """The edit of the fix of diagnostic ``position`` of ``analysis``, computed off the event
+    loop, once."""
     if position not in analysis.quick_fix_edits:
         loop = asyncio.get_running_loop()
         fix = analysis.result.diagnostics[position].fix
         index = analysis.index  # on the loop: the worker only reads it
-        snap = server.session.snapshot(doc, analysis.text, analysis.version, index)
-        edit = await loop.run_in_executor(server.worker, _quick_fix_edit, snap, fix)
+        snap = session.snapshot(doc, analysis.text, analysis.version, index)
+        edit = await loop.run_in_executor(schedule.ACTIONS, _quick_fix_edit, snap, fix)
         analysis.quick_fix_edits[position] = edit
     return analysis.quick_fix_edits[position]
 
@@ -405,7 +333,7 @@ def _quick_fix_edit(snap: Snapshot, fix: Fix | None) -> types.WorkspaceEdit | No
     if new is None:
         log.warning("%s: fix %r withheld: the result would not parse, or its edits of other files are stale", snap.uri, fix.title)
         return None
-    return snapshot_edit(snap, new, others)
+    return edits.snapshot_edit(snap, new, others)
 
 
 def _other_files(snap: Snapshot) -> OtherFiles:
@@ -414,18 +342,8 @@ def _other_files(snap: Snapshot) -> OtherFiles:
     return OtherFiles(lambda path: opened[path][1] if path in opened else read_or_none(path))
 
 
-def _other_documents(snap: Snapshot, others: OtherFiles) -> list[tuple[str, int | None, str, str]]:
-    """(uri, version or None, text, new text) of each other file the fixes edited."""
-    opened = {str(Path(p).resolve()): found for p, found in snap.open_texts.items()}
-    changed = []
-    for path, (before, after) in others.changed().items():
-        uri, _text, version = opened.get(path, (Path(path).as_uri(), before, None))
-        changed.append((uri, version, before, after))
-    return changed
-
-
 def _suppressions(
-    server: FlyServer, doc: Document, analysis: Analysis | None, ours: list[types.Diagnostic]
+    session: Session, doc: Document, analysis: Analysis | None, ours: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
     actions = []
     seen: set[tuple[str, int]] = set()
@@ -435,41 +353,39 @@ def _suppressions(
         if not code or code == SYNTAX_ERROR or (code, line) in seen:
             continue
         seen.add((code, line))
-        edit = _suppression_in_statement(server, doc, analysis, d, line, code)
+        edit = _suppression_in_statement(session, doc, analysis, d, line, code)
         if edit is None:
             edit = suppression_edit(doc.text, line, code, doc.index)
         if edit is None:
             continue
-        text_edit = types.TextEdit(
-            range=lsp_range(edit.range, doc.index, server.session.encoding), new_text=edit.content
-        )
+        text_edit = edits.text_edit(edit, doc.index, session.encoding)
         actions.append(
             types.CodeAction(
                 title=suppression_title(code),
                 kind=ActionKind.QUICKFIX.value,
                 diagnostics=[d],
-                edit=workspace_edit(server, doc, [text_edit]),
+                edit=edits.document_edit(doc.uri, doc.version, [text_edit], session.features.document_changes),
             )
         )
     return actions
 
 
-def _project_ignores(server: FlyServer, doc: Document, ours: list[types.Diagnostic]) -> list[types.CodeAction]:
+def _project_ignores(session: Session, doc: Document, ours: list[types.Diagnostic]) -> list[types.CodeAction]:
     """"Disable FLYnnn in this project": the code added to ``ignore`` of ``[tool.flydsl-ls]``
     in the project's pyproject.toml (actions/project_ignore.py), once per code."""
     codes = list(dict.fromkeys(str(d.code) for d in ours if d.code and d.code != SYNTAX_ERROR))
     if not codes or doc.path is None:
         return []
-    target = _project_file(server, doc)
+    target = _project_file(session, doc)
     if target is None:
         return []
     try:
         text = target.read_text(encoding="utf-8") if target.exists() else None
     except (OSError, UnicodeDecodeError):
         return []
-    if text is None and not server.session.features.create_files:
+    if text is None and not session.features.create_files:
         return []
-    features = server.session.features
+    features = session.features
     actions = []
     for code in codes:
         new = project_ignore.disable(text or "", code)
@@ -477,17 +393,9 @@ def _project_ignores(server: FlyServer, doc: Document, ours: list[types.Diagnost
             continue
         uri = target.as_uri()
         if text is None:  # a new pyproject.toml
-            insert = types.TextEdit(range=types.Range(types.Position(0, 0), types.Position(0, 0)), new_text=new)
-            edit = types.WorkspaceEdit(
-                document_changes=[
-                    types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)),
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=[insert]
-                    ),
-                ]
-            )
+            edit = edits.new_file_edit(uri, new)
         else:
-            edit = _minimal_edit(uri, None, text, new, features.encoding, features.document_changes)
+            edit = edits.minimal_edit(uri, None, text, new, features.encoding, features.document_changes)
         actions.append(
             types.CodeAction(
                 title=project_ignore.title(code),
@@ -499,13 +407,13 @@ def _project_ignores(server: FlyServer, doc: Document, ours: list[types.Diagnost
     return actions
 
 
-def _project_file(server: FlyServer, doc: Document) -> Path | None:
+def _project_file(session: Session, doc: Document) -> Path | None:
     """The pyproject.toml whose ``[tool.flydsl-ls]`` the document's settings come from; else
     the nearest one in the workspace; else a new one at the workspace root."""
-    settings = server.session.settings_for(doc)
+    settings = session.settings_for(doc)
     if settings.root is not None:
         return settings.root / "pyproject.toml"
-    root = server.session.root
+    root = session.root
     folder = doc.path.parent
     while True:
         candidate = folder / "pyproject.toml"
@@ -518,7 +426,7 @@ def _project_file(server: FlyServer, doc: Document) -> Path | None:
 
 
 def _suppression_in_statement(
-    server: FlyServer, doc: Document, analysis: Analysis | None, d: types.Diagnostic, line: int, code: str
+    session: Session, doc: Document, analysis: Analysis | None, d: types.Diagnostic, line: int, code: str
 ) -> Edit | None:
     """``suppression_edit`` checked on the diagnostic's statement instead of the whole file
     (which it re-parses and tokenizes twice: seconds on a 6,000-line kernel). The comment
@@ -527,7 +435,7 @@ def _suppression_in_statement(
     when this cannot be told (the caller then checks on the whole file)."""
     if analysis is None or analysis.text != doc.text:
         return None
-    found = diagnostics.find(analysis, _data(d), code, d.range, server.session.encoding)
+    found = diagnostics.find(analysis, _data(d), code, d.range, session.encoding)
     statement = found[1].statement if found is not None else None
     if statement is not None and statement.start.line <= line <= statement.end.line:
         first, last = statement.start.line, statement.end.line
@@ -572,13 +480,13 @@ def _has_safe_fix(analysis: Analysis | None) -> bool:
     )
 
 
-async def _fix_all_edit_async(server: FlyServer, doc: Document, analysis: Analysis | None) -> types.WorkspaceEdit | None:
+async def fix_all_edit(session: Session, doc: Document, analysis: Analysis | None) -> types.WorkspaceEdit | None:
     """The fix-all edit of the current version, computed off the event loop, once."""
     if analysis is not None and "edit" in analysis.fix_all_edits:
         return analysis.fix_all_edits["edit"]
-    snap = server.session.snapshot(doc)
+    snap = session.snapshot(doc)
     loop = asyncio.get_running_loop()
-    edit = await loop.run_in_executor(server.worker, _fix_all_edit, snap)
+    edit = await loop.run_in_executor(schedule.ACTIONS, _fix_all_edit, snap)
     if analysis is not None and analysis.version == snap.version:
         analysis.fix_all_edits["edit"] = edit
     return edit
@@ -594,144 +502,51 @@ def _fix_all_edit(snap: Snapshot) -> types.WorkspaceEdit | None:
     )
     for rejected in outcome.rejected:
         log.warning("fix-all: dropped %s (the result did not parse)", rejected)
-    return snapshot_edit(snap, outcome.text, others)
+    return edits.snapshot_edit(snap, outcome.text, others)
 
 
-def snapshot_edit(snap: Snapshot, new: str, others: OtherFiles | None = None) -> types.WorkspaceEdit | None:
-    """The snapshot's text -> ``new`` as a few minimal edits on its version, with a
-    document edit for each other file ``others`` changed; None if nothing changed."""
-    edit = _minimal_edit(snap.uri, snap.version, snap.text, new, snap.encoding, snap.document_changes, snap.index)
-    for uri, version, before, after in _other_documents(snap, others) if others is not None else ():
-        more = _minimal_edit(uri, version, before, after, snap.encoding, snap.document_changes)
-        if more is not None:
-            edit = more if edit is None else _merged(edit, more)
-    return edit
-
-
-def _merged(a: types.WorkspaceEdit, b: types.WorkspaceEdit) -> types.WorkspaceEdit:
-    if a.document_changes is not None:
-        return types.WorkspaceEdit(document_changes=[*a.document_changes, *(b.document_changes or ())])
-    return types.WorkspaceEdit(changes={**(a.changes or {}), **(b.changes or {})})
-
-
-def text_edit(server: FlyServer, doc: Document, text: str, new: str, version: int) -> types.WorkspaceEdit | None:
-    """``text`` (version ``version`` of ``doc``) -> ``new`` as a few minimal edits; None if equal."""
-    features = server.session.features
-    return _minimal_edit(doc.uri, version, text, new, features.encoding, features.document_changes)
-
-
-def _minimal_edit(
-    uri: str, version: int | None, text: str, new: str, encoding: Encoding, document_changes: bool, index: LineIndex | None = None
-) -> types.WorkspaceEdit | None:
-    edits = minimal_edits(text, new)
-    if not edits:
-        return None
-    index = index if index is not None else LineIndex(text)
-    text_edits = [types.TextEdit(range=lsp_range(e.range, index, encoding), new_text=e.content) for e in edits]
-    return document_edit(uri, version, text_edits, document_changes)
-
-
-async def _analysis_of(server: FlyServer, uri: Any, version: Any) -> tuple[Document, Analysis]:
+async def analysis_of(session: Session, uri: Any, version: Any) -> tuple[Document, Analysis]:
     """The document and its current analysis, if it is still at ``version``."""
-    doc = server.session.get(str(uri))
+    doc = session.get(str(uri))
     if doc is None or doc.version != version:
         raise JsonRpcContentModified(STALE)
-    analysis = await diagnostics.analyse(server, doc)
+    analysis = await diagnostics.analyse(session, doc)
     if analysis is None or analysis.version != version or doc.version != version:
         raise JsonRpcContentModified(STALE)
-    server.session.touch(doc)
+    session.touch(doc)
     return doc, analysis
 
 
-async def resolve(server: FlyServer, action: types.CodeAction) -> types.CodeAction:
+async def resolve(session: Session, client: Client, action: types.CodeAction) -> types.CodeAction:
     """The edit of a quick fix or of fix-all, computed only when the user picks it."""
     data: Any = action.data if isinstance(action.data, dict) else {}
     kind = data.get("action")
     if kind == ActionKind.ADD_EXAMPLE.value and action.edit is None:
-        doc = server.session.get(str(data.get("uri")))
+        doc = session.get(str(data.get("uri")))
         if doc is None or doc.version != data.get("version"):
             raise JsonRpcContentModified(STALE)
-        loop = asyncio.get_running_loop()
-        snap = server.session.snapshot(doc)
-        added = await loop.run_in_executor(server.worker, _add_example_edit, snap, str(data.get("name")))
+        added = await add_example_edit(session, doc, str(data.get("name")))
         if doc.version != data.get("version"):
             raise JsonRpcContentModified(STALE)
         if added is not None:
             action.edit = added.edit
-            if server.session.features.show_document:  # run by the client once the edit is in
+            if session.features.show_document:  # run by the client once the edit is in
                 action.command = types.Command(
                     title=action.title, command=SHOW_EXAMPLE_COMMAND, arguments=[doc.uri, added.example]
                 )
         return action
     if kind not in (ActionKind.QUICKFIX.value, ActionKind.FIX_ALL.value) or action.edit is not None:
         return action
-    doc, analysis = await _analysis_of(server, data.get("uri"), data.get("version"))
+    doc, analysis = await analysis_of(session, data.get("uri"), data.get("version"))
     version = analysis.version
     if kind == ActionKind.FIX_ALL.value:
-        edit = await _fix_all_edit_async(server, doc, analysis)
+        edit = await fix_all_edit(session, doc, analysis)
     else:
         position = data.get("index")
         if not isinstance(position, int) or not 0 <= position < len(analysis.result.diagnostics):
             raise JsonRpcContentModified(STALE)
-        edit = await _quick_fix_edit_async(server, doc, analysis, position)
+        edit = await quick_fix_edit(session, doc, analysis, position)
     if doc.version != version:
         raise JsonRpcContentModified(STALE)
-    action.edit = edit or workspace_edit(server, doc, [], version)
+    action.edit = edit or edits.document_edit(doc.uri, version, [], session.features.document_changes)
     return action
-
-
-# --- commands for clients that do not resolve code actions -------------------------------------
-async def _apply(server: FlyServer, doc: Document, version: int, edit: types.WorkspaceEdit | None, label: str) -> dict:
-    if doc.version != version:
-        raise JsonRpcContentModified(STALE)
-    if edit is None:
-        return {"applied": False, "message": "nothing to change"}
-    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
-    applied = bool(result and result.applied)
-    if not applied:
-        log.info("%s: the client did not apply the edit: %s", label, getattr(result, "failure_reason", None))
-    return {"applied": applied}
-
-
-async def apply_fix_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.applyFix [uri, version, index]``: the quick fix of diagnostic ``index``
-    of that version, sent with workspace/applyEdit."""
-    if len(arguments) != 3 or not isinstance(arguments[2], int):
-        raise JsonRpcInvalidParams("expected [uri, version, index]")
-    uri, version, position = arguments
-    doc, analysis = await _analysis_of(server, uri, version)
-    if not 0 <= position < len(analysis.result.diagnostics):
-        raise JsonRpcInvalidParams(f"no diagnostic {position} in version {version}")
-    fix = analysis.result.diagnostics[position].fix
-    edit = await _quick_fix_edit_async(server, doc, analysis, position)
-    return await _apply(server, doc, version, edit, fix.title if fix else "flydsl-ls fix")
-
-
-async def fix_all_command(server: FlyServer, arguments: list) -> dict:
-    """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit
-    (unverified: commands.fix_all_command verifies it first when the file has examples)."""
-    if len(arguments) != 2:
-        raise JsonRpcInvalidParams("expected [uri, version]")
-    doc, analysis = await _analysis_of(server, arguments[0], arguments[1])
-    edit = await _fix_all_edit_async(server, doc, analysis)
-    return await _apply(server, doc, analysis.version, edit, FIX_ALL_TITLE)
-
-
-def workspace_edit(
-    server: FlyServer, doc: Document, edits: list[types.TextEdit], version: int | None = None
-) -> types.WorkspaceEdit:
-    version = doc.version if version is None else version
-    return document_edit(doc.uri, version, edits, server.session.features.document_changes)
-
-
-def document_edit(uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
-    if document_changes:
-        return types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                    edits=edits,
-                )
-            ]
-        )
-    return types.WorkspaceEdit(changes={uri: edits})

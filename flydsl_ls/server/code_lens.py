@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -30,13 +29,12 @@ from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.compile import find_examples
 from flydsl_ls.compile.scaffold import Target, targets
 from flydsl_ls.compile.scaffold_reasons import NoTarget, no_target
-from flydsl_ls.server.commands import Command, target_arch
-from flydsl_ls.server import diagnostics
-from flydsl_ls.server.diagnostics import lsp_range
-from flydsl_ls.server.session import Snapshot
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.server import diagnostics, schedule
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.commands import Command
+from flydsl_ls.server.edits import lsp_range
+from flydsl_ls.server.session import Document, Session, Snapshot
+from flydsl_ls.server.work import target_arch
 
 MARKER = re.compile(r"flydsl:\s*example", re.I)  # a cheap test before tokenizing the file
 # (title, command); the compile title names the arch.
@@ -46,38 +44,38 @@ NO_TARGET_TITLE = "No compile example: {reason}"
 MIGRATE_TITLE = "Migrate this kernel"
 
 
-async def code_lens(server: FlyServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-    doc = server.session.get(params.text_document.uri)
+async def code_lens(session: Session, client: Client, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    doc = session.get(params.text_document.uri)
     if doc is None:
         return None
     examples = find_examples(doc.text) if MARKER.search(doc.text) else []
     # An untrusted workspace (setting `trust`): no lens that would run its code.
-    runs_code = server.session.editor.trust is not False
-    lenses = _example_lenses(server, doc, examples) if runs_code else []
+    runs_code = session.editor.trust is not False
+    lenses = _example_lenses(session, doc, examples) if runs_code else []
     if "jit" in doc.text or ".launch(" in doc.text:  # cheap tests before parsing, which is done off the loop
-        snap = server.session.snapshot(doc)
-        found, reason = await asyncio.get_running_loop().run_in_executor(server.worker, lens_targets, snap)
+        snap = session.snapshot(doc)
+        found, reason = await asyncio.get_running_loop().run_in_executor(schedule.ACTIONS, lens_targets, snap)
         if doc.version == snap.version:  # else the client asks again for the new text
-            lenses += _add_example_lenses(server, doc, found)
+            lenses += _add_example_lenses(session, doc, found)
             if reason is not None and not examples:
-                lenses.append(_no_target_lens(server, doc, reason))
+                lenses.append(_no_target_lens(session, doc, reason))
     if "kernel" in doc.text or "jit" in doc.text:
-        lenses += await _migrate_lenses_of(server, doc)
+        lenses += await _migrate_lenses_of(session, doc)
     return lenses
 
 
-async def _migrate_lenses_of(server: FlyServer, doc) -> list[types.CodeLens]:
+async def _migrate_lenses_of(session: Session, doc: Document) -> list[types.CodeLens]:
     """"Migrate this kernel" on the kernels with a fixable finding in the current lint (linted
     now if there is none yet: the lint the client gets anyway)."""
-    analysis = doc.current(server.session.generation) or await diagnostics.analyse(server, doc)
+    analysis = doc.current(session.generation) or await diagnostics.analyse(session, doc)
     if analysis is None or analysis.version != doc.version:
         return []
-    snap = server.session.snapshot(doc, analysis.text, analysis.version)
+    snap = session.snapshot(doc, analysis.text, analysis.version)
     loop = asyncio.get_running_loop()
-    found, counted = await loop.run_in_executor(server.worker, migrate_targets, snap, analysis.result.diagnostics)
+    found, counted = await loop.run_in_executor(schedule.ACTIONS, migrate_targets, snap, analysis.result.diagnostics)
     if doc.version != snap.version:
         return []
-    return _summary_lenses(server, doc, counted) + _migrate_lenses(server, doc, found)
+    return _summary_lenses(session, doc, counted) + _migrate_lenses(session, doc, found)
 
 
 def migrate_targets(snap: Snapshot, diagnostics) -> tuple[list[Kernel], list[tuple[Kernel, Tally]]]:
@@ -86,7 +84,7 @@ def migrate_targets(snap: Snapshot, diagnostics) -> tuple[list[Kernel], list[tup
     return with_fix(snap.text, diagnostics), tallies(snap.text, diagnostics)
 
 
-def _summary_lenses(server: FlyServer, doc, counted: list[tuple[Kernel, Tally]]) -> list[types.CodeLens]:
+def _summary_lenses(session: Session, doc: Document, counted: list[tuple[Kernel, Tally]]) -> list[types.CodeLens]:
     """"12 legacy constructs, 9 fixable (5 safe, 4 unsafe)" on each kernel with findings, next
     to its "Migrate this kernel": which kernel of a long file to migrate first. Clicked, it
     says which rules they are (``flydsl-ls.kernelFindings``)."""
@@ -99,17 +97,17 @@ def _summary_lenses(server: FlyServer, doc, counted: list[tuple[Kernel, Tally]])
         if tally.fixable:
             detail += "; \"Migrate this kernel\" applies the fixable ones"
         command = types.Command(title=title, command=Command.KERNEL_FINDINGS.value, arguments=[detail])
-        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=command))
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, session.encoding), command=command))
     return lenses
 
 
-def _migrate_lenses(server: FlyServer, doc, found: list[Kernel]) -> list[types.CodeLens]:
+def _migrate_lenses(session: Session, doc: Document, found: list[Kernel]) -> list[types.CodeLens]:
     lenses = []
     for kernel in found:
         line = kernel.first_line - 1
         whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
         command = types.Command(title=MIGRATE_TITLE, command=Command.MIGRATE_KERNEL.value, arguments=[doc.uri, doc.version, kernel.name])
-        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=command))
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, session.encoding), command=command))
     return lenses
 
 
@@ -121,15 +119,15 @@ def lens_targets(snap: Snapshot) -> tuple[list[Target], NoTarget | None]:
     return [t for t in found if not t.has_example], reason if reason and reason.kernel_like else None
 
 
-def _no_target_lens(server: FlyServer, doc, reason: NoTarget) -> types.CodeLens:
+def _no_target_lens(session: Session, doc: Document, reason: NoTarget) -> types.CodeLens:
     """A lens that says why; clicked, it says what to do."""
     line = reason.line - 1
     whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
     title = NO_TARGET_TITLE.format(reason=reason.message)
-    return types.CodeLens(range=lsp_range(whole, doc.index, server.session.encoding), command=types.Command(title=title, command=Command.NO_EXAMPLE.value, arguments=[reason.message]))
+    return types.CodeLens(range=lsp_range(whole, doc.index, session.encoding), command=types.Command(title=title, command=Command.NO_EXAMPLE.value, arguments=[reason.message]))
 
 
-def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[types.CodeLens]:
+def _add_example_lenses(session: Session, doc: Document, found: list[Target]) -> list[types.CodeLens]:
     """On each builder or launcher of ``found`` (the lens goes once it has an example)."""
     lenses = []
     for target in found:
@@ -137,7 +135,7 @@ def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[typ
         whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
         lenses.append(
             types.CodeLens(
-                range=lsp_range(whole, doc.index, server.session.encoding),
+                range=lsp_range(whole, doc.index, session.encoding),
                 command=types.Command(
                     title=ADD_EXAMPLE_TITLE, command=Command.ADD_EXAMPLE.value, arguments=[doc.uri, None, target.name]
                 ),
@@ -146,15 +144,15 @@ def _add_example_lenses(server: FlyServer, doc, found: list[Target]) -> list[typ
     return lenses
 
 
-def _example_lenses(server: FlyServer, doc, examples) -> list[types.CodeLens]:
-    default = target_arch(server, doc)
+def _example_lenses(session: Session, doc: Document, examples) -> list[types.CodeLens]:
+    default = target_arch(session, doc)
     index = doc.index
     lenses: list[types.CodeLens] = []
     for example in examples:
         # the first line of the definition: the decorator or `def` below the marker
         line = example.marker_line if example.marker_line < example.line else example.line - 1
         whole = Range(Position(line, 0), Position(line, len(index.line_text(line))))
-        rng = lsp_range(whole, index, server.session.encoding)
+        rng = lsp_range(whole, index, session.encoding)
         arch = example.arch or default
         for title, command in LENSES:
             lenses.append(

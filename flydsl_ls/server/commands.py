@@ -1,7 +1,11 @@
-"""workspace/executeCommand: compile, launch, show the ISA, verify a fix by compiling.
+"""workspace/executeCommand: every command of the server. Compile, launch, show the ISA,
+verify a fix by compiling; fix-all (verified by compiling when the file has examples), a
+quick fix, "Add a compile example" for clients that do not resolve code actions
+(code_actions.py computes their edits); the lenses' messages; "Migrate this kernel"
+(migrate.py verifies and reports it).
 
 :class:`Command` drives both what is advertised (``executeCommandProvider``) and the
-routing (``HANDLERS``). Every command runs in the session's one :class:`CompileService`
+routing (``HANDLERS``). Every compile runs in the session's one :class:`CompileService`
 (a warm worker process, created on the first command, closed at shutdown), off the event
 loop, with work-done progress when the client offers it, cancellable by ``$/cancelRequest``
 and by the progress's cancel button, within the ``compileTimeout`` setting. The user's file
@@ -27,15 +31,18 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
 from flydsl_ls.actions.fix_verify import VerifyAborted, VerifyOutcome, verify_fixes
 from flydsl_ls.actions.fixes import apply_fix
-from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.actions.migrate import UnknownFunction
+from flydsl_ls.actions.migrate import migrate as migrate_kernel
+from flydsl_ls.actions.migrate_verify import CHECKED, MigrationCheck, not_compiled
+from flydsl_ls.analysis.model.diagnostic import Applicability, Diagnostic, Edit, Fix
 from flydsl_ls.analysis.model.text import LineIndex, Range
 from flydsl_ls.checker import check_source
 from flydsl_ls.compile import (
@@ -45,15 +52,19 @@ from flydsl_ls.compile import (
     compare_results,
     find_examples,
 )
-from flydsl_ls.server import code_actions, diagnostics, migrate
+from flydsl_ls.server import code_actions, diagnostics, edits, migrate, schedule
 from flydsl_ls.server import compile_report as report
-from flydsl_ls.server.session import Document
-from flydsl_ls.server.work import WorkProgress, reporting_compiler, service, target_arch, why_not_run
-from flydsl_ls.server.work import cancel_with_request as _cancel_with_request
-from flydsl_ls.server.work import show as _show
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.session import Document, Session, Snapshot
+from flydsl_ls.server.work import (
+    WorkProgress,
+    cancel_with_request,
+    reporting_compiler,
+    service,
+    show,
+    target_arch,
+    why_not_run,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +83,8 @@ class Command(str, Enum):
     FIX_ALL = code_actions.FIX_ALL_COMMAND
     ADD_EXAMPLE = code_actions.ADD_EXAMPLE_COMMAND  # the code action's and the CodeLens's
     SHOW_EXAMPLE = code_actions.SHOW_EXAMPLE_COMMAND  # after a resolved "Add a compile example"
-    NO_EXAMPLE = code_actions.NO_EXAMPLE_COMMAND  # the "No compile example" lens
-    KERNEL_FINDINGS = code_actions.KERNEL_FINDINGS_COMMAND  # the lens counting a kernel's findings
+    NO_EXAMPLE = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
+    KERNEL_FINDINGS = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
     MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
 
     @classmethod
@@ -125,8 +136,8 @@ class Source:
         return self.text if self.doc is not None else None  # None: the service reads the file
 
 
-def _source(server: FlyServer, uri: str) -> Source:
-    doc = server.session.get(uri)
+def _source(session: Session, uri: str) -> Source:
+    doc = session.get(uri)
     path = doc.path if doc is not None else None
     if path is None and uri.startswith("file:"):
         try:
@@ -144,7 +155,7 @@ def _source(server: FlyServer, uri: str) -> Source:
         raise JsonRpcInvalidParams(f"cannot read {path}: {error}") from error
 
 
-def _arch(server: FlyServer, source: Source, target: Target) -> str | None:
+def _arch(session: Session, source: Source, target: Target) -> str | None:
     """The arch asked for, else the example's marker, else the setting, else gfx942.
     None when there is no such example (the service reports that)."""
     if target.arch:
@@ -154,12 +165,12 @@ def _arch(server: FlyServer, source: Source, target: Target) -> str | None:
     except LookupError:
         return None
     doc = source.doc or Document(source.uri, source.text, 0, source.path)
-    return example.arch or target_arch(server, doc)
+    return example.arch or target_arch(session, doc)
 
 
 # --- the service, progress and cancellation -----------------------------------------------
 async def _compile(
-    server: FlyServer,
+    session: Session, client: Client,
     source: Source,
     target: Target,
     arch: str | None,
@@ -171,17 +182,17 @@ async def _compile(
     label: str = "",
 ) -> CompileResult:
     report_progress = progress.report if not label else (lambda m: progress.report(f"{label}: {m}"))
-    refused = why_not_run(server, source.path)
+    refused = why_not_run(session, client, source.path)
     if refused:
         raise JsonRpcInvalidRequest(refused)
     try:
-        return await service(server).compile_async(
+        return await service(session).compile_async(
             source.path,
             target.example,
             arch,
             launch=launch,
             source=source.buffer if text is None else text,
-            timeout=server.session.editor.timeout,
+            timeout=session.editor.timeout,
             progress=report_progress,
             cancel=cancel,
         )
@@ -190,14 +201,14 @@ async def _compile(
         raise
 
 
-async def _show_document(server: FlyServer, path: Path | None) -> str | None:
+async def _show_document(session: Session, client: Client, path: Path | None) -> str | None:
     """Ask the client to open ``path``; its URI when it did."""
-    if path is None or not server.session.features.show_document:
+    if path is None or not session.features.show_document:
         return None
     uri = path.as_uri()
     try:
         shown = await asyncio.wait_for(
-            server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
+            client.request(types.WINDOW_SHOW_DOCUMENT, types.ShowDocumentParams(uri=uri, take_focus=True)),
             SHOW_DOCUMENT_TIMEOUT,
         )
     except Exception as error:
@@ -211,16 +222,15 @@ def _title(verb: str, source: Source, target: Target, arch: str | None) -> str:
     return f"{verb} {source.path.name}::{example}" + (f" for {arch}" if arch else "")
 
 
-def _update_compile_diagnostics(server: FlyServer, source: Source, result: CompileResult) -> None:
+def _update_compile_diagnostics(session: Session, client: Client, source: Source, result: CompileResult) -> None:
     """A successful compile clears the file's compile errors, a failed one replaces them;
     a crash, timeout, cancel or missing toolchain says nothing about the source: kept."""
     if result.status is Status.OK:
         new: list[types.Diagnostic] = []
     elif result.status is Status.ERROR:
-        new = report.error_diagnostics(result, source.path, source.text, server.session.encoding)
+        new = report.error_diagnostics(result, source.path, source.text, session.encoding)
     else:
         return
-    session = server.session
     old = session.compile_diagnostics.get(source.uri, [])
     if not new and not old:
         return
@@ -231,46 +241,46 @@ def _update_compile_diagnostics(server: FlyServer, source: Source, result: Compi
     doc = session.get(source.uri)
     if session.features.pull_diagnostics or doc is None:
         # a separate (pushed) collection: the pulled lint never replaces it
-        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=source.uri, diagnostics=new))
+        client.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PublishDiagnosticsParams(uri=source.uri, diagnostics=new))
     else:
         doc.published = None  # republish the lint merged with the compile errors
-        diagnostics.schedule(server, doc, 0)
+        diagnostics.schedule_lint(session, client, doc, 0)
 
 
 # --- compile, launch, showIsa ---------------------------------------------------------------
-async def _run_compile(server: FlyServer, command: Command, arguments: list) -> dict:
+async def _run_compile(session: Session, client: Client, command: Command, arguments: list) -> dict:
     target = parse_arguments(arguments)
-    source = _source(server, target.uri)
-    arch = _arch(server, source, target)
+    source = _source(session, target.uri)
+    arch = _arch(session, source, target)
     launch = command is Command.LAUNCH
     cancel = threading.Event()
-    _cancel_with_request(server, cancel)
+    cancel_with_request(client, cancel)
     verb = "Launching" if launch else "Compiling"
-    async with WorkProgress(server, _title(verb, source, target, arch), cancel) as progress:
-        result = await _compile(server, source, target, arch, progress, cancel, launch=launch)
+    async with WorkProgress(session, client, _title(verb, source, target, arch), cancel) as progress:
+        result = await _compile(session, client, source, target, arch, progress, cancel, launch=launch)
         progress.end(result.status.value)
-    _update_compile_diagnostics(server, source, result)
+    _update_compile_diagnostics(session, client, source, result)
     data = report.result_json(command.value, target.uri, result)
     text = data["message"]
     if command is Command.SHOW_ISA and result.ok and result.kernels:
         isa = result.kernels[0].isa
-        data["shown"] = await _show_document(server, isa)
+        data["shown"] = await _show_document(session, client, isa)
         if data["shown"] is None:
             text += "\n" + "\n".join(f"ISA of {k.name}: {k.isa}" for k in result.kernels if k.isa)
-    _show(server, report.message_type(result), text)
+    show(client, report.message_type(result), text)
     return data
 
 
-async def compile_command(server: FlyServer, arguments: list) -> dict:
-    return await _run_compile(server, Command.COMPILE, arguments)
+async def compile_command(session: Session, client: Client, arguments: list) -> dict:
+    return await _run_compile(session, client, Command.COMPILE, arguments)
 
 
-async def launch_command(server: FlyServer, arguments: list) -> dict:
-    return await _run_compile(server, Command.LAUNCH, arguments)
+async def launch_command(session: Session, client: Client, arguments: list) -> dict:
+    return await _run_compile(session, client, Command.LAUNCH, arguments)
 
 
-async def show_isa_command(server: FlyServer, arguments: list) -> dict:
-    return await _run_compile(server, Command.SHOW_ISA, arguments)
+async def show_isa_command(session: Session, client: Client, arguments: list) -> dict:
+    return await _run_compile(session, client, Command.SHOW_ISA, arguments)
 
 
 # --- verifyFix --------------------------------------------------------------------------------
@@ -285,7 +295,7 @@ def _range(raw: Any) -> types.Range | None:
         return None
 
 
-async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tuple[str, dict | None, str | None]:
+async def _find_fix(session: Session, source: Source, diagnostic: dict) -> tuple[str, dict | None, str | None]:
     """(code, fix data, problem) for the diagnostic the client sent: the fix it carries, if
     any, else the current lint's diagnostic it stands for (``data["index"]``, or the same
     code and range), its fix in the client's encoding."""
@@ -297,25 +307,25 @@ async def _find_fix(server: FlyServer, source: Source, diagnostic: dict) -> tupl
         return code, None, "the document changed since this diagnostic was reported; verify the fix again"
     fix = data.get("fix") if isinstance(data.get("fix"), dict) else None
     if fix is None and doc is not None:
-        analysis = await diagnostics.analyse(server, doc)
-        encoding = server.session.encoding
+        analysis = await diagnostics.analyse(session, doc)
+        encoding = session.encoding
         found = diagnostics.find(analysis, data, code, _range(diagnostic.get("range")), encoding) if analysis else None
         if found is not None and found[1].fix is not None and found[1].fix.elsewhere:
             names = ", ".join(Path(group.path).name for group in found[1].fix.elsewhere)
             return code, None, f"{code}'s fix edits {names} too, and a verification compiles this file only"
         if found is not None and found[1].fix is not None and found[1].fix.edits:
             code = found[1].code
-            fix = diagnostics.fix_data(found[1].fix, analysis.index, encoding)
+            fix = edits.fix_data(found[1].fix, analysis.index, encoding)
     if fix is None:
         return code, None, f"{code or 'this diagnostic'} has no fix to verify"
     return code, fix, None
 
 
-def _fixed_text(server: FlyServer, text: str, fix: dict) -> str | None:
+def _fixed_text(session: Session, text: str, fix: dict) -> str | None:
     """``text`` with the fix (edits in the client's encoding) applied; None if it would not
     parse or the fix data is malformed."""
     index = LineIndex(text)
-    encoding = server.session.encoding
+    encoding = session.encoding
     try:
         edits = tuple(
             Edit(
@@ -337,11 +347,11 @@ def _fixed_text(server: FlyServer, text: str, fix: dict) -> str | None:
     return apply_fix(text, Fix(str(fix.get("title", "")), applicability, edits))
 
 
-async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
+async def verify_fix_command(session: Session, client: Client, arguments: list) -> dict:
     target = parse_arguments(arguments, with_diagnostic=True)
-    source = _source(server, target.uri)
-    code, fix, problem = await _find_fix(server, source, target.diagnostic or {})
-    fixed = _fixed_text(server, source.text, fix) if fix is not None else None
+    source = _source(session, target.uri)
+    code, fix, problem = await _find_fix(session, source, target.diagnostic or {})
+    fixed = _fixed_text(session, source.text, fix) if fix is not None else None
     if fix is not None and fixed is None:
         problem = f"the {code} fix does not apply cleanly to the current text"
     status = "failed"
@@ -352,18 +362,18 @@ async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
             status = "unavailable"
             problem = f"cannot verify the {code} fix by compiling: {source.path.name}: {error} (docs/compile.md)"
     if problem is not None:
-        _show(server, types.MessageType.Warning, f"verify fix: {problem}")
+        show(client, types.MessageType.Warning, f"verify fix: {problem}")
         return {"command": Command.VERIFY_FIX.value, "status": status, "ok": False, "identical": False,
                 "message": problem, "uri": target.uri, "code": code}
-    arch = _arch(server, source, target)
+    arch = _arch(session, source, target)
     cancel = threading.Event()
-    _cancel_with_request(server, cancel)
+    cancel_with_request(client, cancel)
     title = _title(f"Verifying the {code} fix:", source, target, arch)
     after = comparison = diff_file = None
-    async with WorkProgress(server, title, cancel) as progress:
-        before = await _compile(server, source, target, arch, progress, cancel, text=source.text, label="before")
+    async with WorkProgress(session, client, title, cancel) as progress:
+        before = await _compile(session, client, source, target, arch, progress, cancel, text=source.text, label="before")
         if before.ok and not cancel.is_set():
-            after = await _compile(server, source, target, arch, progress, cancel, text=fixed, label="after")
+            after = await _compile(session, client, source, target, arch, progress, cancel, text=fixed, label="after")
         if after is not None and after.ok:
             comparison = compare_results(before, after)
             if not comparison.identical and after.dump_dir is not None:
@@ -373,11 +383,11 @@ async def verify_fix_command(server: FlyServer, arguments: list) -> dict:
     data = report.verify_json(target.uri, code, fix, before, after, comparison, diff_file)
     text = data["message"]
     if diff_file is not None:
-        data["shown"] = await _show_document(server, diff_file)
+        data["shown"] = await _show_document(session, client, diff_file)
         if data["shown"] is None:
             text += f"\ndiff: {diff_file}"
     kind = types.MessageType.Info if data["ok"] else types.MessageType.Error
-    _show(server, kind, text)
+    show(client, kind, text)
     return data
 
 
@@ -389,7 +399,7 @@ def _has_examples(text: str) -> bool:
     return bool(code_actions.EXAMPLE_MARKER.search(text)) and bool(find_examples(text))
 
 
-async def fix_all_command(server: FlyServer, arguments: list) -> dict:
+async def fix_all_command(session: Session, client: Client, arguments: list) -> dict:
     """``flydsl-ls.fixAll [uri, version]``: every safe fix, sent with workspace/applyEdit.
 
     In a file with ``# flydsl: example`` functions, the examples are compiled before and
@@ -401,33 +411,34 @@ async def fix_all_command(server: FlyServer, arguments: list) -> dict:
     without examples, and the message says so. A file without examples: as before."""
     if len(arguments) != 2:
         raise JsonRpcInvalidParams("expected [uri, version]")
-    doc, analysis = await code_actions._analysis_of(server, arguments[0], arguments[1])
+    doc, analysis = await code_actions.analysis_of(session, arguments[0], arguments[1])
     if not _has_examples(analysis.text):
-        return await code_actions.fix_all_command(server, arguments)
+        return await _fix_all_unverified(session, client, arguments)
     version, text = analysis.version, analysis.text
     name = doc.path.name if doc.path is not None else doc.uri
     cancel = threading.Event()
-    _cancel_with_request(server, cancel)
-    outcome, problem = await _verify_fix_all(server, doc, text, cancel)
+    cancel_with_request(client, cancel)
+    outcome, problem = await _verify_fix_all(session, client, doc, text, cancel)
     if outcome is None and cancel.is_set() and problem == "cancelled":
         message = f"fix-all of {name} cancelled: nothing changed"
-        _show(server, types.MessageType.Warning, message)
+        show(client, types.MessageType.Warning, message)
         return {"applied": False, "verified": False, "status": "cancelled", "message": message}
     if outcome is None or not outcome.verified:
         why = problem or (outcome.summary(name) if outcome is not None else "")
-        result = await code_actions.fix_all_command(server, arguments)
+        result = await _fix_all_unverified(session, client, arguments)
         message = f"fix-all of {name} not verified ({why}); the safe fixes were applied unverified"
         if not result.get("applied"):
             message = f"fix-all of {name} not verified ({why}); nothing was changed"
-        _show(server, types.MessageType.Warning, message)
+        show(client, types.MessageType.Warning, message)
         return {**result, "verified": False, "status": "not verified", "message": message}
-    edit = code_actions.text_edit(server, doc, text, outcome.text, version)
-    result = await code_actions._apply(server, doc, version, edit, code_actions.FIX_ALL_TITLE)
+    features = session.features
+    edit = edits.minimal_edit(doc.uri, version, text, outcome.text, features.encoding, features.document_changes)
+    result = await _apply(client, doc, version, edit, code_actions.FIX_ALL_TITLE)
     lines = [outcome.summary(name)]
     lines += [f"{d.fix.code} (line {d.fix.line}) not applied: it {d.reason}" for d in outcome.dropped]
     lines += [f"example {note}; verified with the others" for note in outcome.notes]
     message = "fix-all of " + "\n".join(lines)
-    _show(server, types.MessageType.Warning if outcome.dropped else types.MessageType.Info, message)
+    show(client, types.MessageType.Warning if outcome.dropped else types.MessageType.Info, message)
     return {
         **result,
         "verified": True,
@@ -444,33 +455,34 @@ async def fix_all_command(server: FlyServer, arguments: list) -> dict:
     }
 
 
+async def _fix_all_unverified(session: Session, client: Client, arguments: list) -> dict:
+    """Every safe fix of version ``arguments[1]``, sent with workspace/applyEdit."""
+    doc, analysis = await code_actions.analysis_of(session, arguments[0], arguments[1])
+    edit = await code_actions.fix_all_edit(session, doc, analysis)
+    return await _apply(client, doc, analysis.version, edit, code_actions.FIX_ALL_TITLE)
+
+
 async def _verify_fix_all(
-    server: FlyServer, doc: Document, text: str, cancel: threading.Event
+    session: Session, client: Client, doc: Document, text: str, cancel: threading.Event
 ) -> tuple[VerifyOutcome | None, str]:
     """(the verified fix-all of ``text``, "") or (None, why it could not run)."""
-    refused = why_not_run(server, doc.path) if doc.path is not None else "the document is not a file"
+    refused = why_not_run(session, client, doc.path) if doc.path is not None else "the document is not a file"
     if refused:
         return None, refused
-    compiler = service(server)
+    compiler = service(session)
     toolchain = await asyncio.to_thread(compiler.toolchain)
     if not toolchain.ok:
         return None, "the compiler is not installed: " + toolchain.problem().replace("\n", " ")
-    snap = server.session.snapshot(doc, text)
-    timeout = server.session.editor.timeout
+    lint = _linter(session.snapshot(doc, text))
+    timeout = session.editor.timeout
     deadline = time.monotonic() + FIX_ALL_VERIFY_LIMIT
     path = doc.path
-    loop_worker = server.worker
-
-    def lint(source: str):
-        # on the server's analysis thread, like every other lint, with the snapshot's settings
-        job = loop_worker.submit(check_source, source, snap.path, snap.settings, snap.project, keep_model=False)
-        return job.result().diagnostics
 
     def stopped() -> bool:
         return cancel.is_set() or time.monotonic() > deadline
 
     title = f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}"
-    async with WorkProgress(server, title, cancel) as progress:
+    async with WorkProgress(session, client, title, cancel) as progress:
         compile_text = reporting_compiler(compiler, path, progress, timeout, stopped)
         try:
             outcome = await asyncio.to_thread(
@@ -479,7 +491,7 @@ async def _verify_fix_all(
                 lint,
                 compile_text,
                 unsafe=False,
-                default_arch=target_arch(server, doc),
+                default_arch=target_arch(session, doc),
                 cancelled=stopped,
             )
         except VerifyAborted as error:
@@ -495,16 +507,159 @@ async def _verify_fix_all(
     return outcome, ""
 
 
-HANDLERS: dict[Command, Callable[[FlyServer, list], Awaitable[dict]]] = {
+def _linter(snap: Snapshot) -> Callable[[str], list[Diagnostic]]:
+    """Lint a text as the snapshot's document (its path and settings) on the actions thread:
+    the many lints of a fix-all or a migration, off the event loop and the lint thread."""
+
+    def lint(source: str) -> list[Diagnostic]:
+        job = schedule.ACTIONS.submit(check_source, source, snap.path, snap.settings, snap.project, keep_model=False)
+        return job.result().diagnostics
+
+    return lint
+
+
+# --- the edits of code actions, for clients that do not resolve them ----------------------------
+async def _apply(client: Client, doc: Document, version: int, edit: types.WorkspaceEdit | None, label: str) -> dict:
+    if doc.version != version:
+        raise JsonRpcContentModified(code_actions.STALE)
+    if edit is None:
+        return {"applied": False, "message": "nothing to change"}
+    result = await client.request(types.WORKSPACE_APPLY_EDIT, types.ApplyWorkspaceEditParams(edit=edit, label=label))
+    applied = bool(result and result.applied)
+    if not applied:
+        log.info("%s: the client did not apply the edit: %s", label, getattr(result, "failure_reason", None))
+    return {"applied": applied}
+
+
+async def apply_fix_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.applyFix [uri, version, index]``: the quick fix of diagnostic ``index``
+    of that version, sent with workspace/applyEdit."""
+    if len(arguments) != 3 or not isinstance(arguments[2], int):
+        raise JsonRpcInvalidParams("expected [uri, version, index]")
+    uri, version, position = arguments
+    doc, analysis = await code_actions.analysis_of(session, uri, version)
+    if not 0 <= position < len(analysis.result.diagnostics):
+        raise JsonRpcInvalidParams(f"no diagnostic {position} in version {version}")
+    fix = analysis.result.diagnostics[position].fix
+    edit = await code_actions.quick_fix_edit(session, doc, analysis, position)
+    return await _apply(client, doc, version, edit, fix.title if fix else "flydsl-ls fix")
+
+
+def _named_in(session: Session, arguments: list) -> tuple[Document, str]:
+    """``[uri, version, name]``: the document, still at ``version`` (null: any), and the name."""
+    if len(arguments) != 3 or not isinstance(arguments[2], str):
+        raise JsonRpcInvalidParams("expected [uri, version, name]")
+    uri, version, name = arguments
+    doc = session.get(str(uri))
+    if doc is None or (version is not None and doc.version != version):
+        raise JsonRpcContentModified(code_actions.STALE)
+    return doc, name
+
+
+async def add_example_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.addExample [uri, version, name]``: insert the example with workspace/applyEdit
+    (``version`` null: the current one)."""
+    doc, name = _named_in(session, arguments)
+    version = doc.version
+    added = await code_actions.add_example_edit(session, doc, name)
+    if added is None:
+        return {"applied": False, "message": f"no compile example can be written for `{name}`"}
+    result = await _apply(client, doc, version, added.edit, code_actions.ADD_EXAMPLE_TITLE.format(name=name))
+    if result["applied"]:
+        result["shown"] = await code_actions.reveal(session, client, doc.uri, added.line, added.example)
+    return result
+
+
+async def no_example_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.noExample [reason]``: the "No compile example" lens, clicked: say why there
+    is none and what to do, in a message (a lens whose command is empty sends "" to the server
+    from Neovim)."""
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        raise JsonRpcInvalidParams("expected [reason]")
+    show(
+        client,
+        types.MessageType.Info,
+        f"no compile example can be added: {arguments[0]}. Write a `# flydsl: example` function that "
+        "returns (launcher, args) by hand where a kernel is launched (docs/compile.md)",
+    )
+    return {"shown": True}
+
+
+async def kernel_findings_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.kernelFindings [text]``: the lens counting a kernel's legacy findings,
+    clicked: its findings per rule, in a message."""
+    if len(arguments) != 1 or not isinstance(arguments[0], str):
+        raise JsonRpcInvalidParams("expected [text]")
+    show(client, types.MessageType.Info, arguments[0])
+    return {"shown": True}
+
+
+async def show_example_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.showExample [uri, name]``: reveal the example ``name`` (the command of a
+    resolved "Add a compile example", run once the client applied its edit)."""
+    if len(arguments) != 2 or not isinstance(arguments[1], str):
+        raise JsonRpcInvalidParams("expected [uri, name]")
+    uri, name = arguments
+    doc = session.get(str(uri))
+    example = next((e for e in find_examples(doc.text) if e.name == name), None) if doc else None
+    if example is None:
+        return {"shown": False, "message": f"no example `{name}` in the document"}
+    return {"shown": await code_actions.reveal(session, client, doc.uri, example.line - 1, name)}
+
+
+# --- "Migrate this kernel" ----------------------------------------------------------------------
+async def migrate_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.migrateKernel [uri, version, name]``: migrate (server/migrate.py), verify
+    when the file has examples, apply with workspace/applyEdit."""
+    doc, name = _named_in(session, arguments)
+    version, text = doc.version, doc.text
+    try:
+        migration = await asyncio.to_thread(migrate_kernel, text, _linter(session.snapshot(doc)), name)
+    except (UnknownFunction, SyntaxError) as error:
+        message = f"migrate {name}: {error}"
+        show(client, types.MessageType.Warning, message)
+        return {"applied": False, "message": message}
+    label = f"Migrate {name}"
+    summary = migrate.summary(name, migration)
+    if not migration.changed:
+        show(client, types.MessageType.Info, summary)
+        return {"applied": False, "message": summary, **migrate.counts(migration)}
+    check: MigrationCheck | None = None
+    if find_examples(text):
+        cancel = threading.Event()
+        cancel_with_request(client, cancel)
+        check, problem = await migrate.verify(session, client, doc, migration, cancel)
+        if check is None or check.status != CHECKED:
+            why = problem or "; ".join(check.problems) or "no example compiles before the migration"
+            message = "\n".join([f"{summary}: not applied ({why})", *(check.lines() if check else [])])
+            show(client, types.MessageType.Warning, message)
+            return {"applied": False, "verified": False, "message": message, **migrate.report(check), **migrate.counts(migration)}
+    features = session.features
+    edit = edits.minimal_edit(doc.uri, version, text, migration.text, features.encoding, features.document_changes)
+    result = await _apply(client, doc, version, edit, label)
+    lines = [summary + ("" if result.get("applied") else ": the editor did not apply it")]
+    if check is not None:
+        lines += check.lines()
+        unreached = not_compiled(migration)
+        if unreached:
+            lines.append(f"no example reaches {', '.join(unreached)}: the fixes there were not compiled")
+    else:
+        lines.append("not verified: the file has no `# flydsl: example` (the \"Add compile example\" CodeLens adds one)")
+    message = "\n".join(lines)
+    show(client, types.MessageType.Info, message)
+    return {**result, "verified": check is not None, "message": message, **migrate.report(check), **migrate.counts(migration)}
+
+
+HANDLERS: dict[Command, Callable[[Session, Client, list], Awaitable[dict]]] = {
     Command.COMPILE: compile_command,
     Command.LAUNCH: launch_command,
     Command.SHOW_ISA: show_isa_command,
     Command.VERIFY_FIX: verify_fix_command,
-    Command.APPLY_FIX: code_actions.apply_fix_command,
+    Command.APPLY_FIX: apply_fix_command,
     Command.FIX_ALL: fix_all_command,
-    Command.ADD_EXAMPLE: code_actions.add_example_command,
-    Command.SHOW_EXAMPLE: code_actions.show_example_command,
-    Command.NO_EXAMPLE: code_actions.no_example_command,
-    Command.KERNEL_FINDINGS: code_actions.kernel_findings_command,
-    Command.MIGRATE_KERNEL: migrate.migrate_command,
+    Command.ADD_EXAMPLE: add_example_command,
+    Command.SHOW_EXAMPLE: show_example_command,
+    Command.NO_EXAMPLE: no_example_command,
+    Command.KERNEL_FINDINGS: kernel_findings_command,
+    Command.MIGRATE_KERNEL: migrate_command,
 }

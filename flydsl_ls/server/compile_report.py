@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position, Range
 from flydsl_ls.compile import CompileResult, IrComparison, KernelOutput, Status
-from flydsl_ls.server.diagnostics import lsp_range
+from flydsl_ls.server.edits import lsp_range
 
 SOURCE = "flydsl-ls compile"  # not "flydsl-ls": code actions and suppressions ignore these
 ERROR_CODE = "compile-error"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -19,9 +18,6 @@ from pygls.protocol import default_converter
 from flydsl_ls.analysis.engine import SYNTAX_ERROR
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.session import Analysis
 
 SOURCE = "flydsl-ls"
 SEVERITY = {
@@ -137,14 +133,14 @@ def _tail_key(d: Diagnostic) -> tuple:
 _INDEX_ENDS: list[str] = []
 
 
-def items_json(analysis: Analysis, extra: list[types.Diagnostic] = ()) -> str:
-    """The JSON array of the analysis's diagnostics (and ``extra`` ones, e.g. compile errors).
+def items_json(fragments: list[str], version: int, extra: list[types.Diagnostic] = ()) -> str:
+    """The JSON array of the diagnostics of one lint of version ``version``, their
+    ``fragments`` (``FragmentCache.fragments``), and ``extra`` ones (e.g. compile errors).
     Joined in C (``zip``/``map``): thousands of diagnostics on every keystroke."""
-    fragments = analysis.fragments
     while len(_INDEX_ENDS) < len(fragments):
         _INDEX_ENDS.append(f',"index":{len(_INDEX_ENDS)}}}}}')
-    version = f'{{"version":{analysis.version}'
-    parts = list(map("".join, zip(fragments, itertools.repeat(version), _INDEX_ENDS)))
+    data = f'{{"version":{version}'
+    parts = list(map("".join, zip(fragments, itertools.repeat(data), _INDEX_ENDS)))
     parts += [json.dumps(_CONVERTER.unstructure(d)) for d in extra]
     return "[" + ",".join(parts) + "]"
 

@@ -1,7 +1,7 @@
 """Diagnostics: lint once per (version, settings), push or answer pulls, never publish stale.
 
 Pushing is debounced on change and immediate on open and save. A lint runs in a worker
-thread on a ``Snapshot`` of the document (text, version, settings; never the server); its
+thread on a ``Snapshot`` of the document (text, version, settings; never the session); its
 result is kept only if the document still has that version when it finishes. Clients that pull (``textDocument/diagnostic``) are not pushed to,
 so they never show every diagnostic twice (Neovim keeps the two in separate namespaces).
 """
@@ -12,24 +12,23 @@ import asyncio
 import json
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from lsprotocol import types
 
 from flydsl_ls import baseline
 from flydsl_ls.analysis.engine import SYNTAX_ERROR, FileAnalysis
 from flydsl_ls.analysis.incremental import IncrementalAnalyzer
-from flydsl_ls.analysis.model.diagnostic import Diagnostic, Fix
+from flydsl_ls.analysis.model.diagnostic import Diagnostic
 from flydsl_ls.analysis.model.sources import MAX_SOURCE_SIZE, file_time_bound, too_large
-from flydsl_ls.analysis.model.text import Encoding, LineIndex, Range
+from flydsl_ls.analysis.model.text import Encoding, LineIndex
 from flydsl_ls.checker import check_source
+from flydsl_ls.server import schedule
+from flydsl_ls.server.client import Client
 from flydsl_ls.server.diagnostic_json import SEVERITY, SOURCE, FragmentCache, items_json, struck
+from flydsl_ls.server.edits import lsp_range
 from flydsl_ls.server.protocol import RawJSON
-from flydsl_ls.server.session import Analysis, Document, Snapshot
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.server.session import Analysis, Document, Session, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -37,40 +36,7 @@ log = logging.getLogger(__name__)
 # CLI's bound too.
 MAX_SOURCE_CHARS = MAX_SOURCE_SIZE
 
-# One worker: lints queue up, and a queued lint of a stale version is skipped. Inlay hints
-# (inlay_hints.py) queue there too: two analyses at once would race for the CPU, and for
-# the recursion limit a deeply nested file raises (analysis/model/deep.py).
-LINTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-lint")
-
-
-# --- conversion (positions only through LineIndex) ------------------------------------
-def lsp_range(rng: Range, index: LineIndex, encoding: Encoding) -> types.Range:
-    start = index.to_client(rng.start, encoding)
-    end = index.to_client(rng.end, encoding)
-    return types.Range(types.Position(*start), types.Position(*end))
-
-
-def fix_data(fix: Fix, index: LineIndex, encoding: Encoding) -> dict:
-    return {
-        "title": fix.title,
-        "applicability": fix.applicability.value,
-        "edits": [
-            {
-                "range": _range_json(lsp_range(edit.range, index, encoding)),
-                "newText": edit.content,
-            }
-            for edit in fix.edits
-        ],
-    }
-
-
-def _range_json(rng: types.Range) -> dict:
-    return {
-        "start": {"line": rng.start.line, "character": rng.start.character},
-        "end": {"line": rng.end.line, "character": rng.end.character},
-    }
-
-
+# --- conversion -------------------------------------------------------------------------
 def to_lsp(d: Diagnostic, index: LineIndex, encoding: Encoding, version: int) -> types.Diagnostic:
     """One diagnostic as lsprotocol's type (tests and tools; the server sends JSON, below)."""
     message = d.message if not d.note else f"{d.message}\n{d.note}"
@@ -156,9 +122,8 @@ def _baselined(snap: Snapshot, result: FileAnalysis) -> FileAnalysis:
     return FileAnalysis(baseline.as_hints(result.diagnostics, known), result.model, result.internal_errors)
 
 
-async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
+async def analyse(session: Session, doc: Document) -> Analysis | None:
     """The current analysis of ``doc``, linting it now if there is none."""
-    session = server.session
     generation = session.generation
     current = doc.current(generation)
     if current is not None:
@@ -174,7 +139,7 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
     def still_current() -> bool:  # two integers, read from the lint thread
         return doc.version == version and session.generation == generation
 
-    analysis = await loop.run_in_executor(LINTER, lint, snap, doc.incremental, doc.json_cache, still_current)
+    analysis = await loop.run_in_executor(schedule.LINT, lint, snap, doc.incremental, doc.json_cache, still_current)
     if analysis is None:
         return None
     bound = file_time_bound()
@@ -186,77 +151,77 @@ async def analyse(server: FlyServer, doc: Document) -> Analysis | None:
         )
     if session.get(doc.uri) is not doc:
         return None  # closed meanwhile
-    _store(server, doc, analysis)
+    _store(session, doc, analysis)
     return analysis
 
 
-def _store(server: FlyServer, doc: Document, analysis: Analysis) -> None:
+def _store(session: Session, doc: Document, analysis: Analysis) -> None:
     key = (analysis.version, analysis.generation)
     if doc.analysis is None or key >= (doc.analysis.version, doc.analysis.generation):
         doc.analysis = analysis
         doc.linted = key
     if analysis.result.model is not None:
         doc.good_model = analysis.result.model
-    server.session.touch(doc)
+    session.touch(doc)
 
 
-def schedule(server: FlyServer, doc: Document, delay: float) -> None:
+def schedule_lint(session: Session, client: Client, doc: Document, delay: float) -> None:
     """(Re)start the lint of ``doc`` after ``delay`` seconds, replacing a pending one."""
     if doc.pending is not None and not doc.pending.done():
         doc.pending.cancel()
-    doc.pending = asyncio.ensure_future(_lint_and_publish(server, doc, delay))
+    doc.pending = asyncio.ensure_future(_lint_and_publish(session, client, doc, delay))
 
 
-async def _lint_and_publish(server: FlyServer, doc: Document, delay: float) -> None:
+async def _lint_and_publish(session: Session, client: Client, doc: Document, delay: float) -> None:
     try:
         if delay > 0:
             await asyncio.sleep(delay)
-        analysis = await analyse(server, doc)
+        analysis = await analyse(session, doc)
         if analysis is None or analysis.version != doc.version:
             return  # stale: a newer version will publish
-        if server.session.get(doc.uri) is not doc:
+        if session.get(doc.uri) is not doc:
             return
-        if server.session.features.pull_diagnostics:
+        if session.features.pull_diagnostics:
             return
         key = (analysis.version, analysis.generation)
         if doc.published == key:
             return
         doc.published = key
-        compiled = server.session.compile_diagnostics.get(doc.uri, [])  # see commands.py
+        compiled = session.compile_diagnostics.get(doc.uri, [])  # see commands.py
         params = (
             f'{{"uri":{json.dumps(doc.uri)},"version":{analysis.version},'
-            f'"diagnostics":{items_json(analysis, compiled)}}}'
+            f'"diagnostics":{items_json(analysis.fragments, analysis.version, compiled)}}}'
         )
-        server.text_document_publish_diagnostics(RawJSON(params))
+        client.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, RawJSON(params))
     except asyncio.CancelledError:
         pass
     except Exception:
         log.exception("diagnostics for %s failed", doc.uri)
 
 
-def clear(server: FlyServer, uri: str) -> None:
-    if not server.session.features.pull_diagnostics:
-        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+def clear(session: Session, client: Client, uri: str) -> None:
+    if not session.features.pull_diagnostics:
+        client.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-def refresh_all(server: FlyServer) -> None:
+def refresh_all(session: Session, client: Client) -> None:
     """After a settings change: re-lint open documents, or ask a pulling client to re-pull."""
-    if server.session.features.pull_diagnostics:
-        if server.session.features.diagnostic_refresh:
-            server.workspace_diagnostic_refresh(None)
+    if session.features.pull_diagnostics:
+        if session.features.diagnostic_refresh:
+            client.refresh(types.WORKSPACE_DIAGNOSTIC_REFRESH)
         return
-    for doc in list(server.session.documents.values()):
-        schedule(server, doc, 0)
+    for doc in list(session.documents.values()):
+        schedule_lint(session, client, doc, 0)
 
 
 # --- pull -------------------------------------------------------------------------------
-async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
-    doc = server.session.get(params.text_document.uri)
+async def pull(session: Session, client: Client, params: types.DocumentDiagnosticParams):
+    doc = session.get(params.text_document.uri)
     if doc is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
     previous = params.previous_result_id
     linted = doc.linted
-    if previous is not None and linted == (doc.version, server.session.generation):
+    if previous is not None and linted == (doc.version, session.generation):
         if previous == f"{linted[0]}.{linted[1]}":  # answered without the analysis
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=previous)
     # Only the current version's diagnostics: the client lays them over the text it has
@@ -264,14 +229,14 @@ async def pull(server: FlyServer, params: types.DocumentDiagnosticParams):
     # change while it is linted: lint again, the newest version (a lint of a version
     # already left is skipped, see ``lint``).
     while True:
-        analysis = await analyse(server, doc)
-        if server.session.get(doc.uri) is not doc:
+        analysis = await analyse(session, doc)
+        if session.get(doc.uri) is not doc:
             return types.RelatedFullDocumentDiagnosticReport(items=[])  # closed meanwhile
-        if analysis is not None and (analysis.version, analysis.generation) == (doc.version, server.session.generation):
+        if analysis is not None and (analysis.version, analysis.generation) == (doc.version, session.generation):
             break
-    server.session.touch(doc)
+    session.touch(doc)
     if previous == analysis.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
     return RawJSON(
-        f'{{"kind":"full","resultId":{json.dumps(analysis.result_id)},"items":{items_json(analysis)}}}'
+        f'{{"kind":"full","resultId":{json.dumps(analysis.result_id)},"items":{items_json(analysis.fragments, analysis.version)}}}'
     )

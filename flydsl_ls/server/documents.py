@@ -3,75 +3,72 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flydsl_ls.server import diagnostics, hover, inlay_hints
+from flydsl_ls.server import diagnostics, hover
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.session import Document, Session
 from flydsl_ls.server.workspace import is_settings_file, settings_changed
 
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
 
-
-def did_open(server: FlyServer, params: types.DidOpenTextDocumentParams) -> None:
+def did_open(session: Session, client: Client, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
-    doc = server.session.open(item.uri, item.text, item.version)
-    diagnostics.schedule(server, doc, 0)
-    if not server.docs_warm and "flydsl" in item.text:
-        server.docs_warm = True
-        warm_up_when_idle(server, doc)
+    doc = session.open(item.uri, item.text, item.version)
+    diagnostics.schedule_lint(session, client, doc, 0)
+    if not session.docs_warm and "flydsl" in item.text:
+        session.docs_warm = True
+        warm_up_when_idle(session, doc)
 
 
-def warm_up_when_idle(server: FlyServer, doc) -> None:
+def warm_up_when_idle(session: Session, doc: Document) -> None:
     """Load hover's API docs (tens of ms in a thread, sharing the interpreter with the
     lint) once the edits pause and no lint is pending: neither the first lint of a long
     file nor typing right after opening it is slowed. A hover that needs them first
     cancels it (hover.py)."""
-    if server.warm_up_timer is not None:
-        server.warm_up_timer.cancel()
+    if session.warm_up_timer is not None:
+        session.warm_up_timer.cancel()
 
     def start() -> None:
-        if any(doc.pending is not None and not doc.pending.done() for doc in server.session.documents.values()):
-            warm_up_when_idle(server, doc)
+        if any(doc.pending is not None and not doc.pending.done() for doc in session.documents.values()):
+            warm_up_when_idle(session, doc)
             return
-        server.warm_up_timer = None
-        hover.warm_up(server, doc)
+        session.warm_up_timer = None
+        hover.warm_up(session, doc)
 
-    server.warm_up_timer = asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, start)
+    session.warm_up_timer = asyncio.get_running_loop().call_later(hover.WARM_UP_DELAY, start)
 
 
-def did_change(server: FlyServer, params: types.DidChangeTextDocumentParams) -> None:
-    doc = server.session.get(params.text_document.uri)
+def did_change(session: Session, client: Client, params: types.DidChangeTextDocumentParams) -> None:
+    doc = session.get(params.text_document.uri)
     if doc is None:
         return
     for change in params.content_changes:
-        doc.apply_change(change, server.session.encoding)
+        doc.apply_change(change, session.encoding)
     doc.version = params.text_document.version
-    diagnostics.schedule(server, doc, server.session.editor.delay)
-    if server.warm_up_timer is not None:
-        warm_up_when_idle(server, doc)
+    diagnostics.schedule_lint(session, client, doc, session.editor.delay)
+    if session.warm_up_timer is not None:
+        warm_up_when_idle(session, doc)
 
 
-def did_save(server: FlyServer, params: types.DidSaveTextDocumentParams) -> None:
+def did_save(session: Session, client: Client, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     if is_settings_file(uri):
-        settings_changed(server)
+        settings_changed(session, client)
         return
-    doc = server.session.get(uri)
+    doc = session.get(uri)
     if doc is None:
         return
     if doc.path is not None:
-        server.session.project.forget(doc.path)  # its siblings read it from disk
+        session.project.forget(doc.path)  # its siblings read it from disk
     doc.too_slow = False  # saved: worth one more try
     if params.text is not None and params.text != doc.text:
         doc.update(params.text, doc.version)
         doc.analysis = None
         doc.published = doc.linted = None  # the same version number, another text
-    diagnostics.schedule(server, doc, 0)
+    diagnostics.schedule_lint(session, client, doc, 0)
 
 
-def did_close(server: FlyServer, params: types.DidCloseTextDocumentParams) -> None:
-    if server.session.close(params.text_document.uri) is not None:
-        diagnostics.clear(server, params.text_document.uri)
-        inlay_hints.forget(params.text_document.uri)
+def did_close(session: Session, client: Client, params: types.DidCloseTextDocumentParams) -> None:
+    if session.close(params.text_document.uri) is not None:  # its inlay hints' model released too
+        diagnostics.clear(session, client, params.text_document.uri)

@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -28,32 +26,29 @@ from flydsl_ls.analysis.rules.fly901_deprecated_api import (
 from flydsl_ls.pins import ResolvedVersion, resolve_version
 from flydsl_ls.ruledocs import summary_markdown
 from flydsl_ls.server import diagnostics as diagnostics_module
-from flydsl_ls.server.diagnostics import lsp_range
+from flydsl_ls.server import schedule
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.edits import lsp_range
+from flydsl_ls.server.session import Document, Session
 
 # Rules whose message names the hovered API's own replacement: their one example would be
 # about another API (FLY901's is `maximumf`).
 _PER_API = {"FLY901"}
 
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
-    from flydsl_ls.server.session import Document
-
 log = logging.getLogger(__name__)
 
 WARM_UP_DELAY = 1.0
-# Loading the docs table takes tens of ms once: off the event loop.
-_DOCS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flydsl-docs")
 
 
-async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | None:
-    doc = server.session.get(params.text_document.uri)
+async def hover(session: Session, client: Client, params: types.HoverParams) -> types.Hover | None:
+    doc = session.get(params.text_document.uri)
     if doc is None:
         return None
-    pos = doc.to_position(params.position, server.session.encoding)
+    pos = doc.to_position(params.position, session.encoding)
     analysis = doc.analysis
     if analysis is None:  # dropped (not used for a while) or not linted yet: lint it now
-        analysis = await diagnostics_module.analyse(server, doc)
-    server.session.touch(doc)
+        analysis = await diagnostics_module.analyse(session, doc)
+    session.touch(doc)
     # No request holds an incremental model now (each uses one only until its next await):
     # free the ones dropped since the last request.
     doc.incremental.release_models()
@@ -90,26 +85,26 @@ async def hover(server: FlyServer, params: types.HoverParams) -> types.Hover | N
             kind = model.type_of(expr)
             if kind.known:
                 type_line = f"`{_source(model, expr)}`: **{kind.describe()}**"
-    version = _project_version(server, doc)
+    version = _project_version(session, doc)
     if sections:  # a legacy or deprecated API: say which FlyDSL the advice is for
         sections.append(_version_line(version))
     if type_line:
         sections.insert(0, type_line)
     rng = None
     if model_current and expr is not None:
-        rng = lsp_range(model.index.node_range(expr), doc.index, server.session.encoding)
+        rng = lsp_range(model.index.node_range(expr), doc.index, session.encoding)
     model = models_for = None  # not used across the await (see release_models)
     if symbol is not None:
-        if server.warm_up_timer is not None:  # this lookup loads the table: no need twice
-            server.warm_up_timer.cancel()
-            server.warm_up_timer = None
+        if session.warm_up_timer is not None:  # this lookup loads the table: no need twice
+            session.warm_up_timer.cancel()
+            session.warm_up_timer = None
         loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(_DOCS, apidocs.lookup, symbol, version.version if version else None)
+        found = await loop.run_in_executor(schedule.DOCS, apidocs.lookup, symbol, version.version if version else None)
         if found is not None:
             sections.append(_api_section(found))
     if not sections:
         return None
-    kind = types.MarkupKind.Markdown if server.session.features.markdown_hover else types.MarkupKind.PlainText
+    kind = types.MarkupKind.Markdown if session.features.markdown_hover else types.MarkupKind.PlainText
     return types.Hover(
         contents=types.MarkupContent(kind=kind, value="\n\n---\n\n".join(sections)), range=rng
     )
@@ -191,9 +186,9 @@ def _local_name(model: SemanticModel, pos: Position) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _project_version(server: FlyServer, doc: Document) -> ResolvedVersion | None:
-    setting = server.session.settings_for(doc).flydsl_version
-    return resolve_version(setting, doc.path.parent if doc.path else server.session.root)
+def _project_version(session: Session, doc: Document) -> ResolvedVersion | None:
+    setting = session.settings_for(doc).flydsl_version
+    return resolve_version(setting, doc.path.parent if doc.path else session.root)
 
 
 def _version_line(resolved: ResolvedVersion | None) -> str:
@@ -215,7 +210,7 @@ def _api_section(found: apidocs.ApiDoc) -> str:
     return "\n\n".join(parts)
 
 
-def warm_up(server: FlyServer, doc: Document) -> None:
+def warm_up(session: Session, doc: Document) -> None:
     """Load the docs table in the background, so the first hover is quick."""
-    version = _project_version(server, doc)
-    _DOCS.submit(apidocs.warm_up, version.version if version else None)
+    version = _project_version(session, doc)
+    schedule.DOCS.submit(apidocs.warm_up, version.version if version else None)

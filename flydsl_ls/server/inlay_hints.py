@@ -3,8 +3,9 @@
 
 The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
 ``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from
-a ``Snapshot``: one whole-file model per text, kept (on that thread only) for the next range
-asked of the same text, as a client asks again when the view scrolls. A text that does not
+a ``Snapshot``: one whole-file model per text, kept (on that thread only, ``Document.hints``)
+for the next range asked of the same text, as a client asks again when the view scrolls;
+one document at a time keeps it (``Session.hinted``). A text that does not
 parse while a statement is half typed is analysed repaired (analysis/model/recovery.py):
 the other lines keep their hints.
 """
@@ -15,13 +16,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
 
-from flydsl_ls.analysis.incremental.analyzer import IncrementalAnalyzer
+from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model import recovery
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.parsing import parse
@@ -29,20 +28,17 @@ from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.sources import package_of
 from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.model.typehints import TypeHint, type_hints
-from flydsl_ls.server import diagnostics
+from flydsl_ls.server import schedule
+from flydsl_ls.server.client import Client
 from flydsl_ls.server.protocol import RawJSON
-from flydsl_ls.server.session import Snapshot
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.server.session import HintsModel, Session, Snapshot
 
 log = logging.getLogger(__name__)
 
 _TYPE = types.InlayHintKind.Type.value
 
 
-async def inlay_hints(server: FlyServer, params: types.InlayHintParams) -> RawJSON | None:
-    session = server.session
+async def inlay_hints(session: Session, client: Client, params: types.InlayHintParams) -> RawJSON | None:
     doc = session.get(params.text_document.uri)
     if doc is None:
         return None
@@ -57,33 +53,30 @@ async def inlay_hints(server: FlyServer, params: types.InlayHintParams) -> RawJS
     def current() -> bool:  # read from the lint thread
         return doc.version == version
 
+    if session.hinted is not None and session.hinted is not doc:  # one document keeps a model
+        schedule.LINT.submit(session.hinted.hints.release)
+    session.hinted = doc
     loop = asyncio.get_running_loop()
-    found = await loop.run_in_executor(diagnostics.LINTER, hints_json, snap, first, last, current, doc.incremental)
+    found = await loop.run_in_executor(schedule.LINT, hints_json, snap, first, last, current, doc.incremental, doc.hints)
     if found is None or doc.version != version:
         raise JsonRpcContentModified("the document changed; ask for its hints again")
     return RawJSON(found)
 
 
-def refresh(server: FlyServer) -> None:
+def refresh(session: Session, client: Client) -> None:
     """Ask the client to ask again (the setting changed)."""
-    if server.session.features.inlay_hint_refresh:
-        server.workspace_inlay_hint_refresh(None)
+    if session.features.inlay_hint_refresh:
+        client.refresh(types.WORKSPACE_INLAY_HINT_REFRESH)
 
 
 # --- on the lint thread -----------------------------------------------------------------
-@dataclass
-class _Model:
-    uri: str
-    text: str
-    project_generation: int
-    model: SemanticModel | None  # None: the text does not parse, even repaired
-
-
-_last: _Model | None = None  # the model of the last text asked about
-
-
 def hints_json(
-    snap: Snapshot, first: Position, last: Position, current: Callable[[], bool], incremental: IncrementalAnalyzer
+    snap: Snapshot,
+    first: Position,
+    last: Position,
+    current: Callable[[], bool],
+    incremental: IncrementalAnalyzer,
+    kept: HintsModel,
 ) -> str | None:
     """The hints between ``first`` and ``last`` as LSP JSON; None when the document moved on
     before they were computed."""
@@ -93,9 +86,9 @@ def hints_json(
         try:
             hints = _linted_hints(incremental, snap, first, last)
             if hints is None:
-                hints = _hints(_model_of(snap), first, last)
+                hints = _hints(_model_of(snap, kept), first, last)
         except RecursionError:  # a deeply nested file: again with room to recurse
-            hints = on_deep_stack(lambda: _hints(_model_of(snap), first, last))
+            hints = on_deep_stack(lambda: _hints(_model_of(snap, kept), first, last))
     except Exception:  # an analysis bug must not take the server down
         log.exception("inlay hints of %s failed", snap.uri)
         return "[]"
@@ -125,24 +118,18 @@ def _linted_hints(incremental: IncrementalAnalyzer, snap: Snapshot, first: Posit
         return type_hints(model, first, last) if model is not None else None
 
 
-def _hints(built: _Model, first: Position, last: Position) -> list[TypeHint]:
-    return type_hints(built.model, first, last) if built.model is not None else []
+def _hints(model: SemanticModel | None, first: Position, last: Position) -> list[TypeHint]:
+    return type_hints(model, first, last) if model is not None else []
 
 
-def _model_of(snap: Snapshot) -> _Model:
-    global _last
+def _model_of(snap: Snapshot, kept: HintsModel) -> SemanticModel | None:
+    """The whole-file model of the snapshot's text: the one ``kept``, else built and kept."""
     project = snap.project
-    cached = _last
-    if (
-        cached is not None
-        and cached.uri == snap.uri
-        and cached.project_generation == project.generation
-        and cached.text == snap.text
-    ):
-        return cached
-    _last = None
-    if cached is not None and cached.model is not None:
-        diagnostics.LINTER.submit(_release, cached.model)  # after this answer
+    if kept.text == snap.text and kept.project_generation == project.generation:
+        return kept.model
+    old, kept.model, kept.text = kept.model, None, None
+    if old is not None:
+        schedule.LINT.submit(old.dispose)  # freed after this answer
     generation = project.generation
     text = snap.text
     try:
@@ -159,28 +146,8 @@ def _model_of(snap: Snapshot) -> _Model:
         model = SemanticModel(text, tree, package, project.view(snap.path, package))
         if text is snap.text:
             model.__dict__["index"] = snap.index  # the same text's line table
-    _last = _Model(snap.uri, snap.text, generation, model)
-    return _last
-
-
-def forget(uri: str) -> None:
-    """``uri`` was closed: its kept model (megabytes on a large kernel) goes now, not when
-    another document next asks for hints."""
-    diagnostics.LINTER.submit(_forget, uri)
-
-
-def _forget(uri: str) -> None:
-    global _last
-    cached = _last
-    if cached is not None and cached.uri == uri:
-        _last = None
-        if cached.model is not None:
-            _release(cached.model)
-
-
-def _release(model: SemanticModel) -> None:
-    """Freed now, not by the cyclic collector (``SemanticModel.dispose``)."""
-    model.dispose()
+    kept.text, kept.project_generation, kept.model = snap.text, generation, model
+    return model
 
 
 def _parsed(text: str):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+    from flydsl_ls.server.client import Client
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _TYPES = [
@@ -40,9 +40,9 @@ class ClientLogHandler(logging.Handler):
     """Sends the package's log records to the client once it is connected, and the ones it
     cannot send to ``fallback`` (stderr)."""
 
-    def __init__(self, server: FlyServer, fallback: logging.Handler):
+    def __init__(self, client: Client, fallback: logging.Handler):
         super().__init__()
-        self.server = server
+        self.client = client
         self.fallback = fallback
         self.loop: asyncio.AbstractEventLoop | None = None
         self._local = threading.local()
@@ -72,28 +72,28 @@ class ClientLogHandler(logging.Handler):
     def _send(self, kind: types.MessageType, message: str, shown: bool, record: logging.LogRecord) -> None:
         self._local.busy = True
         try:
-            self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+            self.client.notify(types.WINDOW_LOG_MESSAGE, types.LogMessageParams(type=kind, message=message))
             if shown:
-                self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+                self.client.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=kind, message=message))
         except Exception:
             self.fallback.handle(record)
         finally:
             self._local.busy = False
 
 
-def configure(server: FlyServer, level: str) -> ClientLogHandler:
+def configure(client: Client, level: str) -> ClientLogHandler:
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    client = ClientLogHandler(server, stderr)
-    client.setFormatter(logging.Formatter("%(message)s"))
-    PACKAGE_LOGGER.handlers[:] = [client]
+    handler = ClientLogHandler(client, stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    PACKAGE_LOGGER.handlers[:] = [handler]
     PACKAGE_LOGGER.propagate = False
     set_level(level)
     # pygls logs every message at debug/info: keep it to warnings unless debugging.
     pygls = logging.getLogger("pygls")
-    pygls.handlers[:] = [client]
+    pygls.handlers[:] = [handler]
     pygls.propagate = False
-    return client
+    return handler
 
 
 def set_level(level: str) -> None:

@@ -20,6 +20,7 @@ from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position
+from flydsl_ls.server import schedule
 from flydsl_ls.server.diagnostic_json import FragmentCache
 from flydsl_ls.server.log import SHOW_USER
 from flydsl_ls.server.settings import EditorSettings
@@ -140,6 +141,24 @@ class Analysis:
 
 
 @dataclass
+class HintsModel:
+    """The whole-file model inlay hints built for ``text`` (inlay_hints.py), kept for the
+    next range asked of the same text, as a client asks again when the view scrolls. Read,
+    replaced and released on the lint thread only."""
+
+    text: str | None = None  # None: none built
+    project_generation: int = 0
+    model: SemanticModel | None = None  # None: the text does not parse, even repaired
+
+    def release(self) -> None:
+        """Free the model now (megabytes on a large kernel), not by the cyclic collector
+        (``SemanticModel.dispose``)."""
+        model, self.model, self.text = self.model, None, None
+        if model is not None:
+            model.dispose()
+
+
+@dataclass
 class Document:
     """An open document. Its text, version and what was published are always kept; the
     heavy state (the last analysis with its syntax tree and model, ``good_model``, the
@@ -161,6 +180,7 @@ class Document:
     json_cache: FragmentCache = field(default_factory=FragmentCache)
     # A lint took longer than the file time bound: not linted again until saved or reopened.
     too_slow: bool = False
+    hints: HintsModel = field(default_factory=HintsModel)
 
     def forget(self) -> None:
         """Drop the heavy state; the next request that needs it re-lints."""
@@ -169,6 +189,7 @@ class Document:
         self.json_cache = FragmentCache()
         self.incremental.forget()
         self.incremental.release_models()
+        schedule.LINT.submit(self.hints.release)  # the hints model's thread
         self.__dict__.pop("index", None)
 
     @cached_property
@@ -224,6 +245,11 @@ class Session:
     compile_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     # uris of the documents whose heavy state is kept, least recently used first.
     recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    # The one document that keeps its inlay hints' whole-file model (~11 MB on a 5.7k-line
+    # kernel): the last one asked for hints.
+    hinted: Document | None = None
+    docs_warm: bool = False  # hover's API docs: their loading is scheduled or done
+    warm_up_timer: asyncio.TimerHandle | None = None  # their loading, scheduled, not started yet
     _warned: set[str] = field(default_factory=set)
 
     @property
@@ -246,6 +272,8 @@ class Session:
         doc = self.documents.pop(uri, None)
         self.recent.pop(uri, None)
         if doc is not None:
+            if doc is self.hinted:
+                self.hinted = None
             if doc.pending is not None:
                 doc.pending.cancel()
             doc.forget()

@@ -9,8 +9,6 @@ import asyncio
 import logging
 import threading
 import uuid
-from typing import TYPE_CHECKING
-
 from pathlib import Path
 
 from lsprotocol import types
@@ -18,32 +16,30 @@ from pygls.uris import to_fs_path
 
 from flydsl_ls.compile import DEFAULT_ARCH, CompileService
 from flydsl_ls.compile.service import default_memory_limit
-from flydsl_ls.server.session import Document
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.session import Document, Session
 
 log = logging.getLogger(__name__)
 
 PROGRESS_CREATE_TIMEOUT = 10.0  # seconds the client has to accept a progress token
 
 
-def target_arch(server: FlyServer, doc: Document) -> str:
+def target_arch(session: Session, doc: Document) -> str:
     """The ``target-arch`` setting (pyproject.toml, editor settings), else gfx942."""
-    return server.session.settings_for(doc).target_arch or DEFAULT_ARCH
+    return session.settings_for(doc).target_arch or DEFAULT_ARCH
 
 
 
-def why_not_run(server: FlyServer, path: Path) -> str | None:
+def why_not_run(session: Session, client: Client, path: Path) -> str | None:
     """Why the server will not run code from ``path`` (the compile commands import it);
     None when it may: the client did not call the workspace untrusted, and ``path`` lies
     in one of its workspace folders (with none, is open in the editor)."""
-    if server.session.editor.trust is False:
+    if session.editor.trust is False:
         return "the workspace is not trusted: commands that run its code (compile, launch, verify) are off"
-    roots = workspace_roots(server)
+    roots = workspace_roots(client)
     real = path.resolve()
     if not roots:  # single-file mode (Neovim without a root): the files open in the editor
-        if any(doc.path is not None and doc.path.resolve() == real for doc in server.session.documents.values()):
+        if any(doc.path is not None and doc.path.resolve() == real for doc in session.documents.values()):
             return None
         return f"{path} is not open in the editor, and no workspace folder is: flydsl-ls runs code only from those"
     if not any(real.is_relative_to(root) for root in roots):
@@ -51,53 +47,43 @@ def why_not_run(server: FlyServer, path: Path) -> str | None:
     return None
 
 
-def workspace_roots(server: FlyServer) -> list[Path]:
-    try:
-        workspace = server.workspace
-    except RuntimeError:  # not initialised: no folder yet
-        return []
-    uris = [workspace.root_uri, *(folder.uri for folder in workspace.folders.values())]
+def workspace_roots(client: Client) -> list[Path]:
     roots = []
-    for uri in uris:
-        path = to_fs_path(uri) if uri else None
+    for uri in client.workspace_folders():
+        path = to_fs_path(uri)
         if path:
             roots.append(Path(path).resolve())
     return roots
 
 
-def service(server: FlyServer) -> CompileService:
+def service(session: Session) -> CompileService:
     """The session's compile service; a new one (a new worker) when the memory limit
     setting changed, since the worker takes its limit when it starts."""
-    mib = server.session.editor.compile_memory_limit
+    mib = session.editor.compile_memory_limit
     limit = default_memory_limit() if mib is None else mib * 2**20
-    compiler = server.session.compiler
+    compiler = session.compiler
     if compiler is not None and compiler.memory_limit != limit:
-        close(server)
+        close(session)
         compiler = None
     if compiler is None:
-        compiler = server.session.compiler = CompileService(
-            default_timeout=server.session.editor.timeout, memory_limit=limit
-        )
+        compiler = session.compiler = CompileService(default_timeout=session.editor.timeout, memory_limit=limit)
     return compiler
 
 
-def close(server: FlyServer) -> None:
+def close(session: Session) -> None:
     """At shutdown: stop the worker process."""
-    compiler, server.session.compiler = server.session.compiler, None
+    compiler, session.compiler = session.compiler, None
     if compiler is not None:
         compiler.close()
 
 
 
-def cancel_with_request(server: FlyServer, cancel: threading.Event) -> None:
+def cancel_with_request(client: Client, cancel: threading.Event) -> None:
     """Set ``cancel`` when the client cancels this executeCommand request.
 
     pygls runs a command as a step of its own executeCommand handler: ``$/cancelRequest``
-    cancels that outer request's future (registered under the client's id, which the
-    context still holds here), not our task; so we watch that future."""
-    protocol = server.protocol
-    msg_id = protocol.msg_id
-    future = getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
+    cancels that outer request's future, not our task; so we watch that future."""
+    future = client.current_request()
     if future is not None:
         future.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
 
@@ -122,18 +108,19 @@ class WorkProgress:
     """``window/workDoneProgress`` around one command, when the client supports it; its
     cancel button sets ``cancel``. ``report`` may be called from any thread."""
 
-    def __init__(self, server: FlyServer, title: str, cancel: threading.Event):
-        self.server = server
+    def __init__(self, session: Session, client: Client, title: str, cancel: threading.Event):
+        self.session = session
+        self.client = client
         self.title = title
         self.cancel = cancel
         self.token: str | None = None
         self.loop = asyncio.get_running_loop()
 
     async def __aenter__(self) -> WorkProgress:
-        if not self.server.session.features.work_done_progress:
+        if not self.session.features.work_done_progress:
             return self
         token = f"flydsl-ls/{uuid.uuid4()}"
-        progress = self.server.work_done_progress
+        progress = self.client.progress
         try:
             await asyncio.wait_for(progress.create_async(token), PROGRESS_CREATE_TIMEOUT)
         except Exception as error:  # refused or unanswered: go on without a progress bar
@@ -153,11 +140,11 @@ class WorkProgress:
 
     def _report(self, message: str) -> None:
         if self.token is not None:
-            self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
+            self.client.progress.report(self.token, types.WorkDoneProgressReport(message=message))
 
     def end(self, message: str) -> None:
         if self.token is not None:
-            progress = self.server.work_done_progress
+            progress = self.client.progress
             progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             progress.tokens.pop(self.token, None)
             self.token = None
@@ -171,6 +158,6 @@ class WorkProgress:
 LOG_LEVELS = {types.MessageType.Error: logging.ERROR, types.MessageType.Warning: logging.WARNING}
 
 
-def show(server: FlyServer, kind: types.MessageType, text: str) -> None:
+def show(client: Client, kind: types.MessageType, text: str) -> None:
     log.log(LOG_LEVELS.get(kind, logging.INFO), "%s", text)
-    server.window_show_message(types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))
+    client.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=kind, message=f"flydsl-ls: {text}"))

@@ -6,25 +6,24 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from flydsl_ls.server import diagnostics, inlay_hints
 from flydsl_ls.server import log as server_log
+from flydsl_ls.server.client import Client
+from flydsl_ls.server.session import Session
 from flydsl_ls.server.settings import SECTIONS, EditorSettings, parse
-
-if TYPE_CHECKING:
-    from flydsl_ls.server.app import FlyServer
 
 log = logging.getLogger(__name__)
 SECTION = SECTIONS[0]
 
 
-def apply_initialization_options(server: FlyServer, options: Any) -> None:
-    server.session.init_settings = _parsed(options, "initializationOptions")
-    _apply_log_level(server)
+def apply_initialization_options(session: Session, options: Any) -> None:
+    session.init_settings = _parsed(options, "initializationOptions")
+    _apply_log_level(session)
 
 
 def _parsed(raw: Any, source: str) -> EditorSettings:
@@ -34,42 +33,43 @@ def _parsed(raw: Any, source: str) -> EditorSettings:
     return settings
 
 
-def _apply_log_level(server: FlyServer) -> None:
-    level = server.session.editor.log_level
+def _apply_log_level(session: Session) -> None:
+    level = session.editor.log_level
     if level:
         server_log.set_level(level)
 
 
-async def did_change_configuration(server: FlyServer, params: types.DidChangeConfigurationParams) -> None:
+async def did_change_configuration(session: Session, client: Client, params: types.DidChangeConfigurationParams) -> None:
     raw = params.settings
-    if not raw and server.session.features.configuration:
-        raw = await _pull_configuration(server)
-    _take(server, _parsed(raw, "workspace/didChangeConfiguration"))
+    if not raw and session.features.configuration:
+        raw = await _pull_configuration(client)
+    _take(session, client, _parsed(raw, "workspace/didChangeConfiguration"))
 
 
-async def pull_configuration(server: FlyServer) -> None:
+async def pull_configuration(session: Session, client: Client) -> None:
     """At start, the client's ``flydsl-ls`` section, when it has one."""
-    if not server.session.features.configuration:
+    if not session.features.configuration:
         return
-    raw = await _pull_configuration(server)
+    raw = await _pull_configuration(client)
     if raw:
-        _take(server, _parsed(raw, "workspace/configuration"))
+        _take(session, client, _parsed(raw, "workspace/configuration"))
 
 
-def _take(server: FlyServer, settings: EditorSettings) -> None:
+def _take(session: Session, client: Client, settings: EditorSettings) -> None:
     """The client's settings replace the last ones it sent."""
-    hints = server.session.editor.hints
-    server.session.config_settings = settings
-    _apply_log_level(server)
-    settings_changed(server)
-    if server.session.editor.hints != hints:
-        inlay_hints.refresh(server)
+    hints = session.editor.hints
+    session.config_settings = settings
+    _apply_log_level(session)
+    settings_changed(session, client)
+    if session.editor.hints != hints:
+        inlay_hints.refresh(session, client)
 
 
-async def _pull_configuration(server: FlyServer) -> Any:
+async def _pull_configuration(client: Client) -> Any:
     try:
-        result = await server.workspace_configuration_async(
-            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+        result = await client.request(
+            types.WORKSPACE_CONFIGURATION,
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]),
         )
     except Exception as error:  # the client may not answer; settings stay as they are
         log.info("workspace/configuration failed: %s", error)
@@ -85,24 +85,25 @@ def is_settings_file(uri: str) -> bool:
     return bool(_SETTINGS_FILES.search(uri))
 
 
-def did_change_watched_files(server: FlyServer, params: types.DidChangeWatchedFilesParams) -> None:
+def did_change_watched_files(session: Session, client: Client, params: types.DidChangeWatchedFilesParams) -> None:
     for change in params.changes:
         if change.uri.endswith(".py") and change.uri.startswith("file:"):
-            server.session.project.forget(Path(to_fs_path(change.uri)))
+            session.project.forget(Path(to_fs_path(change.uri)))
     if any(is_settings_file(change.uri) for change in params.changes):
-        settings_changed(server)
+        settings_changed(session, client)
 
 
-def settings_changed(server: FlyServer) -> None:
-    server.session.settings_changed()
-    diagnostics.refresh_all(server)
+def settings_changed(session: Session, client: Client) -> None:
+    session.settings_changed()
+    diagnostics.refresh_all(session, client)
 
 
-async def watch_settings_files(server: FlyServer) -> None:
-    if not server.session.features.watched_files_registration:
+async def watch_settings_files(session: Session, client: Client) -> None:
+    if not session.features.watched_files_registration:
         return
     try:
-        await server.client_register_capability_async(
+        await client.request(
+            types.CLIENT_REGISTER_CAPABILITY,
             types.RegistrationParams(
                 registrations=[
                     types.Registration(

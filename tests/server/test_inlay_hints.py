@@ -196,24 +196,28 @@ async def test_deep_files_analysed_on_several_threads_at_once(spec, hints_worksp
 
 async def test_a_closed_document_keeps_no_model(monkeypatch, tmp_path):
     """The model kept for the next range (~11 MB on a 5.7k-line kernel) goes when its
-    document closes, not when another document next asks for hints."""
-    from flydsl_ls.server import diagnostics, documents, inlay_hints
+    document closes, not when another document next asks for hints; and one document at a
+    time keeps one."""
+    from flydsl_ls.server import diagnostics, documents, inlay_hints, schedule
     from flydsl_ls.server.app import create_server
     from tests.server.helpers import KERNEL
 
-    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # no lint: hints alone
-    monkeypatch.setattr(inlay_hints, "_last", None)
+    monkeypatch.setattr(diagnostics, "schedule_lint", lambda *args: None)  # no lint: hints alone
     server = create_server()
-    path = tmp_path / "kernel.py"
-    path.write_text(KERNEL)
-    uri = path.as_uri()
-    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, KERNEL)))
+    session, client = server.session, server.client
     everything = types.Range(types.Position(0, 0), types.Position(30, 0))
-    hints = await inlay_hints.inlay_hints(server, types.InlayHintParams(types.TextDocumentIdentifier(uri), everything))
-    assert ": Int32" in hints.text
-    kept = inlay_hints._last
-    assert kept is not None and kept.uri == uri and kept.model is not None
+    docs = []
+    for name in ("kernel.py", "other.py"):
+        path = tmp_path / name
+        path.write_text(KERNEL)
+        documents.did_open(session, client, types.DidOpenTextDocumentParams(types.TextDocumentItem(path.as_uri(), "python", 1, KERNEL)))
+        hints = await inlay_hints.inlay_hints(session, client, types.InlayHintParams(types.TextDocumentIdentifier(path.as_uri()), everything))
+        assert ": Int32" in hints.text
+        docs.append(session.get(path.as_uri()))
+    schedule.LINT.submit(lambda: None).result(timeout=TIMEOUT)  # after the lint thread's queue
+    first, second = docs
+    assert first.hints.model is None and second.hints.model is not None and session.hinted is second
 
-    documents.did_close(server, types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
-    diagnostics.LINTER.submit(lambda: None).result(timeout=TIMEOUT)  # after the lint thread's queue
-    assert inlay_hints._last is None
+    documents.did_close(session, client, types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(second.uri)))
+    schedule.LINT.submit(lambda: None).result(timeout=TIMEOUT)
+    assert second.hints.model is None and session.hinted is None

@@ -22,9 +22,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from flydsl_ls import apidocs
-from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, hover, inlay_hints
+from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, inlay_hints, schedule
 from flydsl_ls.server.app import create_server
-from flydsl_ls.server.session import Document, Session, Snapshot
+from flydsl_ls.server.session import Document, HintsModel, Session, Snapshot
 from tests.server.helpers import KERNEL
 
 SERVER_PACKAGE = Path(diagnostics.__file__).parent
@@ -41,8 +42,9 @@ WORKER_FUNCTIONS = {
     "apidocs.lookup": apidocs.lookup,  # hover's docs, by symbol and release
     "apidocs.warm_up": apidocs.warm_up,  # their loading, before the first hover
     "hints_json": inlay_hints.hints_json,
-    "_release": inlay_hints._release,  # the inlay hints' last model, disposed
-    "_forget": inlay_hints._forget,  # ... or dropped when its document closes
+    "old.dispose": SemanticModel.dispose,  # the inlay hints' model of an older text
+    "self.hints.release": HintsModel.release,  # ... or of a document closed or dropped
+    "session.hinted.hints.release": HintsModel.release,  # ... or of another document
 }
 LOOP_TYPES = ("FlyServer", "LanguageServer", "Session", "Document")
 
@@ -118,27 +120,27 @@ def _reaches(value, kinds: tuple[type, ...], depth: int = 0) -> bool:
 
 async def test_the_handlers_hand_workers_a_frozen_snapshot(monkeypatch, tmp_path):
     linter, actions = RecordingExecutor(), RecordingExecutor()
-    monkeypatch.setattr(diagnostics, "LINTER", linter)
-    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # lint when asked, below
-    monkeypatch.setattr(inlay_hints, "_last", None)  # no model of another test's to dispose
+    monkeypatch.setattr(schedule, "LINT", linter)
+    monkeypatch.setattr(schedule, "ACTIONS", actions)
+    monkeypatch.setattr(diagnostics, "schedule_lint", lambda *args: None)  # lint when asked, below
     server = create_server()
-    server.worker = actions
+    session, client = server.session, server.client
     path = tmp_path / "kernel.py"
     path.write_text(KERNEL)
     uri = path.as_uri()
     item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=KERNEL)
-    documents.did_open(server, types.DidOpenTextDocumentParams(item))
-    doc = server.session.get(uri)
+    documents.did_open(session, client, types.DidOpenTextDocumentParams(item))
+    doc = session.get(uri)
 
-    analysis = await diagnostics.analyse(server, doc)
+    analysis = await diagnostics.analyse(session, doc)
     assert analysis is not None and analysis.version == 1 and analysis.result.diagnostics
     fixable = [i for i, d in enumerate(analysis.result.diagnostics) if d.fix is not None and d.fix.edits]
     assert fixable
-    quick = await code_actions._quick_fix_edit_async(server, doc, analysis, fixable[0])
-    whole = await code_actions._fix_all_edit_async(server, doc, analysis)
+    quick = await code_actions.quick_fix_edit(session, doc, analysis, fixable[0])
+    whole = await code_actions.fix_all_edit(session, doc, analysis)
     assert quick is not None and whole is not None
     everything = types.Range(types.Position(0, 0), types.Position(30, 0))
-    hints = await inlay_hints.inlay_hints(server, types.InlayHintParams(types.TextDocumentIdentifier(uri), everything))
+    hints = await inlay_hints.inlay_hints(session, client, types.InlayHintParams(types.TextDocumentIdentifier(uri), everything))
     assert ": Int32" in hints.text
 
     calls = linter.calls + actions.calls
@@ -148,7 +150,7 @@ async def test_the_handlers_hand_workers_a_frozen_snapshot(monkeypatch, tmp_path
         assert isinstance(snap, Snapshot) and (snap.uri, snap.version) == (uri, 1)
         with pytest.raises(dataclasses.FrozenInstanceError):
             snap.version = 2  # type: ignore[misc]
-        assert snap.project is server.session.project  # the one shared, thread-safe index
+        assert snap.project is session.project  # the one shared, thread-safe index
         assert not any(isinstance(a, (LanguageServer, Session, Document)) for a in args), fn.__name__
         # Nothing handed over leads back to the server (the lint's "still current?" check
         # reads the document's version and the settings generation, no more).

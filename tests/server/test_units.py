@@ -98,7 +98,6 @@ def test_suppression_checked_on_the_statement_matches_the_whole_file():
     check gives."""
     import json
     from pathlib import Path
-    from types import SimpleNamespace
 
     from flydsl_ls.checker import check_source
     from flydsl_ls.config import Settings
@@ -124,15 +123,14 @@ def f():
         analysis = Analysis(1, 0, text, result)
         analysis.fragments = FragmentCache().fragments(result.diagnostics, analysis.index, "utf-16")
         session = Session(features=ClientFeatures(encoding="utf-16"))
-        server = SimpleNamespace(session=session)
         doc = Document("file:///k.py", text, 1, None)
-        for item in json.loads(items_json(analysis)):
+        for item in json.loads(items_json(analysis.fragments, analysis.version)):
             d = types.Diagnostic(**{k: v for k, v in item.items() if k in ("message", "data", "code")},
                                  range=types.Range(types.Position(**item["range"]["start"]), types.Position(**item["range"]["end"])))
             if d.code == "FLY000":
                 continue
             line = d.range.start.line
-            fast = _suppression_in_statement(server, doc, analysis, d, line, d.code)
+            fast = _suppression_in_statement(session, doc, analysis, d, line, d.code)
             if fast is not None:  # else the server checks on the whole file
                 assert fast == suppression_edit(text, line, d.code), (d.code, line)
                 checked += 1
@@ -190,21 +188,21 @@ async def test_docs_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     from flydsl_ls.server.app import create_server
 
     started = []
-    monkeypatch.setattr(hover, "warm_up", lambda server, doc: started.append(True))
-    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)  # no lint here
+    monkeypatch.setattr(hover, "warm_up", lambda session, doc: started.append(True))
+    monkeypatch.setattr(diagnostics, "schedule_lint", lambda *args: None)  # no lint here
     server = create_server()
     uri = "file:///k.py"
-    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text="import flydsl.expr as fx\n")))
-    first = server.warm_up_timer.when()
+    documents.did_open(server.session, server.client, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text="import flydsl.expr as fx\n")))
+    first = server.session.warm_up_timer.when()
     await asyncio.sleep(0.01)
     change = types.TextDocumentContentChangeWholeDocument("import flydsl.expr as fx\nx = 1\n")
 
     def edit(version: int) -> None:
         identifier = types.VersionedTextDocumentIdentifier(version=version, uri=uri)
-        documents.did_change(server, types.DidChangeTextDocumentParams(identifier, [change]))
+        documents.did_change(server.session, server.client, types.DidChangeTextDocumentParams(identifier, [change]))
 
     edit(2)
-    assert started == [] and server.warm_up_timer.when() > first  # pushed back by the edit
+    assert started == [] and server.session.warm_up_timer.when() > first  # pushed back by the edit
     monkeypatch.setattr(hover, "WARM_UP_DELAY", 0.01)
     edit(3)
     lint = server.session.get(uri).pending = asyncio.get_running_loop().create_future()
@@ -212,9 +210,9 @@ async def test_docs_warm_up_waits_for_a_pause_in_the_edits(monkeypatch):
     assert started == []  # a lint is pending
     lint.set_result(None)
     await asyncio.sleep(0.1)
-    assert started == [True] and server.warm_up_timer is None
+    assert started == [True] and server.session.warm_up_timer is None
     edit(4)
-    assert server.warm_up_timer is None  # once started, edits do not start it again
+    assert server.session.warm_up_timer is None  # once started, edits do not start it again
 
 
 async def test_a_hover_needing_the_docs_cancels_the_warm_up(monkeypatch):
@@ -223,16 +221,16 @@ async def test_a_hover_needing_the_docs_cancels_the_warm_up(monkeypatch):
     from flydsl_ls.server.app import create_server
 
     started, asked = [], []
-    monkeypatch.setattr(hover, "warm_up", lambda server, doc: started.append(True))
-    monkeypatch.setattr(diagnostics, "schedule", lambda *args: None)
+    monkeypatch.setattr(hover, "warm_up", lambda session, doc: started.append(True))
+    monkeypatch.setattr(diagnostics, "schedule_lint", lambda *args: None)
     monkeypatch.setattr(apidocs, "lookup", lambda symbol, version: asked.append(symbol))
     server = create_server()
     uri = "file:///k.py"
     text = "import flydsl.expr as fx\nx = fx.Int32(1)\n"
-    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-    assert server.warm_up_timer is not None
-    await hover.hover(server, types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 8)))
-    assert asked == ["fx.Int32"] and server.warm_up_timer is None and started == []
+    documents.did_open(server.session, server.client, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    assert server.session.warm_up_timer is not None
+    await hover.hover(server.session, server.client, types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 8)))
+    assert asked == ["fx.Int32"] and server.session.warm_up_timer is None and started == []
 
 
 async def test_a_document_past_the_time_bound_keeps_its_findings_and_waits_for_a_save(monkeypatch):
@@ -252,16 +250,16 @@ async def test_a_document_past_the_time_bound_keeps_its_findings_and_waits_for_a
     monkeypatch.setattr(server.session, "warn_once", warned.append)
     uri = "file:///k.py"
     text = "from flydsl.expr.arith import ArithValue\ndef f(t):\n    return ArithValue(t) + 1\n"
-    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    documents.did_open(server.session, server.client, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     doc = server.session.get(uri)
-    first = await diagnostics.analyse(server, doc)
+    first = await diagnostics.analyse(server.session, doc)
     assert [d.code for d in first.result.diagnostics] == ["FLY101"] and doc.too_slow
     assert len(warned) == 1 and "not checked again until it is saved" in warned[0]
     change = types.TextDocumentContentChangeWholeDocument("\n" + text)
-    documents.did_change(server, types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=2, uri=uri), [change]))
+    documents.did_change(server.session, server.client, types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=2, uri=uri), [change]))
     count = len(linted)
-    assert await diagnostics.analyse(server, doc) is first and len(linted) == count
-    documents.did_save(server, types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    assert await diagnostics.analyse(server.session, doc) is first and len(linted) == count
+    documents.did_save(server.session, server.client, types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
     assert not doc.too_slow
     await asyncio.sleep(0.3)  # the lint the save scheduled
     assert len(linted) > count
@@ -278,6 +276,6 @@ async def test_without_a_workspace_folder_only_open_files_may_run(tmp_path):
     opened, other = tmp_path / "open.py", tmp_path / "other.py"
     for path in (opened, other):
         path.write_text("x = 1\n")
-    documents.did_open(server, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=opened.as_uri(), language_id="python", version=1, text="x = 1\n")))
-    assert why_not_run(server, opened) is None
-    assert "not open in the editor" in why_not_run(server, other)
+    documents.did_open(server.session, server.client, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=opened.as_uri(), language_id="python", version=1, text="x = 1\n")))
+    assert why_not_run(server.session, server.client, opened) is None
+    assert "not open in the editor" in why_not_run(server.session, server.client, other)
