@@ -298,10 +298,11 @@ class Session:
             if old is not None:
                 old.forget()
                 if old.path is not None:
-                    # The project index keeps the model of every file it read from disk
-                    # (as another file's sibling or caller): drop this one's too; it is
-                    # read again if a sibling needs it.
-                    self.project.forget(old.path)
+                    # The project index keeps the model of a file it read from disk (an
+                    # import to resolve, a helper to follow): drop this one's too; it is
+                    # read again if a sibling needs it. Not ``forget``: nothing changed, so
+                    # every answer and every analysis cache keyed on the index stays.
+                    self.project.drop_model(old.path)
 
     def settings_changed(self) -> None:
         self.generation += 1

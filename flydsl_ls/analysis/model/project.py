@@ -37,7 +37,7 @@ from flydsl_ls.analysis.model.modules import (
     is_module,
 )
 from flydsl_ls.analysis.model.parsing import parse
-from flydsl_ls.analysis.model.semantic import SemanticModel, nodes_under
+from flydsl_ls.analysis.model.semantic import SemanticModel, is_unwrap_idiom, nodes_under
 from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
 
 _MAX_DEPTH = 6
@@ -119,6 +119,8 @@ class ProjectIndex:
     _forgets: int = 0  # bumped by ``forget``: what was computed across one is not stored
     stats: IndexStats = field(default_factory=IndexStats)
     _scanned: dict[Path, Scanned] | None = None
+    _scans: dict[Path, Scanned] = field(default_factory=dict)  # ``_scan``'s, read as asked (not adopted)
+    _headers: dict[Path, SemanticModel | bool] = field(default_factory=dict)  # ``_header_of``'s (False: no parse)
     trees: dict[Path, tuple] = field(default_factory=dict)  # path -> (stamp, text, tree) from ``scan``
 
     @classmethod
@@ -205,6 +207,35 @@ class ProjectIndex:
             self.stats.model_seconds += time.perf_counter() - start
         return model
 
+    def _header_of(self, path: Path) -> SemanticModel | None:
+        """A model of ``path``'s module-level names only (the whole model when one is kept):
+        what resolving an import through it reads (``SemanticModel.binding_dotted``). The
+        bodies of functions are left out, so it is small, but for those that bind a module
+        name (``global``) or are a hand-rolled unwrap, which resolves to ``_to_raw``."""
+        kept = self._modules.get(path)
+        if kept is not None:
+            return kept.model
+        known = self._headers.get(path)
+        if known is not None:
+            return known or None  # False: it does not parse
+        forgets = self._forgets
+        edited = self.overlay(path) if self.overlay is not None else None
+        source = edited if edited is not None else self._text(path)
+        try:
+            tree = parse(source)
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _read_by_importers(node):
+                    node.body = [ast.copy_location(ast.Pass(), node.body[0])]
+            model = SemanticModel(source, tree, package_of(path))
+        except (SyntaxError, ValueError, RecursionError):
+            model = None
+        if model is not None:
+            model.project = self.view(path, package_of(path))
+        with self._lock:
+            if self._forgets == forgets and edited is None:
+                model = self._headers.setdefault(path, model if model is not None else False) or None
+        return model
+
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
         """What a SemanticModel of ``path`` asks about the rest of the project."""
         return ProjectView(self, path.resolve(), package) if path is not None else None
@@ -281,7 +312,7 @@ class ProjectIndex:
             self._record(here, probe=(root, *parts[:cut]), found=module, read=module if ok else None)
             if not ok:
                 continue
-            model = self.model_of(module)
+            model = self._header_of(module)
             if model is None:
                 return None
             bindings = model.module_scope.bindings.get(parts[cut])
@@ -339,23 +370,14 @@ class ProjectIndex:
     # --- who defines a function, across the project -------------------------------
     def definers(self, view: ProjectView, function: str) -> list[Path]:
         """Other project files with a top-level ``def function``, sorted. Cheap: a text
-        filter first, and only the files that pass it are parsed (models are cached)."""
+        filter first, and only the files that pass it are parsed (``_scan``)."""
         needle = f"def {function}"
         self._record(view.path, needle=needle)
         found = []
         for path in self._mentioning(function):
             if path == view.path or needle not in self._text(path):
                 continue
-            scanned = self._scanned
-            if scanned is not None and path in scanned:
-                if function in scanned[path].functions:
-                    found.append(path)
-                continue
-            model = self.model_of(path)
-            if model is not None and any(
-                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == function
-                for stmt in model.tree.body
-            ):
+            if function in self._scan(path).functions:
                 found.append(path)
         return sorted(set(found))
 
@@ -387,6 +409,13 @@ class ProjectIndex:
                     self.files = files
         return self.files
 
+    def drop_model(self, path: Path) -> None:
+        """Free the model kept of ``path`` (read again if asked): memory only, every answer
+        stays, unlike ``forget``."""
+        path = self._resolved(path)
+        with self._lock:
+            self._modules.pop(path, None)
+
     def forget(self, path: Path) -> None:
         """A file changed on disk: drop what was read from it and every caller answer."""
         path = self._resolved(path)
@@ -394,6 +423,8 @@ class ProjectIndex:
             self._forgets += 1
             self.generation += 1
             self._modules.pop(path, None)
+            self._scans.pop(path, None)
+            self._headers.pop(path, None)
             self._texts.pop(path, None)
             self._calls.pop(path, None)
             self.trees.pop(path, None)
@@ -435,11 +466,25 @@ class ProjectIndex:
         return text
 
     def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
-        def module_calls() -> list[tuple[str, dict]]:
-            model = self.model_of(path)
-            return _calls_in(model) if model is not None else []
+        return self._memo("_calls", path, lambda: self._scan(path).calls)
 
-        return self._memo("_calls", path, module_calls)
+    def _scan(self, path: Path) -> Scanned:
+        """What ``scan`` finds in ``path``: the CLI's, adopted for the run; else read now and
+        kept, with no model of the file kept for it (a server reads most of its workspace
+        for callers and definers: 175 whole models, 262 MB, with the 213 corpus files open)."""
+        scanned = self._scanned
+        if scanned is not None and path in scanned:
+            return scanned[path]
+        known = self._scans.get(path)
+        if known is not None:
+            return known
+        forgets = self._forgets
+        edited = self.overlay(path) if self.overlay is not None else None
+        found = scan_source(edited if edited is not None else self._text(path), path)
+        with self._lock:
+            if self._forgets == forgets and edited is None:  # an overlay's text is the fix run's, for now
+                found = self._scans.setdefault(path, found)
+        return found
 
     def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
         """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
@@ -473,26 +518,44 @@ class Scanned:
 
 def scan(path: Path, keep: dict | None = None) -> Scanned:
     """``path``'s calls that pass dialect modules, as ``ProjectIndex._module_calls`` finds
-    them, and its top-level functions, as ``definers`` reads them: from the syntax tree
-    alone when no call may pass a module (a module model is built only for the files where
-    one may: 5 of the 213 real kernel files). ``keep``: where to leave the text and tree
-    read (by path), for ``ProjectIndex.keep_trees``."""
+    them, and its top-level functions, as ``definers`` reads them (``scan_source``).
+    ``keep``: where to leave the text and tree read (by path), for ``ProjectIndex.keep_trees``,
+    when no model was built of them."""
     try:
         stat = path.stat()
         source = read_source(path)
         tree = parse(source)
     except (OSError, UnreadableFile, SyntaxError, ValueError, RecursionError):
         return Scanned()
+    if keep is not None and not _may_pass_modules(tree):
+        keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
+    return _scanned(source, tree, path)
+
+
+def scan_source(source: str, path: Path) -> Scanned:
+    """``scan`` of a text (an unsaved one, or one read already)."""
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return Scanned()
+    return _scanned(source, tree, path)
+
+
+def _scanned(source: str, tree: ast.Module, path: Path) -> Scanned:
+    """From the syntax tree alone when no call may pass a module; a module model is built
+    only for the files where one may (5 of the 213 real kernel files), and disposed at once:
+    nothing of it is kept."""
     functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     if not _may_pass_modules(tree):
-        if keep is not None:
-            keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
         return Scanned([], functions)
     try:
         model = SemanticModel(source, tree, package_of(path))
     except (SyntaxError, ValueError, RecursionError):
         return Scanned()  # model_of has no model either: no calls, no definitions
-    return Scanned(_calls_in(model), functions)
+    try:
+        return Scanned(_calls_in(model), functions)
+    finally:
+        model.dispose()
 
 
 def field_settings(tree: ast.Module, name: str) -> list[ast.expr]:
@@ -596,6 +659,11 @@ def find_module_file(root: Path, parts: list[str]) -> Path | None:
             if candidate.is_file():
                 return candidate.resolve()
     return None
+
+
+def _read_by_importers(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """What a module-level name resolves to reads this function's body (``_header_of``)."""
+    return is_unwrap_idiom(function) or any(isinstance(inner, ast.Global) for inner in ast.walk(function))
 
 
 def _python_files(root: Path) -> list[Path]:
