@@ -3,9 +3,11 @@
 
 The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
 ``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from
-a ``Snapshot``: one whole-file model per text, kept (on that thread only, ``Document.hints``)
-for the next range asked of the same text, as a client asks again when the view scrolls;
-one document at a time keeps it (``Session.hinted``). A text that does not
+a ``Snapshot``. A view inside one top-level statement reads the model the lint's last
+(incremental) analysis has of that statement, when it was of the same text: after an edit
+there, the one the lint built. Otherwise one whole-file model per text, kept (on that
+thread only, ``Document.hints``) for the next range asked of the same text, as a client
+asks again when the view scrolls; one document at a time keeps it (``Session.hinted``). A text that does not
 parse while a statement is half typed is analysed repaired (analysis/model/recovery.py):
 the other lines keep their hints.
 """
