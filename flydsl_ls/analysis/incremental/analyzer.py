@@ -70,6 +70,8 @@ class IncrementalAnalyzer:
         self._retired: list[SemanticModel] = []  # hover models dropped: see release_models
         # Held while the lint thread reads models (``models_in_use``): none is disposed then.
         self._in_use = threading.Lock()
+        # The kept models are looked up on the event loop and kept by the lint thread.
+        self._hovers_lock = threading.Lock()
         self.forget()
 
     def forget(self) -> None:
@@ -188,11 +190,12 @@ class IncrementalAnalyzer:
         asked = chunk.defines | (cached.asked if cached is not None else frozenset())
         everything = cached.everything if cached is not None else False
         members = version.closure([index], asked, everything)
-        for hover in self._hovers:
-            if hover.answers(version, chunk, members):
-                self._hovers.remove(hover)
-                self._hovers.append(hover)  # the most recent last
-                return hover.model
+        with self._hovers_lock:
+            for hover in self._hovers:
+                if hover.answers(version, chunk, members):
+                    self._hovers.remove(hover)
+                    self._hovers.append(hover)  # the most recent last
+                    return hover.model
         settings = self._settings or ()
         package = settings[2] if len(settings) > 2 else None
         text, tree = version.reduced(members)
@@ -232,13 +235,15 @@ class IncrementalAnalyzer:
     def _keep(self, hover: _HoverModel) -> None:
         """Three models are kept: the statement being edited and the last two read elsewhere
         (a view moving between two large functions)."""
-        self._hovers.append(hover)
-        while len(self._hovers) > _HOVER_MODELS:
-            self._retired.append(self._hovers.pop(0).model)
+        with self._hovers_lock:
+            self._hovers.append(hover)
+            while len(self._hovers) > _HOVER_MODELS:
+                self._retired.append(self._hovers.pop(0).model)
 
     def _retire_hovers(self) -> None:
-        self._retired += [h.model for h in getattr(self, "_hovers", ())]
-        self._hovers: list[_HoverModel] = []
+        with self._hovers_lock:
+            self._retired += [h.model for h in getattr(self, "_hovers", ())]
+            self._hovers: list[_HoverModel] = []
 
     def release_models(self) -> None:
         """Dispose the hover models dropped since the last call (``SemanticModel.dispose``:
