@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -187,6 +188,32 @@ def scope_of(source: str, name: str | None = None, module: _Module | None = None
     index = module.index
     spans = [(index.offset(Position(a - 1, 0)), _line_end(index, b - 1)) for a, b in lines]
     return Scope(roots, helpers, lines, spans)
+
+
+# A decorator line: the last name of its dotted path, before any call (`@flyc.kernel(...)`).
+_DECORATOR_LINE = re.compile(r"^([ \t]*)@[ \t]*(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)*([A-Za-z_]\w*)[ \t]*(?:\(|#|$)", re.M)
+
+
+def kernel_with_fix_in(text: str, name: str, first: int, line: int, diagnostics: list[Diagnostic]) -> str | None:
+    """``name`` when the module-level ``def`` whose statement is ``text`` (from 1-based line
+    ``first``, blank and comment lines after it included) holds ``line`` and is a kernel, a
+    launcher or a kernel builder with a finding that has a fix in its own lines: ``with_fix``'s
+    answer there, read off its decorators' lines with no parse of the file. None when that
+    does not decide it (then ``with_fix``)."""
+    rows = text.splitlines()
+    while rows and (not rows[-1].strip() or rows[-1].startswith("#")):
+        rows.pop()  # after the function (its node ends at its last code line)
+    last = first + len(rows) - 1
+    if not first <= line <= last:
+        return None
+    if not any(wanted(d.fix, unsafe=True) and first <= d.range.start.line + 1 <= last for d in diagnostics):
+        return None
+    decorators = [(len(m.group(1)), m.group(2)) for m in _DECORATOR_LINE.finditer(text)]
+    if any(indent == 0 and kind in _DECORATORS for indent, kind in decorators):
+        return name  # its own decorator (``_classify``)
+    if any(indent > 0 and kind in _DECORATORS for indent, kind in decorators):
+        return name  # a builder: a decorated function inside
+    return None
 
 
 def with_fix(source: str, diagnostics: list[Diagnostic], line: int | None = None) -> list[Kernel]:

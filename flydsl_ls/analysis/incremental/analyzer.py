@@ -203,6 +203,17 @@ class IncrementalAnalyzer:
         self._keep(_HoverModel.of(version, chunk, model, members))
         return model
 
+    def statement_at(self, line: int) -> tuple[int, int, str | None, str] | None:
+        """(first line, last line, name of a ``def``, text) of the top-level statement holding
+        0-based ``line`` of the last source analysed, blank lines after it included: where a
+        request finds its function without parsing the file."""
+        version = self._state
+        if version is None or not version.chunks:
+            return None
+        index = version.chunk_at(line)
+        chunk, start = version.chunks[index], version.starts[index]
+        return start, start + chunk.lines - 1, chunk.name if chunk.kind == "def" else None, chunk.text
+
     def model_of_lines(self, first: int, last: int) -> SemanticModel | None:
         """``model_at`` when one top-level statement holds every line from ``first`` to
         ``last`` (0-based) of the last source analysed; None when they span several (each
