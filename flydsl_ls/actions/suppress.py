@@ -3,6 +3,7 @@ ignore[...]`` added or extended) and the lines of ``check --add-noqa`` (``# noqa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,11 +36,16 @@ def suppression_edit(source: str, line: int, code: str, index: LineIndex | None 
     if edit is None:
         return None
     result = apply_edits(source, [edit])
-    if parses(source) and not parses(result):
+    if _parses(source) and not parses(result):
         return None
     if not is_suppressed(code, line, suppressions(result)):
         return None  # the "comment" landed inside a string literal
     return edit
+
+
+@functools.lru_cache(maxsize=4)  # the editor asks for each finding of one large statement in turn
+def _parses(source: str) -> bool:
+    return parses(source)
 
 
 @dataclass(frozen=True)

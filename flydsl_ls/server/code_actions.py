@@ -472,13 +472,15 @@ def _suppression_in_statement(
 
 def _top_level_statement(analysis: Analysis, doc: Document, line: int) -> tuple[int, int] | None:
     """First and last 0-based lines of the top-level statement holding ``line`` (decorators
-    included), from the analysis's model or the incremental analyzer's model for it."""
+    included), from the analysis's model, or from the incremental analyzer's statements when
+    it analysed this text (the lines after the statement included: blank or comments; no
+    model built, 100 ms in a large builder)."""
     model = analysis.result.model
-    if model is None and doc.analysis is analysis and (doc.pending is None or doc.pending.done()):
-        doc.incremental.release_models()  # no request holds one now (see hover)
-        model = doc.incremental.model_at(line)  # its last source is this analysis's text
     if model is None:
-        return None
+        if doc.incremental.analysed != analysis.text:
+            return None
+        found = doc.incremental.statement_at(line)
+        return (found[0], found[1]) if found is not None else None
     for node in model.tree.body:
         first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", ()))]) - 1
         if first <= line <= (node.end_lineno or node.lineno) - 1:
