@@ -175,7 +175,7 @@ def test_the_kernel_around_a_line_from_its_statement_alone_agrees_with_the_parse
         analyzer = IncrementalAnalyzer()
         analyzer.analyze(AnalysisRequest(source))
         for line in range(source.count("\n")):
-            first, _, name, text = analyzer.statement_at(line)
+            first, _, name, text = analyzer.statement_at(line, source)
             if name is None:
                 continue
             found = kernel_with_fix_in(text, name, first + 1, line + 1, diagnostics)
@@ -186,7 +186,7 @@ def test_the_kernel_around_a_line_from_its_statement_alone_agrees_with_the_parse
     analyzer = IncrementalAnalyzer()
     analyzer.analyze(AnalysisRequest(builder))
     comment = builder.splitlines().index("# a comment after it")
-    first, _, name, text = analyzer.statement_at(comment)
+    first, _, name, text = analyzer.statement_at(comment, builder)
     diagnostics = analyze(AnalysisRequest(builder)).diagnostics
     assert name == "build" and kernel_with_fix_in(text, name, first + 1, 8, diagnostics) == "build"
     assert kernel_with_fix_in(text, name, first + 1, comment + 1, diagnostics) is None

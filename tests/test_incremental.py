@@ -357,13 +357,13 @@ def _linted_hints(analyzer: IncrementalAnalyzer, text: str) -> list:
     """The type hints of the whole text, statement by statement, from the analyzer's models
     (as the server computes them for a view inside one statement, server/inlay_hints.py)."""
     found = []
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", ")", "]", "}")] + [len(lines)]
+    line, count = 0, len(text.splitlines())
     with analyzer.models_in_use():
-        for start, end in zip(starts, starts[1:]):
-            model = analyzer.model_of_lines(start, start)
-            if model is not None:
-                found += [h for h in type_hints(model, Position(start, 0), Position(end, 0)) if h.position.line < end]
+        while line < count:  # statement by statement
+            first, last, _, _ = analyzer.statement_at(line, text)
+            model = analyzer.model_of_lines(first, last)
+            found += type_hints(model, Position(first, 0), Position(last + 1, 0))
+            line = max(line, last) + 1
     return found
 
 

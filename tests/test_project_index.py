@@ -48,9 +48,14 @@ def test_callers_definers_and_imports_keep_no_model_of_the_files_read(tmp_path):
     assert answers[0] == "flydsl.expr.arith.maximumf"  # through the module's import
     assert answers[1] == "flydsl.expr.arith._to_raw"  # a hand-rolled unwrap keeps its body
     assert index._modules == {}  # no whole model kept for any of it
-    full = index.model_of((tmp_path / "lib.py").resolve())  # a whole model, when one is asked for
-    assert full is not None and len(index._modules) == 1
-    assert [view.resolve(dotted) for dotted in asked] == answers  # the same from the whole model
+    full = index.model_of((tmp_path / "lib.py").resolve())  # what the whole model says of each name
+    whole = []
+    for dotted in asked:
+        _, name, *rest = dotted.split(".")
+        bindings = full.module_scope.bindings.get(name)
+        target = full.binding_dotted(bindings[-1]) if bindings else None
+        whole.append(".".join([target, *rest]) if target else None)
+    assert whole == answers
 
 
 def test_a_forgotten_file_is_read_again(tmp_path):

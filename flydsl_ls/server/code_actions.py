@@ -170,7 +170,7 @@ async def code_actions(session: Session, client: Client, params: types.CodeActio
             line = params.range.start.line
             found = analysis.text, analysis.version, analysis.result.diagnostics
             # the lint's top-level statement there, when it analysed this text (no parse)
-            statement = doc.incremental.statement_at(line) if doc.incremental.analysed == analysis.text else None
+            statement = doc.incremental.statement_at(line, analysis.text)
             actions += await loop.run_in_executor(
                 schedule.ACTIONS, _migrate_actions, doc.uri, *found, line, statement
             )
@@ -477,9 +477,7 @@ def _top_level_statement(analysis: Analysis, doc: Document, line: int) -> tuple[
     model built, 100 ms in a large builder)."""
     model = analysis.result.model
     if model is None:
-        if doc.incremental.analysed != analysis.text:
-            return None
-        found = doc.incremental.statement_at(line)
+        found = doc.incremental.statement_at(line, analysis.text)
         return (found[0], found[1]) if found is not None else None
     for node in model.tree.body:
         first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", ()))]) - 1

@@ -79,7 +79,8 @@ class IncrementalAnalyzer:
         self._chunks: list[Chunk] = []
         self._scopes: tuple = ()  # the module scopes ``_chunks`` were judged for
         self._state: ChunkGraph | None = None
-        self.analysed: str | None = None  # the text of ``_state`` (None: not the user's, or none)
+        # (text, ``_state``) once analysed, set at once: read on the event loop (``statement_at``)
+        self._analysed: tuple[str, ChunkGraph] | None = None
         self._settings: tuple | None = None
         self._results: dict[tuple, ChunkResult] = {}  # (chunk or rule code) -> result
         self._retire_hovers()
@@ -127,7 +128,7 @@ class IncrementalAnalyzer:
         self.repaired = None
         version = ChunkGraph(chunks, self._state)
         self._state = version
-        self.analysed = None if _repairing else source
+        self._analysed = None if _repairing else (source, version)
         if index is None or index.text != source:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
@@ -203,13 +204,21 @@ class IncrementalAnalyzer:
         self._keep(_HoverModel.of(version, chunk, model, members))
         return model
 
-    def statement_at(self, line: int) -> tuple[int, int, str | None, str] | None:
+    @property
+    def analysed(self) -> str | None:
+        """The text of the last analysis (None: none, or it stood in for a text not parsed)."""
+        analysed = self._analysed
+        return analysed[0] if analysed is not None else None
+
+    def statement_at(self, line: int, text: str) -> tuple[int, int, str | None, str] | None:
         """(first line, last line, name of a ``def``, text) of the top-level statement holding
-        0-based ``line`` of the last source analysed, blank lines after it included: where a
-        request finds its function without parsing the file."""
-        version = self._state
-        if version is None or not version.chunks:
+        0-based ``line`` of ``text``, blank lines after it included, when ``text`` is the last
+        source analysed (None otherwise): where a request finds its function without parsing
+        the file. Safe from the event loop while the lint thread analyses."""
+        analysed = self._analysed
+        if analysed is None or analysed[0] != text or not analysed[1].chunks:
             return None
+        version = analysed[1]
         index = version.chunk_at(line)
         chunk, start = version.chunks[index], version.starts[index]
         return start, start + chunk.lines - 1, chunk.name if chunk.kind == "def" else None, chunk.text

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from flydsl_ls.analysis.model.modules import (
     CANONICAL_MODULES,
@@ -208,19 +208,16 @@ class ProjectIndex:
         return model
 
     def _header_of(self, path: Path) -> SemanticModel | None:
-        """A model of ``path``'s module-level names only (the whole model when one is kept):
-        what resolving an import through it reads (``SemanticModel.binding_dotted``). The
-        bodies of functions are left out, so it is small, but for those that bind a module
-        name (``global``) or are a hand-rolled unwrap, which resolves to ``_to_raw``."""
-        kept = self._modules.get(path)
-        if kept is not None:
-            return kept.model
+        """A model of ``path``'s module-level names only: what resolving an import through it
+        reads (``SemanticModel.binding_dotted``). The bodies of functions are left out, so it
+        is small, but for those that bind a module name (``global``) or are a hand-rolled
+        unwrap, which resolves to ``_to_raw``."""
         known = self._headers.get(path)
-        if known is not None:
-            return known or None  # False: it does not parse
-        forgets = self._forgets
-        edited = self.overlay(path) if self.overlay is not None else None
-        source = edited if edited is not None else self._text(path)
+        if known is None:
+            known = self._read_once(self._headers, path, lambda source: self._header(source, path))
+        return known or None  # False: it does not parse
+
+    def _header(self, source: str, path: Path) -> SemanticModel | bool:
         try:
             tree = parse(source)
             for node in ast.walk(tree):
@@ -228,13 +225,21 @@ class ProjectIndex:
                     node.body = [ast.copy_location(ast.Pass(), node.body[0])]
             model = SemanticModel(source, tree, package_of(path))
         except (SyntaxError, ValueError, RecursionError):
-            model = None
-        if model is not None:
-            model.project = self.view(path, package_of(path))
+            return False
+        model.project = self.view(path, package_of(path))
+        return model
+
+    def _read_once(self, cache: dict, path: Path, compute: Callable[[str], Any]) -> Any:
+        """``compute`` of ``path``'s text (a fix run's overlay, else the disk's), stored in
+        ``cache`` unless the text is the overlay's (the fix run's, for now) or a ``forget``
+        ran meanwhile."""
+        forgets = self._forgets
+        edited = self.overlay(path) if self.overlay is not None else None
+        found = compute(edited if edited is not None else self._text(path))
         with self._lock:
             if self._forgets == forgets and edited is None:
-                model = self._headers.setdefault(path, model if model is not None else False) or None
-        return model
+                found = cache.setdefault(path, found)
+        return found
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
         """What a SemanticModel of ``path`` asks about the rest of the project."""
@@ -478,13 +483,7 @@ class ProjectIndex:
         known = self._scans.get(path)
         if known is not None:
             return known
-        forgets = self._forgets
-        edited = self.overlay(path) if self.overlay is not None else None
-        found = scan_source(edited if edited is not None else self._text(path), path)
-        with self._lock:
-            if self._forgets == forgets and edited is None:  # an overlay's text is the fix run's, for now
-                found = self._scans.setdefault(path, found)
-        return found
+        return self._read_once(self._scans, path, lambda source: scan_source(source, path))
 
     def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
         """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
