@@ -3,12 +3,10 @@ ignore[...]`` added or extended) and the lines of ``check --add-noqa`` (``# noqa
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flydsl_ls.actions.fixes import parses
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.suppression import (
     comment_for,
@@ -28,7 +26,9 @@ def suppression_title(code: str) -> str:
 def suppression_edit(source: str, line: int, code: str, index: LineIndex | None = None) -> Edit | None:
     """An edit suppressing ``code`` on ``line`` (0-based), or None when that cannot be done
     honestly: the line already ignores everything, its end is inside a string or after a
-    backslash continuation, or the result would not parse or not suppress."""
+    backslash continuation, or the result would not suppress. The result parses when the
+    source did: the edit only writes a comment (which the scanner of ``suppressions``
+    finds outside every string), and the parser never sees comments."""
     index = index or LineIndex(source)
     if not 0 <= line < len(index.lines):
         return None
@@ -36,16 +36,9 @@ def suppression_edit(source: str, line: int, code: str, index: LineIndex | None 
     if edit is None:
         return None
     result = apply_edits(source, [edit])
-    if _parses(source) and not parses(result):
-        return None
     if not is_suppressed(code, line, suppressions(result)):
         return None  # the "comment" landed inside a string literal
     return edit
-
-
-@functools.lru_cache(maxsize=4)  # the editor asks for each finding of one large statement in turn
-def _parses(source: str) -> bool:
-    return parses(source)
 
 
 @dataclass(frozen=True)
