@@ -151,7 +151,7 @@ def raw_boundaries(
                 blocker=f"{where} may also hold a raw value there, bound in a region the rewriter builds "
                 "(its result would change type)"
             )
-    for target in (targets[key] for key in taking_either if rebound):
+    for target in (t for key, t in targets.items() if key in taking_either and rebound):  # in use order, not id order
         # A consumer that takes fx values too got one on another path if the name held one
         # there before: `as_ir_value` would hand it a raw value instead.
         if target is not replaced and not surely_raw(model, target):
