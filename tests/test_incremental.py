@@ -461,3 +461,52 @@ def test_an_import_added_after_the_last_one_stays_there_when_a_line_comes_below_
     analyzer = IncrementalAnalyzer()
     same_as_full(analyzer, head + body, AnalysisOptions())
     same_as_full(analyzer, head + "pass\n" + body, AnalysisOptions())
+
+
+_TWO_STATEMENTS = (
+    "def first(x):\n    if x:\n        return 1\n    return 2\n\n\n"
+    "def second(y):\n    z = y + 1\n    return z\n"
+)
+
+
+@pytest.mark.parametrize(
+    "old, new, keeps_first",
+    [
+        # inside the second statement: the first is neither parsed nor cut again
+        ("    z = y + 1\n", "    z = y + 2\n    w = z\n", True),
+        ("    return z\n", "    return z\n# after\n", True),
+        # the second's first line indented: it joins the first's body
+        ("def second(y):\n    z = y + 1\n    return z\n", "    def second(y):\n        z = y + 1\n        return z\n", False),
+        # lines inserted where the second starts are the first's
+        ("def second(y):\n", "# note\ndef second(y):\n", False),
+        # a statement start that continues the one before
+        ("if x:\n        return 1\n    return 2\n\n\ndef second(y):\n", "if x:\n        return 1\n    return 2\nelse_ = 0\ndef second(y):\n", False),
+    ],
+)
+def test_an_edit_after_a_statements_first_line_cuts_from_that_statement(old, new, keeps_first, monkeypatch):
+    from flydsl_ls.analysis.incremental import chunks as chunks_module
+    from flydsl_ls.analysis.incremental.chunks import resplit, split
+    from flydsl_ls.analysis.model.parsing import parse
+
+    chunks = split(_TWO_STATEMENTS, parse(_TWO_STATEMENTS).body, None)
+    edited = _TWO_STATEMENTS.replace(old, new)
+    parsed: list[str] = []
+    monkeypatch.setattr(chunks_module, "parse", lambda text: parsed.append(text) or parse(text))
+    again = resplit(chunks, edited, None)  # None: the caller parses the whole text
+    assert ("def first" not in "".join(parsed)) == keeps_first
+    whole = split(edited, parse(edited).body, None)
+    assert again is not None or not keeps_first
+    if again is not None:
+        assert [c.text for c in again] == [c.text for c in whole]
+        assert (again[0] is chunks[0]) == keeps_first
+
+
+def test_a_statement_start_turned_into_a_continuation_is_cut_as_a_full_parse_would():
+    from flydsl_ls.analysis.incremental.chunks import resplit, split
+    from flydsl_ls.analysis.model.parsing import parse
+
+    text = "if a:\n    b = 1\nc = 2\nd = 3\n"
+    chunks = split(text, parse(text).body, None)
+    for edited in ("if a:\n    b = 1\nelse:\n    c = 2\nd = 3\n", "if a:\n    b = 1\n    c = 2\nd = 3\n"):
+        again = resplit(chunks, edited, None)
+        assert again is None or [c.text for c in again] == [c.text for c in split(edited, parse(edited).body, None)]

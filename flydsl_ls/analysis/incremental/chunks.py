@@ -221,15 +221,23 @@ def resplit(
 
 
 def unchanged_head(old: list[Chunk], source: str) -> tuple[int, int]:
-    """How many chunks ``source`` starts with unchanged, less one (lines inserted after a
-    statement are its chunk's, and a last line without a newline may have been
-    continued), and where they end: from there on, ``source`` parses as a module would."""
+    """How many chunks ``source`` starts with unchanged, and where they end: from there
+    on, ``source`` parses as a module would. Less one (lines inserted after a statement
+    are its chunk's, a line at the start of the next statement may continue it: `else:`,
+    an indented one, and a last line without a newline may have been continued) unless
+    the next chunk's first line, a statement's at column 0, is unchanged too: then the
+    statements before end where they ended (an edit in the second of two 3,000-line
+    builders parsed both: 90 ms)."""
     head, offset = 0, 0
     while head < len(old) and source.startswith(old[head].text, offset):
         offset += len(old[head].text)
         head += 1
     if head == len(old) and offset == len(source):
         return head, offset
+    if 0 < head < len(old):
+        first = old[head].text.partition("\n")
+        if first[1] and source.startswith(first[0] + "\n", offset):
+            return head, offset
     head = max(head - 1, 0)
     return head, sum(len(c.text) for c in old[:head])
 
