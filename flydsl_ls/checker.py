@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +37,12 @@ def check_source(
     incremental: IncrementalAnalyzer | None = None,
     index: LineIndex | None = None,
     keep_model: bool = True,
+    early: Callable[[FileAnalysis], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> FileAnalysis:
-    """``incremental``: the document's analyzer, reusing what its last analysis learnt;
+    """``incremental``: the document's analyzer, reusing what its last analysis learnt
+    (``early``: its first findings, when it stages them, and ``stop``: whether to leave the
+    rest for later: ``IncrementalAnalyzer.analyze``);
     ``index``: the source's line table, when the caller has it; ``keep_model=False``: only
     the diagnostics are wanted, the model built for them is disposed at once (a fix-all
     lints several times: each whole-file model would otherwise wait, in cycles, for a full
@@ -53,7 +58,7 @@ def check_source(
     where = str(path) if path else None
     request = AnalysisRequest(source, rules=rules, options=options, package=package, path=where, project=view)
     if incremental is not None:
-        return incremental.analyze(request, index=index)
+        return incremental.analyze(request, index=index, early=early, stop=stop)
     model = None
     if project is not None and path is not None:
         # The project may already hold this file's model (read as a sibling or caller).

@@ -33,9 +33,11 @@ from tests.test_fix_properties import SETTINGS, SNIPPETS, build, draw_chunks
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 
-def same_as_full(analyzer: IncrementalAnalyzer, text: str, opts: AnalysisOptions) -> None:
+def same_as_full(analyzer: IncrementalAnalyzer, text: str, opts: AnalysisOptions, early: list | None = None) -> None:
+    """The incremental analysis of ``text`` is the full one, whether or not it stages its
+    findings (``early`` collects what it hands out first)."""
     full = analyze(AnalysisRequest(text, options=opts))
-    mine = analyzer.analyze(AnalysisRequest(text, options=opts))
+    mine = analyzer.analyze(AnalysisRequest(text, options=opts), early=(early if early is not None else []).append)
     assert not mine.internal_errors
     if mine.diagnostics != full.diagnostics:
         only_full = [d for d in full.diagnostics if d not in mine.diagnostics]
@@ -510,3 +512,56 @@ def test_a_statement_start_turned_into_a_continuation_is_cut_as_a_full_parse_wou
     for edited in ("if a:\n    b = 1\nelse:\n    c = 2\nd = 3\n", "if a:\n    b = 1\n    c = 2\nd = 3\n"):
         again = resplit(chunks, edited, None)
         assert again is None or [c.text for c in again] == [c.text for c in split(edited, parse(edited).body, None)]
+
+
+def test_an_edited_helpers_callers_keep_their_findings_until_they_are_analysed_again():
+    text = _many_functions(20)
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    before = analyze(AnalysisRequest(text, options=AnalysisOptions())).diagnostics
+    edited = text.replace("w = ArithValue(v) * 2\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_7",
+                          "w = ArithValue(v) * 3\n    y = arith.constant(1)\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_7")
+    early: list = []
+    same_as_full(analyzer, edited, AnalysisOptions(), early)
+    assert analyzer.reanalysed == 3  # scale_7, kernel_7, FLY402's module pass, in two steps
+    assert len(early) == 1
+    full = analyze(AnalysisRequest(edited, options=AnalysisOptions())).diagnostics
+    helper = edited.splitlines().index("def scale_7(v):")
+    caller = edited.splitlines().index("def kernel_7(A: fx.Tensor, n: fx.Int32):")
+    # the helper's findings come first as they are now (the line typed into it among them)
+    in_helper = lambda ds: [d for d in ds if helper <= d.range.start.line < caller - 1]
+    assert in_helper(early[0].diagnostics) == in_helper(full)
+    assert any(d.range.start.line == helper + 2 for d in in_helper(full))
+    # below it, the findings of before, one line lower: the caller's among them
+    below = lambda ds, first: [(d.code, d.range.start.line) for d in ds if d.range.start.line >= first]
+    assert below(early[0].diagnostics, caller - 1) == [(c, line + 1) for c, line in below(before, caller - 2)]
+    assert any(caller <= line < caller + 4 for _, line in below(early[0].diagnostics, caller - 1))
+
+
+def test_an_edit_that_only_its_own_statement_reads_is_analysed_in_one_step():
+    text = _many_functions(4)
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    early: list = []
+    old = "def kernel_2(A: fx.Tensor, n: fx.Int32):\n    base = fx.Int32(fx.block_idx.x) * 128"
+    same_as_full(analyzer, text.replace(old, old.replace("128", "64")), AnalysisOptions(), early)
+    assert analyzer.reanalysed == 1 and early == []
+
+
+def test_a_staged_analysis_stopped_after_its_first_findings_leaves_the_rest_to_the_next():
+    text = _many_functions(6)
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    edited = text.replace("w = ArithValue(v) * 2\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_3",
+                          "w = ArithValue(v) * 3\n    y = arith.constant(1)\n    return fx.Int32(fx.Int32(w))\n\n\n@fx.kernel\ndef kernel_3")
+    early: list = []
+    stopped = analyzer.analyze(AnalysisRequest(edited, options=AnalysisOptions()), early=early.append, stop=lambda: True)
+    assert analyzer.interrupted and len(early) == 1
+    assert stopped.diagnostics == early[0].diagnostics
+    # the callers left undone are redone by the next analysis, of this text or the next
+    same_as_full(analyzer, edited, AnalysisOptions())
+    assert not analyzer.interrupted and analyzer.reanalysed == 2  # kernel_3, FLY402's pass
+    again = edited.replace("y = arith.constant(1)", "y = arith.constant(2)")
+    analyzer.analyze(AnalysisRequest(again, options=AnalysisOptions()), early=early.append, stop=lambda: True)
+    assert analyzer.interrupted
+    same_as_full(analyzer, again.replace("constant(2)", "constant(3)"), AnalysisOptions())

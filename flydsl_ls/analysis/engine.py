@@ -6,7 +6,7 @@ import ast
 import dataclasses
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.model import recovery
@@ -87,18 +87,24 @@ def _analyze(request: AnalysisRequest, model: SemanticModel | None, judge: bool 
     return FileAnalysis(finish(source, diagnostics, request.rules if judge else None), model, errors)
 
 
+class Interrupted(Exception):
+    """``run_rules``'s ``stop`` said stop."""
+
+
 def run_rules(
     model: SemanticModel,
     rules: Sequence[type[Rule]],
     options: AnalysisOptions,
     path: str | None,
     roots: Sequence[ast.stmt] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
     """Every rule over ``model.tree``, or only over the top-level statements ``roots``
-    (visited exactly as in the whole walk); unsuppressed and unsorted."""
+    (visited exactly as in the whole walk); unsuppressed and unsorted. ``stop``: asked
+    before each statement; True raises ``Interrupted``."""
     ctx = RuleContext(model, options, path)
     instances = [rule(ctx) for rule in rules if rule.code != SYNTAX_ERROR]
-    errors = _run(model.tree, instances, ctx, roots)
+    errors = _run(model.tree, instances, ctx, roots, stop)
     return ctx.diagnostics, errors
 
 
@@ -134,7 +140,9 @@ def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule
     return kept
 
 
-def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None) -> list[str]:
+def _run(
+    tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None, stop: Callable[[], bool] | None
+) -> list[str]:
     dispatch: dict[type, list] = {}
     for rule in rules:
         for node_type, attr in handlers(type(rule)):
@@ -157,6 +165,8 @@ def _run(tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[
                 log.exception("rule %s failed", code)
 
     def visit(node: ast.AST) -> None:
+        if stop is not None and isinstance(node, ast.stmt) and stop():
+            raise Interrupted
         handle(node)
         parents.append(node)
         for name in _child_fields(type(node)):

@@ -72,20 +72,43 @@ def find(
 
 # --- linting ----------------------------------------------------------------------------
 def lint(
-    snap: Snapshot, incremental: IncrementalAnalyzer, json_cache: FragmentCache, current: Callable[[], bool]
+    snap: Snapshot,
+    incremental: IncrementalAnalyzer,
+    json_cache: FragmentCache,
+    current: Callable[[], bool],
+    early: Callable[[list[str]], None] | None = None,
 ) -> Analysis | None:
     """Lint one snapshot (worker thread) with the document's caches (the lint thread's only).
-    None when ``current()`` says the document moved on meanwhile (a newer lint is queued)."""
+    None when ``current()`` says the document moved on meanwhile (a newer lint is queued).
+    ``early``: given the JSON of the analysis's first findings when it stages them (an
+    edited helper's own, its callers' of before) while it analyses the rest, which a newer
+    version interrupts."""
     if not current():
         return None
     started = time.monotonic()
+    index = snap.index or LineIndex(snap.text)
+
+    def first(found: FileAnalysis) -> None:
+        if current():
+            found = _baselined(snap, found)
+            early(json_cache.fragments(found.diagnostics, index, snap.encoding, prune=False))
+
     if len(snap.text) > MAX_SOURCE_CHARS:  # warned about on the loop
         result = FileAnalysis([], None)
     else:
         try:
             result = check_source(
-                snap.text, snap.path, snap.settings, snap.project, incremental=incremental, index=snap.index
+                snap.text,
+                snap.path,
+                snap.settings,
+                snap.project,
+                incremental=incremental,
+                index=index,
+                early=first if early is not None else None,
+                stop=lambda: not current(),
             )
+            if incremental.interrupted:
+                return None  # a newer version is queued: its lint redoes what this one left
         except Exception:  # an analysis bug must not take the server down
             log.exception("analysis of %s failed", snap.uri)
             result = FileAnalysis([], None, ["analysis failed; see the server log"])
@@ -94,8 +117,7 @@ def lint(
     result = _baselined(snap, result)
     analysis = Analysis(snap.version, snap.generation, snap.text, result)
     analysis.seconds = time.monotonic() - started
-    if snap.index is not None:
-        analysis.__dict__["index"] = snap.index  # rather than splitting the text again
+    analysis.__dict__["index"] = index  # rather than splitting the text again
     # While a statement is half typed the diagnostics are the recovered analysis's, without
     # fixes (analysis/model/recovery.py): keep the entries of the last lint that parsed for when
     # it does again (its diagnostics come back).
@@ -122,8 +144,11 @@ def _baselined(snap: Snapshot, result: FileAnalysis) -> FileAnalysis:
     return FileAnalysis(baseline.as_hints(result.diagnostics, known), result.model, result.internal_errors)
 
 
-async def analyse(session: Session, doc: Document) -> Analysis | None:
-    """The current analysis of ``doc``, linting it now if there is none."""
+async def analyse(
+    session: Session, doc: Document, early: Callable[[Snapshot, list[str]], None] | None = None
+) -> Analysis | None:
+    """The current analysis of ``doc``, linting it now if there is none; ``early`` (on the
+    loop): the JSON of its first findings, when the lint stages them."""
     generation = session.generation
     current = doc.current(generation)
     if current is not None:
@@ -139,7 +164,12 @@ async def analyse(session: Session, doc: Document) -> Analysis | None:
     def still_current() -> bool:  # two integers, read from the lint thread
         return doc.version == version and session.generation == generation
 
-    analysis = await loop.run_in_executor(schedule.LINT, lint, snap, doc.incremental, doc.json_cache, still_current)
+    staged = None
+    if early is not None:
+        staged = lambda fragments: loop.call_soon_threadsafe(early, snap, fragments)
+    analysis = await loop.run_in_executor(
+        schedule.LINT, lint, snap, doc.incremental, doc.json_cache, still_current, staged
+    )
     if analysis is None:
         return None
     bound = file_time_bound()
@@ -176,7 +206,12 @@ async def _lint_and_publish(session: Session, client: Client, doc: Document, del
     try:
         if delay > 0:
             await asyncio.sleep(delay)
-        analysis = await analyse(session, doc)
+        def first(snap: Snapshot, fragments: list[str]) -> None:
+            # Published at once; the lint's final findings follow (the same, as a rule).
+            if session.get(doc.uri) is doc and (snap.version, snap.generation) == (doc.version, session.generation):
+                _publish(session, client, doc, snap.version, fragments)
+
+        analysis = await analyse(session, doc, None if session.features.pull_diagnostics else first)
         if analysis is None or analysis.version != doc.version:
             return  # stale: a newer version will publish
         if session.get(doc.uri) is not doc:
@@ -187,16 +222,20 @@ async def _lint_and_publish(session: Session, client: Client, doc: Document, del
         if doc.published == key:
             return
         doc.published = key
-        compiled = session.compile_diagnostics.get(doc.uri, [])  # see commands.py
-        params = (
-            f'{{"uri":{json.dumps(doc.uri)},"version":{analysis.version},'
-            f'"diagnostics":{items_json(analysis.fragments, analysis.version, compiled)}}}'
-        )
-        client.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, RawJSON(params))
+        _publish(session, client, doc, analysis.version, analysis.fragments)
     except asyncio.CancelledError:
         pass
     except Exception:
         log.exception("diagnostics for %s failed", doc.uri)
+
+
+def _publish(session: Session, client: Client, doc: Document, version: int, fragments: list[str]) -> None:
+    compiled = session.compile_diagnostics.get(doc.uri, [])  # see commands.py
+    params = (
+        f'{{"uri":{json.dumps(doc.uri)},"version":{version},'
+        f'"diagnostics":{items_json(fragments, version, compiled)}}}'
+    )
+    client.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, RawJSON(params))
 
 
 def clear(session: Session, client: Client, uri: str) -> None:

@@ -672,3 +672,24 @@ async def test_unused_suppressions_follow_the_edits(spec, workspace):
         assert unused.message == "Unused `noqa` directive (unused: `FLY101`, `FLY104`)"
         change_doc(client, uri, 3, text.replace("FLY101, FLY104", "FLY101"))
         assert by_code(await diagnostics(client, uri, 3), "FLY001") == []
+
+
+async def test_an_edited_helper_publishes_its_findings_before_its_callers_are_redone(spec, workspace):
+    """A helper's edit is published with its own new findings and its callers' findings of
+    before (moved), then with the callers analysed again: the same findings here."""
+    helper = "def scale(v):\n    w = ArithValue(v) * 2\n    return fx.Int32(w)\n\n\n"
+    caller = "@fx.kernel\ndef kernel(A: fx.Tensor):\n    base = fx.Int32(fx.block_idx.x) * 128\n    return scale(ArithValue(base) + 1)\n"
+    text = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n\n\n" + helper + caller
+    async with lsp(spec, workspace, pull=False, init_options={"diagnosticsDelay": 0}) as client:
+        uri = open_doc(client, workspace / "kernel.py", text=text)
+        first = await published(client, uri, 1)
+        typed = text.replace("    w = ArithValue(v) * 2\n", "    w = ArithValue(v) * 2\n    c = arith.constant(1)\n")
+        change_doc(client, uri, 2, typed)
+        await published(client, uri, 2)
+        await asyncio.sleep(0.5)
+        (early, final) = [p.diagnostics for p in client.published if p.uri == uri and p.version == 2]
+        assert early == final
+        lines = lambda ds, first_line: sorted((d.code, d.range.start.line) for d in ds if d.range.start.line >= first_line)
+        assert any(d.range.start.line == 7 for d in final)  # the line typed into the helper
+        assert lines(final, 9) == [(code, line + 1) for code, line in lines(first, 8)]  # the caller's, moved
+        assert lines(final, 9)

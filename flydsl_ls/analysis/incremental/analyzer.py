@@ -28,7 +28,7 @@ import ast
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,6 +37,7 @@ from flydsl_ls.analysis.engine import (
     SYNTAX_ERROR,
     AnalysisRequest,
     FileAnalysis,
+    Interrupted,
     analyze,
     finish,
     handlers,
@@ -68,6 +69,8 @@ class IncrementalAnalyzer:
 
     def __init__(self) -> None:
         self._retired: list[SemanticModel] = []  # hover models dropped: see release_models
+        self._stop: Callable[[], bool] | None = None  # while the rest of a staged analysis runs
+        self.interrupted = False  # the last analysis stopped after its first findings (``analyze``)
         # Held while the lint thread reads models (``models_in_use``): none is disposed then.
         self._in_use = threading.Lock()
         # The kept models are looked up on the event loop and kept by the lint thread.
@@ -87,10 +90,25 @@ class IncrementalAnalyzer:
         self.repaired: tuple[int, int] | None = None  # lines stood in for by the last analysis (recovery)
         self.reanalysed = 0  # chunks (and module rules) analysed by the last call: for tests
 
-    def analyze(self, request: AnalysisRequest, *, index: LineIndex | None = None, _repairing: bool = False) -> FileAnalysis:
+    def analyze(
+        self,
+        request: AnalysisRequest,
+        *,
+        index: LineIndex | None = None,
+        early: Callable[[FileAnalysis], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+        _repairing: bool = False,
+    ) -> FileAnalysis:
         """What ``engine.analyze`` returns for ``request`` (the model aside: None);
-        ``index``: its source's line table, when the caller has one."""
+        ``index``: its source's line table, when the caller has one. ``early``: called
+        first with the findings of what the edit changed itself and, for the rest it can
+        change only through what that reads (the builders calling an edited helper), their
+        last findings, moved; then the returned analysis redoes the rest. Not called when
+        there is no such rest. ``stop``, asked while the rest is redone: True leaves it
+        for the next analysis and returns ``early``'s findings (``interrupted`` says so):
+        the next keystroke need not wait for builders it may change again."""
         self.repaired = None
+        self.interrupted = False
         source, rules, options = request.source, request.rules, request.options
         package, path, project = request.package, request.path, request.project
         settings = (
@@ -133,9 +151,12 @@ class IncrementalAnalyzer:
             index = LineIndex(source)
         job = _Job(version, rules, options, package, path, project, index)
         self._hot: frozenset[int] = frozenset()
+        first = None
+        if early is not None and not _repairing:
+            first = lambda found: early(FileAnalysis(finish(source, found, rules), None, []))
         try:
             try:
-                diagnostics, errors = self._run(job)
+                diagnostics, errors = self._run(job, first, stop)
             finally:
                 # Kept for this analysis only (a file's syntax trees are big), but for the
                 # statements an edit analysed and what they read: the next keystroke is
@@ -280,7 +301,9 @@ class IncrementalAnalyzer:
             self._in_use.release()
 
     # --- one version ----------------------------------------------------------------
-    def _run(self, job: _Job) -> tuple[list[Diagnostic], list[str]]:
+    def _run(
+        self, job: _Job, early: Callable[[list[Diagnostic]], None] | None = None, stop: Callable[[], bool] | None = None
+    ) -> tuple[list[Diagnostic], list[str]]:
         self._project = job.project
         version = job.version
         handled = job.handled_types
@@ -306,20 +329,58 @@ class IncrementalAnalyzer:
             else:
                 live[key] = result
         self.reanalysed = len(stale) + len(stale_rules)
-        if stale:
-            chunk_results, rule_results = self._analyse_chunks(job, stale, stale_rules)
-            for index, result in chunk_results.items():
-                live[("node", version.chunks[index])] = result
-            for code, result in rule_results.items():
-                live[("module", code)] = result
-        for rule in stale_rules:
-            if ("module", rule.code) not in live:
-                live[("module", rule.code)] = self._analyse_module_rule(job, rule, policy_for(rule))
+        if early is not None and len(stale) + len(stale_rules) > 1:
+            # What kept its text but reads what changed: its last findings stand in, moved,
+            # while the edited statements are analysed (when none lies in an edited one).
+            standing = {}
+            for index in stale:
+                key = ("node", version.chunks[index])
+                standing[key] = self._moved(key, version)
+            for rule in stale_rules:
+                key = ("module", rule.code)
+                standing[key] = self._moved(key, version)
+            standing = {key: result for key, result in standing.items() if result is not None}
+            if standing:
+                now = [i for i in stale if ("node", version.chunks[i]) not in standing]
+                now_rules = [r for r in stale_rules if ("module", r.code) not in standing]
+                self._analyse_into(job, live, now, now_rules)
+                found = [d for result in (*live.values(), *standing.values()) for d in result.diagnostics]
+                early(found)
+                try:
+                    self._stop = stop
+                    self._analyse_into(job, live, [i for i in stale if i not in now], [r for r in stale_rules if r not in now_rules])
+                except Interrupted:
+                    # Their results of before stay: they answer for other texts, so the
+                    # next analysis redoes them.
+                    self._results = {**live, **{key: self._results[key] for key in standing}}
+                    self.interrupted = True
+                    return found, []
+                finally:
+                    self._stop = None
+                stale, stale_rules = [], []
+        self._analyse_into(job, live, stale, stale_rules)
         for result in live.values():
             diagnostics += result.diagnostics
             errors += result.errors
         self._results = live  # drop results of chunks that are gone
         return diagnostics, errors
+
+    def _moved(self, key: tuple, version: ChunkGraph) -> ChunkResult | None:
+        result = self._results.get(key)
+        return result.moved_to(version) if result is not None else None
+
+    def _analyse_into(self, job: _Job, live: dict, stale: list[int], stale_rules: list[type[Rule]]) -> None:
+        if self._stop is not None and self._stop():
+            raise Interrupted
+        if stale:
+            chunk_results, rule_results = self._analyse_chunks(job, stale, stale_rules)
+            for index, result in chunk_results.items():
+                live[("node", job.version.chunks[index])] = result
+            for code, result in rule_results.items():
+                live[("module", code)] = result
+        for rule in stale_rules:
+            if ("module", rule.code) not in live:
+                live[("module", rule.code)] = self._analyse_module_rule(job, rule, policy_for(rule))
 
     def _reuse(self, key: tuple, version: ChunkGraph, members_now) -> ChunkResult | None:
         result = self._results.get(key)
@@ -365,7 +426,11 @@ class IncrementalAnalyzer:
             for i in stale:
                 tracker = Tracker(looked_up=shared.looked_up)
                 model.track(tracker)
-                found, errors = run_rules(model, job.node_rules, job.options, job.path, statements.get(i, []))
+                try:
+                    found, errors = run_rules(model, job.node_rules, job.options, job.path, statements.get(i, []), self._stop)
+                except Interrupted:
+                    model.dispose()
+                    raise
                 runs[i] = (found, errors, tracker)
             grown = False
             for i, (_, _, tracker) in runs.items():
@@ -401,7 +466,7 @@ class IncrementalAnalyzer:
         # the statement edited: new text, no result of before (the others are its readers)
         edited = [i for i in stale if ("node", version.chunks[i]) not in self._results]
         if len(stale) < len(version.chunks):  # an edit, not a first analysis
-            self._hot = frozenset(map(id, members))
+            self._hot |= frozenset(map(id, members))
         if len(edited) == 1 and not stand_ins:
             only = edited[0]
             if self._keep_for_hover(version, only, model, members, asked[only], everything[only]):
