@@ -428,3 +428,15 @@ def test_a_nested_function_takes_its_modules_from_its_own_file_only(tmp_path):
         },
     )
     assert _symbols_in(index, tmp_path / "kern/pipeline.py") == ["fx.arith.addi", None]  # addi; body(fa)
+
+
+def test_a_model_build_stops_when_asked():
+    from flydsl_ls.analysis.model.scopes import Interrupted
+
+    source = "def f():\n    x = 1\n    return x\n\ny = f()\n"
+    asked = []
+    with pytest.raises(Interrupted):
+        SemanticModel(source, ast.parse(source), stop=lambda: asked.append(1) or len(asked) > 2)
+    assert len(asked) == 3  # before each statement, the function body's among them
+    model = SemanticModel(source, ast.parse(source), stop=lambda: False)
+    assert {"f", "y"} <= set(model.module_scope.bindings)

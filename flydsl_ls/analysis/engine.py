@@ -14,6 +14,7 @@ from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
 from flydsl_ls.analysis.model.parsing import parse
 from flydsl_ls.analysis.model.project import ProjectView
+from flydsl_ls.analysis.model.scopes import Interrupted
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.suppression import directives, is_suppressed, suppressions
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
@@ -85,10 +86,6 @@ def _analyze(request: AnalysisRequest, model: SemanticModel | None, judge: bool 
         model = SemanticModel(source, tree, request.package, request.project)
     diagnostics, errors = run_rules(model, request.rules, request.options, request.path)
     return FileAnalysis(finish(source, diagnostics, request.rules if judge else None), model, errors)
-
-
-class Interrupted(Exception):
-    """``run_rules``'s ``stop`` said stop."""
 
 
 def run_rules(

@@ -353,6 +353,7 @@ class IncrementalAnalyzer:
                     # Their results of before stay: they answer for other texts, so the
                     # next analysis redoes them.
                     self._results = {**live, **{key: self._results[key] for key in standing}}
+                    self._hot = frozenset(map(id, version.chunks))  # parsed for the next one
                     self.interrupted = True
                     return found, []
                 finally:
@@ -420,7 +421,7 @@ class IncrementalAnalyzer:
             shared = Tracker()  # look-ups answered from caches the chunks share: count for all
             if model is not None:
                 model.dispose()
-            model, tree = job.reduced_model(members, shared, stand_ins or None)
+            model, tree = job.reduced_model(members, shared, stand_ins or None, self._stop)
             statements = version.statements_by_chunk(tree)
             runs = {}
             for i in stale:
@@ -521,10 +522,14 @@ class _Job:
     index: LineIndex
 
     def reduced_model(
-        self, members: tuple[Chunk, ...], tracker: Tracker, stand_ins: dict[int, str] | None = None
+        self,
+        members: tuple[Chunk, ...],
+        tracker: Tracker,
+        stand_ins: dict[int, str] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> tuple[SemanticModel, ast.Module]:
         text, tree = self.version.reduced(members, stand_ins)
-        model = TrackedModel(text, tree, self.package, self.project, tracker)
+        model = TrackedModel(text, tree, self.package, self.project, tracker, stop)
         if stand_ins is None:
             # Saves a line table per analysis: the lines of members are the real ones, and
             # rules visiting a chunk read no others (whole-module rules, which scan lines

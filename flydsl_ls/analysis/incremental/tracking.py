@@ -65,8 +65,8 @@ class TrackedModel(SemanticModel):
     """A reduced module's model, recording the questions whose answers lie in chunks
     that read the analysed one: who uses a module-level name, who calls a function."""
 
-    def __init__(self, source, tree, package, project, tracker: Tracker):
-        super().__init__(source, tree, package, project)
+    def __init__(self, source, tree, package, project, tracker: Tracker, stop=None):
+        super().__init__(source, tree, package, project, stop)
         self.module_scope.bindings = RecordingBindings(self.module_scope.bindings, tracker)
         self.track(tracker)
 

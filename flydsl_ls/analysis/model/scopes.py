@@ -10,6 +10,7 @@ one name in one scope, the last one before the use.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from flydsl_ls.analysis.model.modules import RELATIVE
@@ -59,11 +60,16 @@ def release(scopes: list[Scope]) -> None:
         scope.parent = None
 
 
+class Interrupted(Exception):
+    """A ``stop`` callback said stop (an analysis a newer text made useless)."""
+
+
 class ScopeBuilder(ast.NodeVisitor):
     """Builds the scope tree; remembers the scope each loaded name is read in."""
 
-    def __init__(self, package: str | None):
+    def __init__(self, package: str | None, stop: Callable[[], bool] | None = None):
         self.package = package  # dotted package of the file, for relative imports
+        self.stop = stop  # asked before each statement: True raises ``Interrupted``
         self.module_scope: Scope | None = None
         self.scope: Scope | None = None
         self.scopes: list[Scope] = []
@@ -87,6 +93,8 @@ class ScopeBuilder(ast.NodeVisitor):
     def _visit_body(self, stmts: list[ast.stmt]):
         outer = self.block_path
         for index, stmt in enumerate(stmts):
+            if self.stop is not None and self.stop():
+                raise Interrupted
             self.block_path = (*outer, (id(stmts), index))
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
                 self.loop_entries.add(self.block_path[-1])

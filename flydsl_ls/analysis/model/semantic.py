@@ -18,7 +18,7 @@ from flydsl_ls.analysis.model import promotion
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
-from flydsl_ls.analysis.model.scopes import Binding, Scope, ScopeBuilder, lookup, reaching, release, surely_bound
+from flydsl_ls.analysis.model.scopes import Binding, Interrupted, Scope, ScopeBuilder, lookup, reaching, release, surely_bound
 from flydsl_ls.analysis.model.text import LineIndex
 
 if TYPE_CHECKING:
@@ -58,14 +58,22 @@ class SemanticModel:
         tree: ast.Module,
         package: str | None = None,
         project: ProjectView | None = None,
+        stop: Callable[[], bool] | None = None,
     ):
+        """``stop``: asked before each statement while the scopes are built; True raises
+        ``Interrupted``."""
         self.source = source
         self.tree = tree
         # The rest of the project (sibling modules, callers in other files), if known.
         self.project = project
         self._resolved: dict[int, str | None] = {}
-        builder = ScopeBuilder(package)
-        self.module_scope: Scope = builder.build(tree)
+        builder = ScopeBuilder(package, stop)
+        try:
+            self.module_scope: Scope = builder.build(tree)
+        except Interrupted:
+            release(builder.scopes)
+            raise
+        builder.stop = None
         self.scopes = builder.scopes
         self._scope_of_node = builder.scope_of_node
         self._scope_of_def = builder.scope_of_def
