@@ -76,12 +76,12 @@ def lint(
     incremental: IncrementalAnalyzer,
     json_cache: FragmentCache,
     current: Callable[[], bool],
-    early: Callable[[list[str]], None] | None = None,
+    early: Callable[[Analysis], None] | None = None,
 ) -> Analysis | None:
     """Lint one snapshot (worker thread) with the document's caches (the lint thread's only).
     None when ``current()`` says the document moved on meanwhile (a newer lint is queued).
-    ``early``: given the JSON of the analysis's first findings when it stages them (an
-    edited helper's own, its callers' of before) while it analyses the rest, which a newer
+    ``early``: given the analysis's first findings when it stages them (an edited
+    helper's own, its callers' of before) while it analyses the rest, which a newer
     version interrupts."""
     if not current():
         return None
@@ -90,8 +90,10 @@ def lint(
 
     def first(found: FileAnalysis) -> None:
         if current():
-            found = _baselined(snap, found)
-            early(json_cache.fragments(found.diagnostics, index, snap.encoding, prune=False))
+            staged = Analysis(snap.version, snap.generation, snap.text, _baselined(snap, found))
+            staged.__dict__["index"] = index
+            staged.fragments = json_cache.fragments(staged.result.diagnostics, index, snap.encoding, prune=False)
+            early(staged)
 
     if len(snap.text) > MAX_SOURCE_CHARS:  # warned about on the loop
         result = FileAnalysis([], None)
@@ -145,10 +147,10 @@ def _baselined(snap: Snapshot, result: FileAnalysis) -> FileAnalysis:
 
 
 async def analyse(
-    session: Session, doc: Document, early: Callable[[Snapshot, list[str]], None] | None = None
+    session: Session, doc: Document, early: Callable[[Analysis], None] | None = None
 ) -> Analysis | None:
     """The current analysis of ``doc``, linting it now if there is none; ``early`` (on the
-    loop): the JSON of its first findings, when the lint stages them."""
+    loop): its first findings, when the lint stages them."""
     generation = session.generation
     current = doc.current(generation)
     if current is not None:
@@ -166,7 +168,7 @@ async def analyse(
 
     staged = None
     if early is not None:
-        staged = lambda fragments: loop.call_soon_threadsafe(early, snap, fragments)
+        staged = lambda first: loop.call_soon_threadsafe(early, first)
     analysis = await loop.run_in_executor(
         schedule.LINT, lint, snap, doc.incremental, doc.json_cache, still_current, staged
     )
@@ -186,6 +188,7 @@ async def analyse(
 
 
 def _store(session: Session, doc: Document, analysis: Analysis) -> None:
+    doc.early = None
     key = (analysis.version, analysis.generation)
     if doc.analysis is None or key >= (doc.analysis.version, doc.analysis.generation):
         doc.analysis = analysis
@@ -206,10 +209,11 @@ async def _lint_and_publish(session: Session, client: Client, doc: Document, del
     try:
         if delay > 0:
             await asyncio.sleep(delay)
-        def first(snap: Snapshot, fragments: list[str]) -> None:
+        def first(staged: Analysis) -> None:
             # Published at once; the lint's final findings follow (the same, as a rule).
-            if session.get(doc.uri) is doc and (snap.version, snap.generation) == (doc.version, session.generation):
-                _publish(session, client, doc, snap.version, fragments)
+            if session.get(doc.uri) is doc and (staged.version, staged.generation) == (doc.version, session.generation):
+                doc.early = staged
+                _publish(session, client, doc, staged.version, staged.fragments)
 
         analysis = await analyse(session, doc, None if session.features.pull_diagnostics else first)
         if analysis is None or analysis.version != doc.version:

@@ -64,7 +64,7 @@ def did_save(session: Session, client: Client, params: types.DidSaveTextDocument
     doc.too_slow = False  # saved: worth one more try
     if params.text is not None and params.text != doc.text:
         doc.update(params.text, doc.version)
-        doc.analysis = None
+        doc.analysis = doc.early = None
         doc.published = doc.linted = None  # the same version number, another text
     diagnostics.schedule_lint(session, client, doc, 0)
 

@@ -46,6 +46,8 @@ async def hover(session: Session, client: Client, params: types.HoverParams) -> 
         return None
     pos = doc.to_position(params.position, session.encoding)
     analysis = doc.analysis
+    if doc.early is not None and doc.early.text == doc.text:
+        analysis = doc.early  # a staged lint's first findings: the rest is being redone
     if analysis is None:  # dropped (not used for a while) or not linted yet: lint it now
         analysis = await diagnostics_module.analyse(session, doc)
     session.touch(doc)

@@ -170,6 +170,10 @@ class Document:
     version: int
     path: Path | None
     analysis: Analysis | None = None  # the newest lint, possibly of an older version
+    # The first findings of a staged lint (diagnostics.lint), published while the rest is
+    # redone: hover reads them; code actions wait for ``analysis`` (a fix of before may
+    # rest on what the edit changed).
+    early: Analysis | None = None
     good_model: SemanticModel | None = None  # the last model that parsed (hover while typing)
     published: tuple[int, int] | None = None  # (version, generation) last pushed
     linted: tuple[int, int] | None = None  # (version, generation) of the last lint (kept light)
@@ -184,7 +188,7 @@ class Document:
 
     def forget(self) -> None:
         """Drop the heavy state; the next request that needs it re-lints."""
-        self.analysis = None
+        self.analysis = self.early = None
         self.good_model = None
         self.json_cache = FragmentCache()
         self.incremental.forget()

@@ -340,7 +340,7 @@ class IncrementalAnalyzer:
                 key = ("module", rule.code)
                 standing[key] = self._moved(key, version)
             standing = {key: result for key, result in standing.items() if result is not None}
-            if standing:
+            if any(kind == "node" for kind, _ in standing):  # readers to redo, not just module passes
                 now = [i for i in stale if ("node", version.chunks[i]) not in standing]
                 now_rules = [r for r in stale_rules if ("module", r.code) not in standing]
                 self._analyse_into(job, live, now, now_rules)
