@@ -260,6 +260,7 @@ def measure_main(client: Client, path: Path, args, has_hints: bool) -> dict:
         if p["uri"] == doc.uri:
             counts.setdefault(p.get("version"), []).append(len(p["diagnostics"]))
     out["republished_changed"] = sum(len(set(c)) > 1 for c in counts.values())
+    out["republished"] = sum(len(c) > 1 for c in counts.values())
     out["versions"] = len(counts)
     client.notify("textDocument/didClose", {"textDocument": {"uri": doc.uri}})
     return out
@@ -399,8 +400,8 @@ def details(name: str, r: dict) -> None:
                 if main["hints_again"]
                 else ""
             )
-            + f"versions whose diagnostics were published again with another count: "
-            f"{main['republished_changed']} of {main['versions']}"
+            + f"versions published more than once: {main['republished']} of {main['versions']}, "
+            f"again with another count: {main['republished_changed']}"
         )
     many = r.get("many")
     if many:

@@ -565,3 +565,16 @@ def test_a_staged_analysis_stopped_after_its_first_findings_leaves_the_rest_to_t
     analyzer.analyze(AnalysisRequest(again, options=AnalysisOptions()), early=early.append, stop=lambda: True)
     assert analyzer.interrupted
     same_as_full(analyzer, again.replace("constant(2)", "constant(3)"), AnalysisOptions())
+
+
+def test_an_import_lines_model_holds_the_import_not_the_functions_reading_it():
+    """Hover on an import reads the alias: its model need not build the file's readers of
+    the imported names (most of a kernel file)."""
+    text = _many_functions(3)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(AnalysisRequest(text))
+    model = analyzer.model_at(text.splitlines().index("from flydsl.expr.arith import ArithValue"))
+    assert "row = ArithValue(tid) % 64" not in model.source  # load_0 stands in as a stub
+    assert "ArithValue" in model.module_scope.bindings
+    definition = analyzer.model_at(text.splitlines().index("def scale_1(v):"))
+    assert "value = load_1(base, n)" in definition.source  # a definition's readers are there
