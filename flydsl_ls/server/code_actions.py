@@ -186,7 +186,9 @@ def _migrate_actions(
     decides it when a fix lies in the kernel's own lines; else the text is parsed once
     (see migrate._module): the first code action on a 5,700-line text took 115-150 ms."""
     names = None
-    if statement is not None and statement[2] is not None:
+    if statement is not None and statement[2] is None:
+        names = []  # not in a module-level function: in no kernel (an import, a constant)
+    elif statement is not None:
         first, _, name, statement_text = statement
         found = migration.kernel_with_fix_in(statement_text, name, first + 1, line + 1, diagnostics)
         names = [found] if found else None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from lsprotocol import types
 
 from flydsl_ls.actions.suppress import suppression_edit
@@ -307,3 +309,14 @@ async def test_without_a_workspace_folder_only_open_files_may_run(tmp_path):
     documents.did_open(server.session, server.client, types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=opened.as_uri(), language_id="python", version=1, text="x = 1\n")))
     assert why_not_run(server.session, server.client, opened) is None
     assert "not open in the editor" in why_not_run(server.session, server.client, other)
+
+
+def test_no_kernel_is_looked_for_outside_a_module_level_function(monkeypatch):
+    """"Migrate this kernel" on an import or a constant: the lint's statement there is no
+    function, so no kernel holds the line, and the file is not parsed to find one."""
+    from flydsl_ls.actions import migrate
+    from flydsl_ls.server import code_actions
+
+    monkeypatch.setattr(migrate, "with_fix", lambda *args: pytest.fail("parsed the file"))
+    statement = (3, 3, None, "from flydsl.utils.smem_allocator import SmemAllocator\n")
+    assert code_actions._migrate_actions("file:///k.py", "...", 1, [], 3, statement) == []
