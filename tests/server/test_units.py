@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 import pytest
-
 from lsprotocol import types
 
 from flydsl_ls.actions.suppress import suppression_edit
