@@ -227,6 +227,9 @@ async def _lint_and_publish(session: Session, client: Client, doc: Document, del
             return
         doc.published = key
         _publish(session, client, doc, analysis.version, analysis.fragments)
+        # The hover models the lint dropped, a few ms each: freed now rather than all at
+        # the next hover (17 after aiter's edit series: 41 ms of its first hover).
+        doc.incremental.release_models()
     except asyncio.CancelledError:
         pass
     except Exception:
