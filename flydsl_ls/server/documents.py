@@ -23,9 +23,10 @@ def did_open(session: Session, client: Client, params: types.DidOpenTextDocument
 
 def warm_up_when_idle(session: Session, doc: Document) -> None:
     """Load hover's API docs (tens of ms in a thread, sharing the interpreter with the
-    lint) once the edits pause and no lint is pending: neither the first lint of a long
-    file nor typing right after opening it is slowed. A hover that needs them first
-    cancels it (hover.py)."""
+    lint) at the first check, every ``WARM_UP_DELAY``, that finds no lint pending: not
+    during the first lint of a long file, and before the first hover, which had to wait
+    for them when only a pause of the edits started the load (~50 ms of its 158 ms on
+    aiter's 5,718-line file). A hover that needs them first cancels it (hover.py)."""
     if session.warm_up_timer is not None:
         session.warm_up_timer.cancel()
 
@@ -47,8 +48,6 @@ def did_change(session: Session, client: Client, params: types.DidChangeTextDocu
         doc.apply_change(change, session.encoding)
     doc.version = params.text_document.version
     diagnostics.schedule_lint(session, client, doc, session.editor.delay)
-    if session.warm_up_timer is not None:
-        warm_up_when_idle(session, doc)
 
 
 def did_save(session: Session, client: Client, params: types.DidSaveTextDocumentParams) -> None:

@@ -37,7 +37,7 @@ _PER_API = {"FLY901"}
 
 log = logging.getLogger(__name__)
 
-WARM_UP_DELAY = 1.0
+WARM_UP_DELAY = 0.1  # seconds between checks for an idle moment (documents.warm_up_when_idle)
 
 
 async def hover(session: Session, client: Client, params: types.HoverParams) -> types.Hover | None:
