@@ -363,8 +363,8 @@ def _linted_hints(analyzer: IncrementalAnalyzer, text: str) -> list:
     with analyzer.models_in_use():
         while line < count:  # statement by statement
             first, last, _, _ = analyzer.statement_at(line, text)
-            model = analyzer.model_of_lines(first, last)
-            found += type_hints(model, Position(first, 0), Position(last + 1, 0))
+            for start, end, model in analyzer.models_of_lines(first, last):
+                found += type_hints(model, Position(start, 0), Position(end + 1, 0))
             line = max(line, last) + 1
     return found
 
@@ -578,3 +578,16 @@ def test_an_import_lines_model_holds_the_import_not_the_functions_reading_it():
     assert "ArithValue" in model.module_scope.bindings
     definition = analyzer.model_at(text.splitlines().index("def scale_1(v):"))
     assert "value = load_1(base, n)" in definition.source  # a definition's readers are there
+
+
+def test_a_range_over_several_statements_has_the_hints_of_the_whole_file():
+    text = _many_functions(3) + "\nLANES = fx.Int32(64) * 2\nrow = ArithValue(LANES) % 4\n"
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(AnalysisRequest(text))
+    count = len(text.splitlines())
+    found = []
+    with analyzer.models_in_use():
+        for start, end, model in analyzer.models_of_lines(0, count):
+            found += type_hints(model, max(Position(0, 0), Position(start, 0)), Position(end + 1, 0))
+    full = type_hints(SemanticModel(text, ast.parse(text)), Position(0, 0), Position(count, 0))
+    assert found == full and len(full) > 3

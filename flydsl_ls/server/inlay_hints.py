@@ -110,14 +110,20 @@ def hints_json(
 
 
 def _linted_hints(incremental: IncrementalAnalyzer, snap: Snapshot, first: Position, last: Position):
-    """From the model of the top-level statement holding the range, as the lint's last
-    (incremental) analysis has it, when it was of this text: no parse, and after an edit the
-    statement edited has the model the lint built. None otherwise (then the whole file's)."""
+    """From the models of the top-level statements in the range, as the lint's last
+    (incremental) analysis has them, when it was of this text: no parse, and after an edit
+    the statement edited has the model the lint built. None otherwise (then the whole
+    file's)."""
     if incremental.analysed != snap.text:
         return None
     with incremental.models_in_use():
-        model = incremental.model_of_lines(first.line, last.line)
-        return type_hints(model, first, last) if model is not None else None
+        found = incremental.models_of_lines(first.line, last.line)
+        if found is None:
+            return None
+        hints = []
+        for start, end, model in found:
+            hints += type_hints(model, max(first, Position(start, 0)), min(last, Position(end + 1, 0)))
+        return hints
 
 
 def _hints(model: SemanticModel | None, first: Position, last: Position) -> list[TypeHint]:

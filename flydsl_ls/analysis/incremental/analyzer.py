@@ -207,10 +207,11 @@ class IncrementalAnalyzer:
         index = version.chunk_at(line)
         chunk = version.chunks[index]
         cached = self._results.get(("node", chunk))
-        # With the chunks reading its names: a definition's type may come from its uses.
-        # Not an import's: hover there reads the alias alone (and the models of the
-        # diagnostics elsewhere, each its own), and its readers are most of a file.
-        readers = chunk.defines if chunk.kind != "import" else frozenset()
+        # With the chunks reading its names: a function's parameter types may come from
+        # its calls. Not an import's or an assignment's (hover on an import reads the
+        # alias alone; an assigned name's type is its value's), whose readers may be
+        # most of a file (a constant read by every builder).
+        readers = chunk.defines if chunk.kind in ("def", "class") else frozenset()
         asked = readers | (cached.asked if cached is not None else frozenset())
         everything = cached.everything if cached is not None else False
         members = version.closure([index], asked, everything)
@@ -246,16 +247,26 @@ class IncrementalAnalyzer:
         chunk, start = version.chunks[index], version.starts[index]
         return start, start + chunk.lines - 1, chunk.name if chunk.kind == "def" else None, chunk.text
 
-    def model_of_lines(self, first: int, last: int) -> SemanticModel | None:
-        """``model_at`` when one top-level statement holds every line from ``first`` to
-        ``last`` (0-based) of the last source analysed; None when they span several (each
-        statement's model holds the statements reading its names: many small ones at the top
-        of a file would cost many models where one of the whole file does). Read it inside
+    def models_of_lines(self, first: int, last: int) -> list[tuple[int, int, SemanticModel]] | None:
+        """(first line, last line, ``model_at`` there) of each top-level statement from
+        0-based ``first`` to ``last`` of the last source analysed that may assign a name:
+        not the imports or the docstring, which would cost a model each at the top of a
+        file. None when one has no model (a stand-in for lines not parsed). Read them inside
         ``models_in_use`` off the event loop."""
         version = self._state
-        if version is None or not version.chunks or version.chunk_at(first) != version.chunk_at(last):
+        if version is None or not version.chunks:
             return None
-        return self.model_at(first)
+        found = []
+        index = version.chunk_at(first)
+        while index < len(version.chunks) and version.starts[index] <= last:
+            chunk, start = version.chunks[index], version.starts[index]
+            if chunk.kind not in ("import", "docstring", "gap"):
+                model = self.model_at(start)
+                if model is None:
+                    return None
+                found.append((start, start + chunk.lines - 1, model))
+            index += 1
+        return found
 
     @contextmanager
     def models_in_use(self) -> Iterator[None]:
