@@ -69,7 +69,6 @@ class IncrementalAnalyzer:
 
     def __init__(self) -> None:
         self._retired: list[SemanticModel] = []  # hover models dropped: see release_models
-        self._stop: Callable[[], bool] | None = None  # while the rest of a staged analysis runs
         self.interrupted = False  # the last analysis stopped after its first findings (``analyze``)
         # Held while the lint thread reads models (``models_in_use``): none is disposed then.
         self._in_use = threading.Lock()
@@ -345,31 +344,23 @@ class IncrementalAnalyzer:
         if early is not None and len(stale) + len(stale_rules) > 1:
             # What kept its text but reads what changed: its last findings stand in, moved,
             # while the edited statements are analysed (when none lies in an edited one).
-            standing = {}
-            for index in stale:
-                key = ("node", version.chunks[index])
-                standing[key] = self._moved(key, version)
-            for rule in stale_rules:
-                key = ("module", rule.code)
-                standing[key] = self._moved(key, version)
-            standing = {key: result for key, result in standing.items() if result is not None}
+            keys = [("node", version.chunks[i]) for i in stale] + [("module", r.code) for r in stale_rules]
+            standing = {key: moved for key in keys if (moved := self._moved(key, version)) is not None}
             if any(kind == "node" for kind, _ in standing):  # readers to redo, not just module passes
                 now = [i for i in stale if ("node", version.chunks[i]) not in standing]
                 now_rules = [r for r in stale_rules if ("module", r.code) not in standing]
                 self._analyse_into(job, live, now, now_rules)
                 found = [d for result in (*live.values(), *standing.values()) for d in result.diagnostics]
                 early(found)
+                rest, rest_rules = [i for i in stale if i not in now], [r for r in stale_rules if r not in now_rules]
                 try:
-                    self._stop = stop
-                    self._analyse_into(job, live, [i for i in stale if i not in now], [r for r in stale_rules if r not in now_rules])
+                    self._analyse_into(job, live, rest, rest_rules, stop)
                 except Interrupted:
                     # Their results of before stay: they answer for other texts, so the
                     # next analysis redoes them.
                     self._results = {**live, **{key: self._results[key] for key in standing}}
                     self.interrupted = True
                     return found, []
-                finally:
-                    self._stop = None
                 stale, stale_rules = [], []
         self._analyse_into(job, live, stale, stale_rules)
         for result in live.values():
@@ -382,11 +373,15 @@ class IncrementalAnalyzer:
         result = self._results.get(key)
         return result.moved_to(version) if result is not None else None
 
-    def _analyse_into(self, job: _Job, live: dict, stale: list[int], stale_rules: list[type[Rule]]) -> None:
-        if self._stop is not None and self._stop():
+    def _analyse_into(
+        self, job: _Job, live: dict, stale: list[int], stale_rules: list[type[Rule]], stop: Callable[[], bool] | None = None
+    ) -> None:
+        """Analyse these chunks and whole-module rules into ``live``; ``stop``: asked before
+        each statement of their model and rule walk (``Interrupted``)."""
+        if stop is not None and stop():
             raise Interrupted
         if stale:
-            chunk_results, rule_results = self._analyse_chunks(job, stale, stale_rules)
+            chunk_results, rule_results = self._analyse_chunks(job, stale, stale_rules, stop)
             for index, result in chunk_results.items():
                 live[("node", job.version.chunks[index])] = result
             for code, result in rule_results.items():
@@ -411,7 +406,7 @@ class IncrementalAnalyzer:
         return result.moved_to(version)
 
     def _analyse_chunks(
-        self, job: _Job, stale: list[int], rules: list[type[Rule]]
+        self, job: _Job, stale: list[int], rules: list[type[Rule]], stop: Callable[[], bool] | None = None
     ) -> tuple[dict[int, ChunkResult], dict[str, ChunkResult]]:
         """Analyse these chunks in one reduced module holding all their closures (each
         chunk's rules still only visit its own statements), and, in the same module
@@ -433,14 +428,14 @@ class IncrementalAnalyzer:
             shared = Tracker()  # look-ups answered from caches the chunks share: count for all
             if model is not None:
                 model.dispose()
-            model, tree = job.reduced_model(members, shared, stand_ins or None, self._stop)
+            model, tree = job.reduced_model(members, shared, stand_ins or None, stop)
             statements = version.statements_by_chunk(tree)
             runs = {}
             for i in stale:
                 tracker = Tracker(looked_up=shared.looked_up)
                 model.track(tracker)
                 try:
-                    found, errors = run_rules(model, job.node_rules, job.options, job.path, statements.get(i, []), self._stop)
+                    found, errors = run_rules(model, job.node_rules, job.options, job.path, statements.get(i, []), stop)
                 except Interrupted:
                     model.dispose()
                     raise
