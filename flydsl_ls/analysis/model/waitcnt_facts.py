@@ -292,7 +292,7 @@ class WaitcntFacts:
         """A magic counter field read through an object (``traits.LGKMCNT_0_ONLY``): the one
         value every place in the project gives a field so named, taken on trust."""
         project = getattr(self.model, "project", None)
-        settings = [(self, e) for e in field_settings(self.model.tree, name)]
+        settings = [(self, e) for e in field_settings(self.model, name)]
         if project is not None:
             for path, expr in project.field_settings(name):
                 model = project.index.model_of(path)
