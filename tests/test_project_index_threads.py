@@ -132,3 +132,32 @@ def test_threads_get_the_serial_answers(tmp_path):
     assert not wrong, wrong[:5]
     final = shared[0]
     assert {q: answer(final, q) for q in asked} == expected  # the caches left behind agree too
+
+
+def test_a_word_index_reader_never_misses_a_file_being_forgotten(tmp_path):
+    """``forget`` of a file unchanged on disk: a reader asking who mentions its words (no
+    lock taken) sees the file every time, never a list it was removed from for a moment."""
+    write_project(tmp_path)
+    target = (tmp_path / "pkg" / "k2.py").resolve()
+    index = ProjectIndex(roots=[tmp_path])
+    assert target in index._mentioning("scale5")
+    missed: list[int] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            if target not in index._mentioning("scale5"):
+                missed.append(1)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(3000):
+            index.forget(target)
+    finally:
+        done.set()
+        reader.join()
+        sys.setswitchinterval(switch)
+    assert not missed

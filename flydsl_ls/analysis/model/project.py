@@ -444,11 +444,13 @@ class ProjectIndex:
         with self._lock:
             if self._words is None or path not in self._file_words:
                 return
-            words = self._words  # new lists, not changed in place: a reader may be going through one
-            for word in self._file_words[path]:
+            # New lists, not changed in place, and one assignment per word: readers take no
+            # lock, and a word the file still has must never be seen without it (removed,
+            # then added back, lost a caller to a reader in between).
+            words, old, new = self._words, self._file_words[path], set(_WORD.findall(text))
+            for word in old - new:
                 words[word] = [p for p in words[word] if p != path]
-            new = set(_WORD.findall(text))
-            for word in new:
+            for word in new - old:
                 words[word] = [*words.get(word, ()), path]
             self._file_words[path] = new
             self._texts.setdefault(path, text)
