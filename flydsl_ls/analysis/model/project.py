@@ -542,9 +542,10 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
         tree = parse(source)
     except (OSError, UnreadableFile, SyntaxError, ValueError, RecursionError):
         return Scanned()
-    if keep is not None and not _may_pass_modules(tree):
+    candidates = _calls_that_may_pass_modules(tree)
+    if keep is not None and not candidates:
         keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
-    return _scanned(source, tree, path)
+    return _scanned(source, tree, path, candidates)
 
 
 def scan_source(source: str, path: Path) -> Scanned:
@@ -553,22 +554,22 @@ def scan_source(source: str, path: Path) -> Scanned:
         tree = parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return Scanned()
-    return _scanned(source, tree, path)
+    return _scanned(source, tree, path, _calls_that_may_pass_modules(tree))
 
 
-def _scanned(source: str, tree: ast.Module, path: Path) -> Scanned:
+def _scanned(source: str, tree: ast.Module, path: Path, candidates: list[ast.Call]) -> Scanned:
     """From the syntax tree alone when no call may pass a module; a module model is built
     only for the files where one may (5 of the 213 real kernel files), and disposed at once:
     nothing of it is kept."""
     functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    if not _may_pass_modules(tree):
+    if not candidates:
         return Scanned([], functions)
     try:
         model = SemanticModel(source, tree, package_of(path))
     except (SyntaxError, ValueError, RecursionError):
         return Scanned()  # model_of has no model either: no calls, no definitions
     try:
-        return Scanned(_calls_in(model), functions)
+        return Scanned(_calls_in(model, candidates), functions)
     finally:
         model.dispose()
 
@@ -592,11 +593,10 @@ def field_settings(model: SemanticModel, name: str) -> list[ast.expr]:
     return found
 
 
-def _calls_in(model: SemanticModel) -> list[tuple[str, dict]]:
+def _calls_in(model: SemanticModel, candidates: list[ast.Call]) -> list[tuple[str, dict]]:
+    """The ``candidates`` (of ``model``'s tree) that pass modules, in their order."""
     calls = []
-    for node in nodes_under(model.tree):  # as ast.walk, at a third of its cost
-        if not isinstance(node, ast.Call):
-            continue
+    for node in candidates:
         passed = _module_arguments(model, node)
         callee = _static_dotted(model, node.func) if passed else None
         if callee:
@@ -604,8 +604,9 @@ def _calls_in(model: SemanticModel) -> list[tuple[str, dict]]:
     return calls
 
 
-def _may_pass_modules(tree: ast.Module) -> bool:
-    """Whether a call may pass a module (a necessary condition, from the tree alone). The
+def _calls_that_may_pass_modules(tree: ast.Module) -> list[ast.Call]:
+    """The calls that may pass a module, in ``ast.walk`` order (a necessary condition on
+    each argument, from the tree alone: every other call passes none). The
     dotted path ``_static_dotted`` gives an argument starts at a name bound by an import or
     by an assignment of a name or attribute; and ``canonical_symbol`` makes it a module only
     when its last part names one (a known module's, submodule's or shim module's last part):
@@ -639,11 +640,16 @@ def _may_pass_modules(tree: ast.Module) -> bool:
             if source in named and target not in named:
                 named.add(target)
                 grown = True
-    for call in calls:
-        for value in [*call.args, *(k.value for k in call.keywords if k.arg)]:
-            if isinstance(value, ast.Attribute) and value.attr in tails or isinstance(value, ast.Name) and value.id in named:
-                return True
-    return False
+    return [call for call in calls if any(_may_be_module(value, tails, named) for value in _arguments(call))]
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    """The values passed by position or keyword (not ``*args``, ``**kwargs``)."""
+    return [*call.args, *(k.value for k in call.keywords if k.arg)]
+
+
+def _may_be_module(value: ast.expr, tails: frozenset[str], named: set[str]) -> bool:
+    return isinstance(value, ast.Attribute) and value.attr in tails or isinstance(value, ast.Name) and value.id in named
 
 
 @lru_cache(maxsize=1)
