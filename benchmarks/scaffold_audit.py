@@ -66,23 +66,11 @@ def primary(found):
     return (public or found)[0]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tree", default="/work/corpus/flydsl/kernels", help="the kernel folder")
-    parser.add_argument("--package", default="kernels", help="its import path below the scratch root")
-    parser.add_argument("--tests", default=None, help="the repository's tests folder (default: TREE/../tests)")
-    parser.add_argument("--arch", default="gfx942")
-    parser.add_argument("--python", default=None, help="interpreter with flydsl (default: this one)")
-    parser.add_argument("--only", action="append", default=[], help="files whose path contains this (repeatable)")
-    parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--keep", default=None, help="scratch folder to use and keep")
-    parser.add_argument("--json", default=None, help="write per-file results here")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each example and the whole error")
-    options = parser.parse_args()
-
+def prepare(scratch: Path, options) -> Path:
+    """The kernel tree copied to ``scratch/src/<package>`` (with the tests beside it), the
+    scratch root on ``PYTHONPATH`` and ``ROCM_PATH`` set: the package folder."""
     tree = Path(options.tree).resolve()
     tests = Path(options.tests) if options.tests else tree.parent / "tests"
-    scratch = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="scaffold-audit-"))
     root = scratch / "src"
     package_dir = root / options.package
     if root.exists():
@@ -98,7 +86,30 @@ def main() -> int:
         os.environ["ROCM_PATH"] = str(DEVICE_LIBS)
     print(f"tree {tree} -> {package_dir}; tests: {tests if tests.is_dir() else 'none'}; "
           f"ROCM_PATH={os.environ.get('ROCM_PATH', '')}", flush=True)
+    return package_dir
 
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tree, tests and compile options this audit shares with others (line_info_audit)."""
+    parser.add_argument("--tree", default="/work/corpus/flydsl/kernels", help="the kernel folder")
+    parser.add_argument("--package", default="kernels", help="its import path below the scratch root")
+    parser.add_argument("--tests", default=None, help="the repository's tests folder (default: TREE/../tests)")
+    parser.add_argument("--arch", default="gfx942")
+    parser.add_argument("--python", default=None, help="interpreter with flydsl (default: this one)")
+    parser.add_argument("--only", action="append", default=[], help="files whose path contains this (repeatable)")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--keep", default=None, help="scratch folder to use and keep")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    parser.add_argument("--json", default=None, help="write per-file results here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each example and the whole error")
+    options = parser.parse_args()
+
+    scratch = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="scaffold-audit-"))
+    package_dir = prepare(scratch, options)
     files = sorted(p for p in package_dir.rglob("*.py") if not options.only or any(o in str(p) for o in options.only))
     results = []
     service = CompileService(python=options.python, cache=scratch / "cache", default_arch=options.arch,

@@ -1,4 +1,4 @@
-"""``flydsl-ls compile FILE[::example] [--arch gfx942] [--launch] [--emit mlir|llvm|isa]``.
+"""``flydsl-ls compile FILE[::example] [--arch gfx942] [--launch] [--emit mlir|llvm|isa] [--annotate]``.
 
 Exit codes: 0 compiled (a launch that could not run is reported, not an error), 1 the compile
 failed, crashed or timed out, 2 nothing to compile (bad arguments, no example, missing
@@ -28,7 +28,15 @@ def add_parser(subcommands) -> None:
     p.add_argument("--launch", action="store_true", help="also run it on the local ROCm GPU, if there is one")
     p.add_argument("--emit", choices=EMITS, help="print this artifact of every kernel to stdout")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (with each kernel's `lines`)")
+    p.add_argument(
+        "--annotate", action="store_true",
+        help="print the kernel's source lines with the ISA instructions each became and a per-line summary",
+    )
+    p.add_argument(
+        "--no-line-info", dest="line_info", action="store_false",
+        help="compile without FlyDSL's debug line tables (no per-line ISA; the instructions are the same)",
+    )
     p.add_argument("--list", action="store_true", help="list the file's examples and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="show tracebacks, logs and progress")
     p.set_defaults(run_compile=run)
@@ -121,7 +129,9 @@ def run(args) -> int:
         return EXIT_UNAVAILABLE
     progress = (lambda message: _err(f"... {message}")) if args.verbose else None
     with CompileService(default_timeout=args.timeout) as service:
-        result = service.compile(path, example, args.arch, launch=args.launch, progress=progress)
+        result = service.compile(
+            path, example, args.arch, launch=args.launch, line_info=args.line_info or args.annotate, progress=progress
+        )
 
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -135,6 +145,11 @@ def run(args) -> int:
             _err(err.detail)
         if args.verbose and result.log:
             _err(result.log)
+    if args.annotate and result.ok:
+        from flydsl_ls.compile.annotate import annotate
+
+        for kernel in result.kernels:
+            sys.stdout.write(annotate(kernel.name, kernel.lines, len(kernel.instructions), display=_display))
     if args.emit and result.ok:
         for kernel in result.kernels:
             text = kernel.text(args.emit)

@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 
 from flydsl_ls.compile.isa import IsaReport, KernelResources
+from flydsl_ls.compile.lines import SourceLine
 
 
 class Status(str, Enum):
@@ -45,6 +46,7 @@ class KernelOutput:
     isa: Path | None = None  # 22_final_isa.s
     resources: KernelResources | None = None
     instructions: list[str] = field(default_factory=list)  # ISA mnemonics, program order
+    lines: list[SourceLine] = field(default_factory=list)  # by source line, when compiled with line info
 
     @property
     def mfma(self) -> list[str]:
@@ -120,4 +122,5 @@ class CompileResult:
         for kernel, out in zip(self.kernels, data["kernels"]):
             out.pop("instructions", None)
             out["mfma"] = kernel.mfma
+            out["lines"] = [line.to_dict() for line in kernel.lines]
         return data

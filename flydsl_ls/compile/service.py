@@ -32,7 +32,9 @@ from typing import Callable, Union
 
 from flydsl_ls.compile import errors
 from flydsl_ls.compile.examples import choose_example, find_examples
-from flydsl_ls.compile.isa import parse_isa_file
+from flydsl_ls.compile.isa import parse_isa
+from flydsl_ls.compile.lines import by_line, located
+from flydsl_ls.compile.worker import CHAINS_FILE
 from flydsl_ls.compile.result import (
     CompileError,
     CompileResult,
@@ -228,6 +230,7 @@ class CompileService:
         arch: str | None = None,
         *,
         launch: bool = False,
+        line_info: bool = False,
         source: str | None = None,
         timeout: float | None = None,
         progress: Progress | None = None,
@@ -237,7 +240,10 @@ class CompileService:
 
         ``source``: compile this text instead of the file on disk (unsaved buffer, or the
         text after a fix); errors still point into ``file``. ``launch``: also run it when a
-        ROCm GPU is present. Never raises for compile problems; see ``CompileResult.status``.
+        ROCm GPU is present. ``line_info``: with FlyDSL's debug line tables, so that each
+        kernel's ``lines`` say which source line each instruction came from (the instruction
+        stream is the same: docs/compile.md). Never raises for compile problems; see
+        ``CompileResult.status``.
         """
         started = time.perf_counter()
         origin = str(Path(file).resolve())
@@ -281,6 +287,7 @@ class CompileService:
                 "arch": result.arch,
                 "dump_dir": str(result.dump_dir),
                 "launch": launch,
+                "line_info": line_info,
             }
             self._run(request, result, timeout, report, cancel)
         result.total_seconds = time.perf_counter() - started
@@ -404,8 +411,10 @@ class CompileService:
     def _finish(self, result: CompileResult, request: dict, reply: dict) -> None:
         result.log = self._read_log(result)
         result.seconds = reply.get("compile_seconds")
+        # an unsaved text is compiled from a copy: its lines are the origin's
+        renamed = {os.path.realpath(request["path"]): request["origin"]} if "path" in request else {}
         for entry in reply.get("kernels", []):
-            result.kernels.append(_kernel_output(Path(entry["dir"]), entry["files"]))
+            result.kernels.append(_kernel_output(Path(entry["dir"]), entry["files"], renamed))
         if request.get("launch"):
             checks = [GpuCheck(**c) for c in reply.get("gpu_checks", [])]
             result.launch = LaunchReport(
@@ -444,7 +453,16 @@ class CompileService:
                 pass
 
 
-def _kernel_output(kdir: Path, files: list[str]) -> KernelOutput:
+def _chains(dump_dir: Path) -> dict[int, list] | None:
+    """The call chains the worker numbered for a line-info request (worker.CHAINS_FILE)."""
+    try:
+        table = json.loads((dump_dir / CHAINS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {int(number): frames for number, frames in table.items()}
+
+
+def _kernel_output(kdir: Path, files: list[str], renamed: dict[str, str]) -> KernelOutput:
     name = kdir.name
     mlir = [f for f in files if f.endswith(".mlir")]
     before_binary = [f for f in mlir if "to_binary" not in f]
@@ -457,9 +475,13 @@ def _kernel_output(kdir: Path, files: list[str]) -> KernelOutput:
         isa=next((kdir / f for f in files if f.endswith(".s")), None),
     )
     if out.isa is not None:
-        report = parse_isa_file(out.isa)
+        text = out.isa.read_text(encoding="utf-8", errors="replace")
+        report = parse_isa(text)
         if report.kernels:
             out.resources = report.kernels[0]
             out.name = report.kernels[0].name
         out.instructions = report.instructions
+        out.lines = by_line(located(text, _chains(kdir.parent.parent)))
+        for line in out.lines:
+            line.file = renamed.get(os.path.realpath(line.file), line.file)
     return out

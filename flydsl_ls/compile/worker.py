@@ -105,8 +105,16 @@ def _set_env(request: dict, ir_dir: Path) -> None:
             "FLYDSL_DUMP_IR": "1",
             "FLYDSL_DUMP_DIR": str(ir_dir),
             "FLYDSL_RUNTIME_ENABLE_CACHE": "0",  # always compile, so the dumps are written
+            # Line tables down to the ISA's .loc (FlyDSL's own switch), or none, whatever the
+            # environment says: the worker serves both kinds of request.
+            "FLYDSL_DEBUG_ENABLE_DEBUG_INFO": "1" if request.get("line_info") else "0",
         }
     )
+    # Every frame of a call chain, not FlyDSL's 5 (it drops the middle ones: the call lines).
+    if request.get("line_info"):
+        os.environ["FLYDSL_DEBUG_MAX_LOC_DEPTH"] = "64"
+    else:
+        os.environ.pop("FLYDSL_DEBUG_MAX_LOC_DEPTH", None)
     if request.get("launch"):
         os.environ.pop("COMPILE_ONLY", None)
     else:
@@ -136,6 +144,95 @@ def _launch(jit_fn, args, reply: dict) -> None:
     reply["launch_seconds"] = (time.perf_counter() - start) / runs
     reply["launch_runs"] = runs
     reply["launch_message"] = f"launched {runs} times; " + reply["launch_message"]
+
+
+def _locate_past_the_standard_library() -> None:
+    """FlyDSL locates an op at the innermost frame outside its own package, and the standard
+    library is outside it: every arithmetic operator (a ``functools.partialmethod``) was at
+    ``functools.py:388`` instead of the kernel line that wrote it, in the MLIR and in the
+    ISA's line tables. Its frames are skipped too. Only locations change (the instruction
+    streams of the real kernels are identical: docs/compile.md); an older FlyDSL without
+    this function is left as it is."""
+    import sysconfig
+    from functools import lru_cache
+
+    try:
+        from flydsl.expr import meta
+    except ImportError:
+        return
+    framework = getattr(meta, "_is_framework_file", None)
+    if framework is None:
+        return
+    paths = sysconfig.get_paths()
+    stdlib = os.path.realpath(paths["stdlib"]) + os.sep
+    installed = tuple({os.path.realpath(paths[key]) + os.sep for key in ("purelib", "platlib")})  # may be inside it
+    here = os.path.realpath(__file__)
+
+    @lru_cache(maxsize=4096)
+    def outside_the_kernels(filename: str) -> bool:
+        if framework(filename):
+            return True
+        real = os.path.realpath(filename)
+        if real == here:  # _number_call_chains's wrapper, between FlyDSL and the kernel
+            return True
+        return real.startswith(stdlib) and not real.startswith(installed)
+
+    meta._is_framework_file = outside_the_kernels
+
+
+# --- call chains for the line tables -------------------------------------------------------
+# LLVM's line tables keep an instruction's innermost line and its outermost inlined call only:
+# a kernel line calling a helper that calls another lost every line between. While a
+# line-info request traces, each call chain FlyDSL captures gets a number, written as the
+# innermost frame's column (what ``.loc`` carries down to the ISA); the numbers are saved
+# beside the dumps (CHAINS_FILE) and ``flydsl_ls.compile.lines`` reads them back. Columns
+# are positions on a line only: the instructions do not change (docs/compile.md).
+CHAINS_FILE = "line_chains.json"
+FIRST_CHAIN = 1 << 14  # above any real column; LLVM keeps 16 bits of a column
+_LAST_CHAIN = (1 << 16) - 1
+_chains: dict[tuple, int] | None = None  # the request's chains, while a line-info request traces
+_FRAME = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
+
+def _number_call_chains() -> None:
+    """Wrap FlyDSL's ``capture_user_location`` everywhere it was imported by name."""
+    try:
+        from flydsl.expr import meta
+    except ImportError:
+        return
+    original = getattr(meta, "capture_user_location", None)
+    if original is None:
+        return
+
+    def numbered():
+        loc = original()
+        if _chains is None:
+            return loc
+        frames = _FRAME.findall(str(loc))
+        if len(frames) < 2:
+            return loc  # one frame: its line is all there is to know
+        chain = tuple((path, int(line)) for path, line, _ in frames)
+        number = _chains.setdefault(chain, FIRST_CHAIN + len(_chains))
+        if number > _LAST_CHAIN:
+            return loc
+        from flydsl._mlir import ir
+
+        path, line, _ = frames[0]
+        inner = ir.Location.file(path, int(line), number)
+        return ir.Location.callsite(inner, [ir.Location.file(p, int(n), int(c)) for p, n, c in frames[1:]])
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("flydsl") and getattr(module, "capture_user_location", None) is original:
+            module.capture_user_location = numbered
+
+
+def _save_chains(dump_dir: Path) -> None:
+    if _chains:
+        table = {number: [list(frame) for frame in chain] for chain, number in _chains.items() if number <= _LAST_CHAIN}
+        try:
+            (dump_dir / CHAINS_FILE).write_text(json.dumps(table), encoding="utf-8")
+        except OSError:
+            pass  # the lines then name innermost lines and outermost calls only
 
 
 _RELATIVE_IMPORT = re.compile(r"^\s*from\s+\.", re.M)
@@ -186,7 +283,9 @@ def handle(request: dict, counter: int) -> dict:
     def progress(message: str) -> None:
         send({"id": rid, "event": "progress", "message": message})
 
+    global _chains
     _set_env(request, ir_dir)
+    _chains = {} if request.get("line_info") else None
     linecache.clearcache()
     added = [p for p in dict.fromkeys((origin_dir, package_root)) if p not in sys.path]
     sys.path[:0] = added
@@ -223,6 +322,9 @@ def handle(request: dict, counter: int) -> dict:
     except (Exception, SystemExit) as error:  # noqa: BLE001 - everything goes to the client
         reply["error"] = _error(stage, error)
     finally:
+        if _chains is not None:
+            _save_chains(dump_dir)
+            _chains = None
         sys.modules.pop(module_name, None)
         for folder in added:
             if folder in sys.path:
@@ -261,6 +363,9 @@ def main() -> int:
 
         import flydsl
         import flydsl.compiler  # noqa: F401 - the expensive import, done once
+
+        _locate_past_the_standard_library()
+        _number_call_chains()
 
         ready["versions"] = {"torch": torch.__version__, "flydsl": getattr(flydsl, "__version__", "?")}
     except Exception as error:  # noqa: BLE001
