@@ -793,12 +793,12 @@ class _Verifier:
             return None
         return cls()
 
-    def compile(self, path: Path):
+    def compile(self, path: Path, line_info: bool = False):
         from flydsl_ls.compile.service import CompileService
 
         if self.service is None:
             self.service = CompileService()
-        return lambda text, example, arch: self.service.compile(path, example, arch, source=text)
+        return lambda text, example, arch: self.service.compile(path, example, arch, source=text, line_info=line_info)
 
     def close(self) -> None:
         if self.service is not None:
@@ -816,6 +816,7 @@ class _Verifier:
             self.compile(path),
             unsafe=args.unsafe_fixes,
             default_arch=settings.target_arch,
+            compile_lines=self.compile(path, line_info=True),
         )
         name = output._display(path)
         for dropped in outcome.dropped:

@@ -172,6 +172,7 @@ def _verify(path: Path, shown: str, migration, arch: str | None) -> bool | None:
                 migration.source, migration.text,
                 lambda text, example, arch_: service.compile(path, example, arch_, source=text),
                 default_arch=arch,
+                compile_lines=lambda text, example, arch_: service.compile(path, example, arch_, source=text, line_info=True),
             )
     except VerifyAborted as error:
         _error(f"--verify: {error}; nothing written")

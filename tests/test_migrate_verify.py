@@ -112,6 +112,8 @@ def test_migrate_verify_with_the_compiler(tmp_path):
     # nothing grew, so the migration is written
     assert "example (gfx942) unsafe_kernel_0: ISA differs; " in result.stdout, result.stderr
     assert "first differing ISA line: `v_cvt_f32_i32_e32" in result.stdout
+    # and which source lines' ISA: the edited stretch holding the division, before and after
+    assert "    ISA by source line (1 differ):\n      unsafe_fixes.py:17-18 (now 15-16): -v_cvt_f32_u32_e32, +v_cvt_f32_i32_e32\n" in result.stdout
     assert "LDS 0 B, scratch 0 B" in result.stdout
     assert "unsafe_fixes.py: written" in result.stderr
     assert result.returncode == 0

@@ -38,6 +38,7 @@ from flydsl_ls.analysis.model.text import LineIndex
 from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.result import CompileResult, Status
 from flydsl_ls.compile.service import DEFAULT_ARCH
+from flydsl_ls.compile.line_diff import isa_by_line
 from flydsl_ls.compile.verify import compare_results
 
 # (text, example name, arch) -> the compile of that text
@@ -171,8 +172,11 @@ def verify_fixes(
     default_arch: str | None = None,
     codes: set[str] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    compile_lines: CompileFn | None = None,
 ) -> VerifyOutcome:
     """The wanted fixes of ``source`` that keep every example's IR unchanged, applied.
+    ``compile_lines``: compiles with line info, to say of each dropped fix which source
+    lines' ISA it changes (two more compiles each: the kept fixes, with it and without).
 
     Raises :class:`VerifyAborted` when the compiler is unavailable or the work is cancelled
     (``cancelled()`` turned true, or a compile came back cancelled)."""
@@ -186,10 +190,10 @@ def verify_fixes(
         outcome.status = NO_EXAMPLES
         return outcome
 
-    def run(text: str, example: str, arch: str) -> CompileResult:
+    def run(text: str, example: str, arch: str, compiler: CompileFn = compile) -> CompileResult:
         if cancelled is not None and cancelled():
             raise VerifyAborted("cancelled", Status.CANCELLED)
-        result = compile(text, example, arch)
+        result = compiler(text, example, arch)
         outcome.compiles += 1
         if result.status in (Status.CANCELLED, Status.UNAVAILABLE):
             raise VerifyAborted(_failure(result), result.status)
@@ -272,6 +276,28 @@ def verify_fixes(
     for dropped in outcome.dropped:
         position = after.position_at(forward(dropped.fix.key.start))
         dropped.line_after, dropped.column_after = position.line + 1, position.column + 1
+    if compile_lines is not None and bad:
+        _say_isa_by_line(outcome, final, apply, order_of_targets[0], compile_lines, run)
     outcome.rejected = sorted(set(outcome.rejected) | set(final.rejected))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _say_isa_by_line(outcome: VerifyOutcome, final: FixOutcome, apply, target, compile_lines, run) -> None:
+    """Append to each dropped fix's reason the source lines whose ISA it changes, on top of
+    the kept fixes (the first example; its verdicts came from compiles without line info)."""
+    example, arch = target
+    kept = frozenset(final.keys)
+    base = None
+    for dropped in outcome.dropped:
+        if dropped.reason.startswith("does not compile"):
+            continue
+        text = apply(kept | {dropped.fix.key}).text
+        if text == final.text:
+            continue  # it only exists after another dropped fix
+        if base is None:
+            base = run(final.text, example, arch, compile_lines)
+        changed = run(text, example, arch, compile_lines)
+        if base.ok and changed.ok:
+            said = isa_by_line(base, changed, final.text, text)
+            dropped.reason += f"; {said}" if said else ""

@@ -25,6 +25,7 @@ from flydsl_ls.actions.migrate import Migration
 from flydsl_ls.analysis.model.text import LineIndex, Position
 from flydsl_ls.compile.examples import find_examples
 from flydsl_ls.compile.isa import KernelResources
+from flydsl_ls.compile.line_diff import LineChange, line_changes
 from flydsl_ls.compile.result import CompileResult, Status
 from flydsl_ls.compile.verify import compare_results
 
@@ -35,6 +36,7 @@ CHECKED = "checked"  # compiled before and after, nothing grew: the migration ma
 REFUSED = "refused"  # compiled, and something broke or grew: ``problems`` says what
 NO_EXAMPLES = "no examples"
 UNVERIFIABLE = "not verified"  # no example compiles before the migration
+SHOWN_LINE_CHANGES = 12  # source lines whose ISA differs, listed per kernel
 
 
 @dataclass
@@ -46,6 +48,7 @@ class KernelCheck:
     isa_lines: tuple[str, str] | None = None  # first differing ISA line (before, after)
     before: KernelResources | None = None
     after: KernelResources | None = None
+    line_changes: list[LineChange] = field(default_factory=list)  # ISA by source line, when it differs
 
     def resources(self) -> str:
         """``VGPRs 32 -> 30, SGPRs 20, LDS 0 B, scratch 0 B, occupancy 8`` (one number when unchanged)."""
@@ -88,6 +91,11 @@ class MigrationCheck:
             if k.isa_lines is not None:
                 before, after = k.isa_lines
                 out.append(f"    first differing ISA line: `{after}` (was `{before}`)")
+            if k.line_changes:
+                out.append(f"    ISA by source line ({len(k.line_changes)} differ):")
+                out += [f"      {change.describe()}" for change in k.line_changes[:SHOWN_LINE_CHANGES]]
+                if len(k.line_changes) > SHOWN_LINE_CHANGES:
+                    out.append(f"      ... {len(k.line_changes) - SHOWN_LINE_CHANGES} more")
         out += [f"not written: {p}" for p in self.problems]
         out += [f"note: {n}" for n in self.notes]
         return out
@@ -99,8 +107,16 @@ def _failure(result: CompileResult) -> str:
     return (message.splitlines() or [result.status.value])[0]
 
 
-def verify_migration(before: str, after: str, compile: CompileFn, default_arch: str | None = None) -> MigrationCheck:
-    """Compile ``before`` and ``after`` for every example of ``before``.
+def verify_migration(
+    before: str,
+    after: str,
+    compile: CompileFn,
+    default_arch: str | None = None,
+    compile_lines: CompileFn | None = None,
+) -> MigrationCheck:
+    """Compile ``before`` and ``after`` for every example of ``before``. ``compile_lines``:
+    compiles with line info, to say which source lines' ISA differs where it does (two more
+    compiles for such an example; the verdicts come from ``compile``).
 
     Raises :class:`~flydsl_ls.actions.fix_verify.VerifyAborted` when the compiler is missing
     or a compile was cancelled."""
@@ -109,8 +125,8 @@ def verify_migration(before: str, after: str, compile: CompileFn, default_arch: 
         return MigrationCheck(NO_EXAMPLES)
     check = MigrationCheck(CHECKED)
 
-    def run(text: str, example: str, arch: str) -> CompileResult:
-        result = compile(text, example, arch)
+    def run(text: str, example: str, arch: str, compiler: CompileFn = compile) -> CompileResult:
+        result = compiler(text, example, arch)
         check.compiles += 1
         if result.status in (Status.CANCELLED, Status.UNAVAILABLE):
             raise VerifyAborted(_failure(result), result.status)
@@ -129,11 +145,22 @@ def verify_migration(before: str, after: str, compile: CompileFn, default_arch: 
             check.problems.append(f"{example} ({arch}) no longer compiles: {_failure(new)}{where}")
             continue
         _compare(check, example, arch, old, new)
+        if compile_lines is not None and any(k.verdict == ISA_DIFFERS for k in check.kernels if k.example == example and k.arch == arch):
+            _lines(check, example, arch, run(before, example, arch, compile_lines), run(after, example, arch, compile_lines), before, after)
     if not compiled:
         check.status = UNVERIFIABLE
     elif check.problems:
         check.status = REFUSED
     return check
+
+
+def _lines(check: MigrationCheck, example: str, arch: str, old: CompileResult, new: CompileResult, before: str, after: str) -> None:
+    if not (old.ok and new.ok):
+        return
+    located = {k.name: (k.located, other.located) for k in old.kernels for other in new.kernels if other.name == k.name}
+    for item in check.kernels:
+        if item.example == example and item.arch == arch and item.verdict == ISA_DIFFERS and item.kernel in located:
+            item.line_changes = line_changes(*located[item.kernel], old.file, before, after)
 
 
 def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult, new: CompileResult) -> None:

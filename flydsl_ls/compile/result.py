@@ -7,7 +7,7 @@ from enum import Enum
 from pathlib import Path
 
 from flydsl_ls.compile.isa import IsaReport, KernelResources
-from flydsl_ls.compile.lines import SourceLine
+from flydsl_ls.compile.lines import Located, SourceLine, by_line
 
 
 class Status(str, Enum):
@@ -46,7 +46,12 @@ class KernelOutput:
     isa: Path | None = None  # 22_final_isa.s
     resources: KernelResources | None = None
     instructions: list[str] = field(default_factory=list)  # ISA mnemonics, program order
-    lines: list[SourceLine] = field(default_factory=list)  # by source line, when compiled with line info
+    located: list[Located] = field(default_factory=list)  # every instruction with its lines (line info)
+
+    @property
+    def lines(self) -> list[SourceLine]:
+        """The instructions by source line (empty when compiled without line info)."""
+        return by_line(self.located)
 
     @property
     def mfma(self) -> list[str]:
@@ -121,6 +126,7 @@ class CompileResult:
         data = convert(asdict(self))
         for kernel, out in zip(self.kernels, data["kernels"]):
             out.pop("instructions", None)
+            out.pop("located", None)
             out["mfma"] = kernel.mfma
             out["lines"] = [line.to_dict() for line in kernel.lines]
         return data

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
 import os
 import queue
@@ -33,7 +34,7 @@ from typing import Callable, Union
 from flydsl_ls.compile import errors
 from flydsl_ls.compile.examples import choose_example, find_examples
 from flydsl_ls.compile.isa import parse_isa
-from flydsl_ls.compile.lines import by_line, located
+from flydsl_ls.compile.lines import Located, located
 from flydsl_ls.compile.worker import CHAINS_FILE
 from flydsl_ls.compile.result import (
     CompileError,
@@ -481,7 +482,15 @@ def _kernel_output(kdir: Path, files: list[str], renamed: dict[str, str]) -> Ker
             out.resources = report.kernels[0]
             out.name = report.kernels[0].name
         out.instructions = report.instructions
-        out.lines = by_line(located(text, _chains(kdir.parent.parent)))
-        for line in out.lines:
-            line.file = renamed.get(os.path.realpath(line.file), line.file)
+        out.located = [_renamed(item, renamed) for item in located(text, _chains(kdir.parent.parent))]
     return out
+
+
+_realpath = functools.lru_cache(maxsize=1024)(os.path.realpath)  # a few files, thousands of instructions
+
+
+def _renamed(item: Located, renamed: dict[str, str]) -> Located:
+    def name(path: str | None) -> str | None:
+        return renamed.get(_realpath(path), path) if path is not None and renamed else path
+
+    return Located(item.text, name(item.file), item.line, tuple((name(f), n) for f, n in item.calls))

@@ -17,6 +17,8 @@ from flydsl_ls.compile.result import CompileResult
 
 _LOC_ALIAS = re.compile(r"^#loc\d*\s*=")
 _ISA_DEBUG = re.compile(r"^\s*\.(loc|file)\b")
+_TMP_LABEL = re.compile(r"^\.L(tmp|func_begin)\d+:")
+_SECTION = re.compile(r"^\s*\.section\s+([^,\s]+)")
 _LLVM_DBG = re.compile(r",\s*!dbg\s+!\d+")
 _LLVM_DEBUG_METADATA = re.compile(r"^!\d+\s*=\s*(distinct\s+)?!DI")
 # What each compared artifact is called in messages.
@@ -67,7 +69,20 @@ def _strip_loc_calls(line: str) -> str:
 
 
 def normalise_isa(isa: str) -> str:
-    return "\n".join(line for line in isa.splitlines() if not _ISA_DEBUG.match(line)) + "\n"
+    """The ISA without what line info adds: ``.loc``/``.file``, the ``.Ltmp`` labels they
+    need, and the debug sections (their line numbers move with every edit above them)."""
+    out, debug = [], False
+    for line in isa.splitlines():
+        if match := _SECTION.match(line):
+            debug = match.group(1).strip('"').startswith(".debug_")
+            if debug:
+                continue
+        elif line.lstrip().startswith((".text", ".data", ".bss")):
+            debug = False
+        if debug or _ISA_DEBUG.match(line) or _TMP_LABEL.match(line):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def normalise_llvm(llvm: str) -> str:

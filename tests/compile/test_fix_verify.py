@@ -55,6 +55,9 @@ def test_fix_verify_keeps_the_fix_with_identical_ir_and_drops_the_one_that_chang
     assert len(dropped) == 1, proc.stderr
     assert dropped[0].startswith(DROPPED_FLY101), dropped
     assert "arith.sitofp" in dropped[0] and "(was `" in dropped[0] and "arith.uitofp" in dropped[0]
+    # which source line's ISA it changed, in the text written (18), and after the fix (17:
+    # it also drops the import it leaves unused)
+    assert dropped[0].endswith("; ISA by source line: verify_kernel.py:18 (now 17): -v_cvt_f32_u32_e32, +v_cvt_f32_i32_e32")
     assert "verify_kernel.py: fixes verified by compiling example (gfx942): 2 fixes kept, 1 dropped (" in proc.stderr
     assert "verify_kernel.py:18:12: FLY101 `ArithValue(...)`" in proc.stdout  # still reported
     assert "Found 3 errors (2 fixed, 1 remaining)." in proc.stdout
