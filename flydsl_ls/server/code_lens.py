@@ -1,5 +1,7 @@
 """textDocument/codeLens: "Compile (gfx942)", "Show ISA", "Launch" above each
-``# flydsl: example`` function, each carrying its command (server/commands.py); "Add compile
+``# flydsl: example`` function, each carrying its command (server/commands.py); after a
+compile of the file, each kernel's resources above its definition ("add_kernel_0 (gfx942):
+VGPRs 17, ..."; clicked, Show ISA); "Add compile
 example" above each kernel builder or ``@flyc.jit`` launcher that no example names yet
 (``flydsl-ls.addExample``, the code action of server/code_actions.py); "Migrate this kernel"
 above each module-level kernel, launcher or builder whose scope has a fixable finding in the
@@ -42,6 +44,7 @@ LENSES = (("Compile ({arch})", Command.COMPILE), ("Show ISA", Command.SHOW_ISA),
 ADD_EXAMPLE_TITLE = "Add compile example"
 NO_TARGET_TITLE = "No compile example: {reason}"
 MIGRATE_TITLE = "Migrate this kernel"
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
 async def code_lens(session: Session, client: Client, params: types.CodeLensParams) -> list[types.CodeLens] | None:
@@ -52,6 +55,7 @@ async def code_lens(session: Session, client: Client, params: types.CodeLensPara
     # An untrusted workspace (setting `trust`): no lens that would run its code.
     runs_code = session.editor.trust is not False
     lenses = _example_lenses(session, doc, examples) if runs_code else []
+    lenses += _resource_lenses(session, doc)
     if "jit" in doc.text or ".launch(" in doc.text:  # cheap tests before parsing, which is done off the loop
         snap = session.snapshot(doc)
         found, reason = await asyncio.get_running_loop().run_in_executor(schedule.ACTIONS, lens_targets, snap)
@@ -141,6 +145,28 @@ def _add_example_lenses(session: Session, doc: Document, found: list[Target]) ->
                 ),
             )
         )
+    return lenses
+
+
+def _resource_lenses(session: Session, doc: Document) -> list[types.CodeLens]:
+    """The last compile's resources of each kernel, above its definition (``def NAME``
+    where the kernel is ``NAME_0``, the longest such name); clicked, Show ISA."""
+    result = session.compiled.get(doc.uri)
+    if result is None:
+        return []
+    defs = {match.group(1): doc.index.position_at(match.start(1)).line for match in _DEF.finditer(doc.text)}
+    lenses = []
+    for kernel in result.kernels:
+        if kernel.resources is None:
+            continue
+        names = [name for name in defs if kernel.name == name or kernel.name.startswith(name + "_")]
+        if not names:
+            continue  # a kernel defined in another file, or renamed since
+        line = defs[max(names, key=len)]
+        whole = Range(Position(line, 0), Position(line, len(doc.index.line_text(line))))
+        title = f"{kernel.name} ({result.arch}): {kernel.resources.summary()}"
+        show = types.Command(title=title, command=Command.SHOW_ISA.value, arguments=[doc.uri, result.example, result.arch])
+        lenses.append(types.CodeLens(range=lsp_range(whole, doc.index, session.encoding), command=show))
     return lenses
 
 

@@ -179,6 +179,7 @@ async def _compile(
     *,
     text: str | None = None,
     launch: bool = False,
+    line_info: bool = False,
     label: str = "",
 ) -> CompileResult:
     report_progress = progress.report if not label else (lambda m: progress.report(f"{label}: {m}"))
@@ -191,6 +192,7 @@ async def _compile(
             target.example,
             arch,
             launch=launch,
+            line_info=line_info,
             source=source.buffer if text is None else text,
             timeout=session.editor.timeout,
             progress=report_progress,
@@ -257,9 +259,11 @@ async def _run_compile(session: Session, client: Client, command: Command, argum
     cancel_with_request(client, cancel)
     verb = "Launching" if launch else "Compiling"
     async with WorkProgress(session, client, _title(verb, source, target, arch), cancel) as progress:
-        result = await _compile(session, client, source, target, arch, progress, cancel, launch=launch)
+        result = await _compile(session, client, source, target, arch, progress, cancel, launch=launch, line_info=True)
         progress.end(result.status.value)
     _update_compile_diagnostics(session, client, source, result)
+    if result.ok:
+        session.compiled[source.uri] = result  # its resources as lenses on the kernels (code_lens.py)
     data = report.result_json(command.value, target.uri, result)
     text = data["message"]
     if command is Command.SHOW_ISA and result.ok and result.kernels:

@@ -50,6 +50,8 @@ def kernel_json(kernel: KernelOutput) -> dict:
         "mfma": kernel.mfma,
         "files": {key: str(path) for key, path in files.items()},
         "uris": {key: Path(path).as_uri() for key, path in files.items()},
+        # per source line, when compiled with line info (docs/compile.md)
+        "lines": [camel(line.to_dict()) for line in kernel.lines],
     }
 
 
@@ -58,7 +60,11 @@ def headline(result: CompileResult) -> str:
     target = f"{name}::{result.example} ({result.arch})" if result.example else f"{name} ({result.arch})"
     status = result.status
     if status is Status.OK:
-        return f"{target}: compiled in {_seconds(result.seconds)} (total {_seconds(result.total_seconds)})"
+        # the resources on the first line: a notification shows that line only (VS Code)
+        first = result.kernels[0] if result.kernels else None
+        resources = f": {first.name}: {first.resources.summary()}" if first and first.resources else ""
+        more = f" (+{len(result.kernels) - 1} more kernels)" if len(result.kernels) > 1 else ""
+        return f"{target}: compiled in {_seconds(result.seconds)} (total {_seconds(result.total_seconds)}){resources}{more}"
     reason = result.error.message if result.error else status.value
     where = f" at line {result.error.line}" if result.error and result.error.line else ""
     verb = {

@@ -267,7 +267,7 @@ local function run()
       end
       for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
         local b = vim.api.nvim_win_get_buf(win)
-        if vim.api.nvim_buf_get_name(b):match('22_final_isa%.s$') then return b, win end
+        if vim.api.nvim_buf_get_name(b):match('_final_isa%.s$') then return b, win end
       end
     end
     local isa, isa_win = show_isa()

@@ -91,7 +91,10 @@ def test_result_json_is_plain_json(tmp_path):
     assert kernel["resources"]["vgprs"] == 17 and kernel["resources"]["workgroupSize"] == [256, 1, 1]
     assert kernel["files"] == {"isa": str(tmp_path / "ir" / "add_kernel_0" / "22_final_isa.s")}
     assert kernel["uris"]["isa"].startswith("file://")
-    assert data["message"].startswith("k.py::small (gfx942): compiled in 0.25 s (total 3.50 s)")
+    assert data["message"].startswith(
+        "k.py::small (gfx942): compiled in 0.25 s (total 3.50 s): add_kernel_0: VGPRs 17, AGPRs 0, SGPRs 29, "
+    )
+    assert kernel["lines"] == []  # compiled without line info
     assert "add_kernel_0: VGPRs 17, AGPRs 0, SGPRs 29, LDS 0 B, scratch 0 B" in data["message"]
 
 

@@ -239,10 +239,28 @@ async def test_compile_vector_add(session, arch):
     assert f"amdgcn-amd-amdhsa--{arch}" in text or f"-{arch}" in text
     assert "global_load_dwordx4" in text and "global_store_dwordx4" in text
     assert set(kernel["files"]) == {"mlirFirst", "mlirFinal", "llvm", "isa"}
-    # the message: success, time, resources
+    # the message: success, time, resources, these on its first line (VS Code shows no more)
     (shown,) = messages_since(client, count)
     assert shown.type == types.MessageType.Info
-    assert "compiled in" in shown.message and kernel["summary"] in shown.message
+    first = shown.message.splitlines()[0]
+    assert "compiled in" in first and first.endswith(f"add_kernel_0: {kernel['summary']}")
+    # compiled with line info: the kernel's source lines and their instructions
+    lines = {entry["line"]: entry for entry in kernel["lines"] if entry["file"].endswith("vector_add.py")}
+    source = (root / "vector_add.py").read_text().splitlines()
+    store = next(n for n, text in enumerate(source, 1) if text.strip() == "fx.copy(float4, reg_c, dst_c)")
+    assert [i.split(" ")[0] for i in lines[store]["isa"]] == ["global_store_dwordx4"]
+    assert lines[store]["summary"] == {"instructions": 1, "memory": 1, "waits": 0, "mfma": 0}
+    # and its resources above the kernel's definition: clicked, its ISA
+    open_doc(client, root / "vector_add.py", "\n".join(source) + "\n", 1)
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    try:
+        lenses = await asyncio.wait_for(client.text_document_code_lens_async(params), 20)
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    (lens,) = [lens for lens in lenses if lens.command.title.startswith("add_kernel_0 (")]
+    assert lens.command.title == f"add_kernel_0 ({arch}): {kernel['summary']}"
+    assert lens.range.start.line == source.index("def add_kernel(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor, tiled_copy: fx.TiledCopy):")
+    assert lens.command.command == "flydsl-ls.showIsa" and list(lens.command.arguments) == [uri, "small", arch]
     # work-done progress: begin ... end on a fresh token
     (token,) = set(client.progress_reports) - tokens
     kinds = [p.kind for p in client.progress_reports[token]]
@@ -273,7 +291,7 @@ async def test_show_isa_opens_the_isa_file(session):
     (shown,) = client.shown_documents[count:]
     isa = result["kernels"][0]["uris"]["isa"]
     assert shown.uri == isa and result["shown"] == isa
-    assert shown.uri.endswith("22_final_isa.s")
+    assert shown.uri.endswith("23_final_isa.s")  # with line info: one more MLIR stage (docs/compile.md)
 
 
 @needs_compiler

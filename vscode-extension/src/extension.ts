@@ -282,8 +282,8 @@ async function showIr(): Promise<{ opened?: string; message?: string }> {
     return { message };
   }
   const kinds: [ArtifactKind, string][] = [
-    ['isa', 'ISA (22_final_isa.s)'],
-    ['llvm', 'LLVM IR (21_llvm_ir.ll)'],
+    ['isa', 'ISA (final_isa.s)'],
+    ['llvm', 'LLVM IR (llvm_ir.ll)'],
     ['mlir', 'MLIR, final stage'],
     ['mlir-first', 'MLIR as the DSL emitted it'],
   ];
