@@ -41,6 +41,7 @@ class Located:
     file: str | None
     line: int | None
     calls: tuple[tuple[str, int], ...] = ()  # the inlined calls it came from, outermost first
+    row: int = -1  # its line in the .s (0-based): where an ISA view shows it
 
     @property
     def mnemonic(self) -> str:
@@ -89,7 +90,7 @@ def located(isa_text: str, chains: dict[int, list] | None = None) -> list[Locate
     in_code = True  # a kernel's .s opens with its .text
     where: tuple[str | None, int | None] = (None, None)
     chained: list[tuple[str, int]] = []  # the calls of the current .loc's chain, outermost first
-    for raw in isa_text.splitlines():
+    for row, raw in enumerate(isa_text.splitlines()):
         stripped = raw.strip()
         if not stripped or stripped.startswith((";", "//")):
             continue
@@ -114,9 +115,9 @@ def located(isa_text: str, chains: dict[int, list] | None = None) -> list[Locate
             operands = " ".join((match.group(2) or "").split())
             text = f"{match.group(1)} {operands}" if operands else match.group(1)
             if where[0] is None:
-                found.append(Located(text, None, None))
+                found.append(Located(text, None, None, row=row))
             else:
-                found.append(Located(text, where[0], where[1], tuple(chained)))
+                found.append(Located(text, where[0], where[1], tuple(chained), row))
     return _with_calls(found, labels, files, isa_text)
 
 
@@ -139,7 +140,7 @@ def _with_calls(found: list[Located], labels: dict[str, int], files: dict[int, s
                 for index in range(labels[begin], labels[end]):
                     if (file, call.line) not in around[index]:
                         around[index].append((file, call.line))
-    return [Located(item.text, item.file, item.line, tuple(calls)) if calls else item for item, calls in zip(found, around)]
+    return [Located(item.text, item.file, item.line, tuple(calls), item.row) if calls else item for item, calls in zip(found, around)]
 
 
 def by_line(instructions: list[Located]) -> list[SourceLine]:

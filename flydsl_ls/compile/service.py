@@ -493,4 +493,4 @@ def _renamed(item: Located, renamed: dict[str, str]) -> Located:
     def name(path: str | None) -> str | None:
         return renamed.get(_realpath(path), path) if path is not None and renamed else path
 
-    return Located(item.text, name(item.file), item.line, tuple((name(f), n) for f, n in item.calls))
+    return Located(item.text, name(item.file), item.line, tuple((name(f), n) for f, n in item.calls), item.row)

@@ -52,6 +52,13 @@ def kernel_json(kernel: KernelOutput) -> dict:
         "uris": {key: Path(path).as_uri() for key, path in files.items()},
         # per source line, when compiled with line info (docs/compile.md)
         "lines": [camel(line.to_dict()) for line in kernel.lines],
+        # what an ISA view needs: each instruction's row in the ISA file and the source lines
+        # it belongs to, its own first, then the calls it came from
+        "isaRows": [
+            {"row": item.row, "lines": [[item.file, item.line], *map(list, item.calls)]}
+            for item in kernel.located
+            if item.file is not None
+        ],
     }
 
 

@@ -282,6 +282,35 @@ local function run()
       buftype = vim.bo[isa].buftype,
       windows = #vim.api.nvim_tabpage_list_wins(0),
     }
+    -- linked to the source: the cursor on a line lights that line's instructions in the
+    -- ISA; <CR> on one goes back to its line; `:w` still writes the kernel (its window kept
+    -- the focus)
+    local store = nil
+    for i, text in ipairs(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)) do
+      if vim.trim(text) == 'fx.copy(float4, reg_c, dst_c)' then store = i end
+    end
+    vim.api.nvim_set_current_win(kernel_win)
+    vim.api.nvim_win_set_cursor(kernel_win, { store, 4 })
+    vim.api.nvim_exec_autocmds('CursorMoved', { buffer = cbuf })
+    local lit = vim.b[cbuf].flydsl_isa_highlight or {}
+    local lit_text = {}
+    for _, row in ipairs(lit) do
+      table.insert(lit_text, vim.split(vim.trim(vim.api.nvim_buf_get_lines(isa, row, row + 1, false)[1]), '%s')[1])
+    end
+    local scrolled = lit[1] ~= nil and vim.api.nvim_win_get_cursor(isa_win)[1] == lit[1] + 1
+    local marks = vim.api.nvim_buf_get_extmarks(isa, vim.api.nvim_get_namespaces().flydsl_isa, 0, -1, {})
+    local write_ok = pcall(vim.cmd, 'write')
+    vim.api.nvim_set_current_win(isa_win)
+    vim.api.nvim_win_set_cursor(isa_win, { lit[1] + 1, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    result.isa_link = {
+      lit = lit_text,
+      marks = #marks,
+      scrolled_to_it = scrolled,
+      back_in_kernel = vim.api.nvim_get_current_win() == kernel_win,
+      back_line = vim.api.nvim_win_get_cursor(0)[1] == store,
+      write_ok = write_ok,
+    }
     vim.api.nvim_set_current_win(kernel_win)
     local again = show_isa()
     result.isa_view.again_new_buffer = again ~= nil and again ~= isa

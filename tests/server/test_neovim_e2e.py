@@ -175,9 +175,16 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         # read-only, in a split beside the kernel, whose window kept its buffer; the second
         # :FlydslShowIsa reused the split
         assert result["isa_view"] == {
-            "kernel_window_kept": True, "kernel_modified": False, "split": True, "focused": True,
+            "kernel_window_kept": True, "kernel_modified": False, "split": True, "focused": False,
             "modifiable": False, "buftype": "nofile", "windows": 2,
             "again_new_buffer": True, "windows_again": 2,
+        }
+        # linked to the source (compiled with line info): the store's line lit its one
+        # instruction, and the ISA window scrolled to it; <CR> there went back to the line;
+        # `:w` wrote the kernel (no E382: the kernel kept the focus)
+        assert result["isa_link"] == {
+            "lit": ["global_store_dwordx4"], "marks": 1, "scrolled_to_it": True,
+            "back_in_kernel": True, "back_line": True, "write_ok": True,
         }
     else:  # without the compile extra: said so, with the command that installs it
         assert result["compile"]["status"] == "unavailable", result["compile"]

@@ -5,7 +5,8 @@
 -- In attached buffers, on_attach adds buffer-local commands; the first four run the server's
 -- workspace/executeCommand commands through client:exec_cmd:
 --   :FlydslCompile [example] [arch]   compile a `# flydsl: example` function (default: the first)
---   :FlydslShowIsa [example] [arch]   compile and open the ISA of its first kernel
+--   :FlydslShowIsa [example] [arch]   compile and open the ISA of its first kernel, linked to the
+--                                     source: the cursor line's instructions lit, <CR> goes back
 --   :FlydslLaunch [example] [arch]    compile and launch it (needs a ROCm GPU)
 --   :FlydslVerifyFix                  compile before and after the fix under the cursor
 --   :FlydslMigrate [function]         every fix (unsafe included) in the kernel under the cursor
@@ -48,6 +49,68 @@ local function open_readonly(path, focus)
     target = vim.api.nvim_open_win(buf, false, { split = 'right', win = 0 })
   end
   if focus then vim.api.nvim_set_current_win(target) end
+end
+
+-- A source buffer and the ISA a compile with line info showed of it: the instructions of
+-- the source line under the cursor are highlighted in the ISA (and scrolled to) as the
+-- cursor moves; <CR> on an instruction goes to its source line. (The server's result gives
+-- each instruction's row in the ISA file and its source lines: kernels[i].isaRows.)
+local ns = vim.api.nvim_create_namespace('flydsl_isa')
+local links = {} -- source bufnr -> { isa = bufnr, rows_of = { [line] = { rows } } }
+local isa_links = {} -- ISA bufnr -> { source = bufnr, line_of = { [row] = { file, line } } }
+
+local function highlight_isa(bufnr)
+  local link = links[bufnr]
+  if not link or not vim.api.nvim_buf_is_valid(link.isa) then return end
+  vim.api.nvim_buf_clear_namespace(link.isa, ns, 0, -1)
+  local rows = link.rows_of[vim.api.nvim_win_get_cursor(0)[1]] or {}
+  for _, row in ipairs(rows) do
+    vim.api.nvim_buf_set_extmark(link.isa, ns, row, 0, { line_hl_group = 'Visual' })
+  end
+  vim.b[bufnr].flydsl_isa_highlight = rows -- what is lit (for scripts and the e2e test)
+  if rows[1] then
+    for _, win in ipairs(vim.fn.win_findbuf(link.isa)) do
+      vim.api.nvim_win_set_cursor(win, { rows[1] + 1, 0 })
+    end
+  end
+end
+
+local function goto_source(isa_buf)
+  local link = isa_links[isa_buf]
+  local at = link and link.line_of[vim.api.nvim_win_get_cursor(0)[1] - 1]
+  if not at or not vim.api.nvim_buf_is_valid(link.source) then return end
+  local win = vim.fn.win_findbuf(link.source)[1]
+  if at[1] ~= vim.api.nvim_buf_get_name(link.source) or not win then
+    vim.cmd('wincmd p')
+    vim.cmd('edit ' .. vim.fn.fnameescape(at[1])) -- a helper's line, in another file
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  vim.api.nvim_win_set_cursor(0, { at[2], 0 })
+end
+
+local function link_isa(bufnr, kernel)
+  local isa = kernel and kernel.files and kernel.files.isa
+  local isa_buf = given(isa) and vim.fn.bufnr(isa) or -1
+  if isa_buf == -1 or type(kernel.isaRows) ~= 'table' then return end
+  local source = vim.fn.resolve(vim.api.nvim_buf_get_name(bufnr))
+  local rows_of, line_of, same = {}, {}, {}
+  for _, entry in ipairs(kernel.isaRows) do
+    line_of[entry.row] = entry.lines[1]
+    for _, at in ipairs(entry.lines) do
+      if same[at[1]] == nil then same[at[1]] = vim.fn.resolve(at[1]) == source end
+      if same[at[1]] then
+        rows_of[at[2]] = rows_of[at[2]] or {}
+        table.insert(rows_of[at[2]], entry.row)
+      end
+    end
+  end
+  links[bufnr] = { isa = isa_buf, rows_of = rows_of }
+  isa_links[isa_buf] = { source = bufnr, line_of = line_of }
+  local group = vim.api.nvim_create_augroup('flydsl_isa_' .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd('CursorMoved', { group = group, buffer = bufnr, callback = function() highlight_isa(bufnr) end })
+  vim.keymap.set('n', '<CR>', function() goto_source(isa_buf) end, { buffer = isa_buf, desc = 'flydsl-ls: go to the source line' })
+  highlight_isa(bufnr)
 end
 
 --- The flydsl-ls finding under the cursor, as the server sent it (for verifyFix).
@@ -117,10 +180,11 @@ local function run(client, bufnr, name, opts)
     end
     -- The server shows its message (window/showMessage) and, for showIsa, asks Neovim to
     -- open the ISA (window/showDocument); open it here only if that did not happen.
-    if spec.command == 'flydsl-ls.showIsa' and result and result.ok and not given(result.shown) then
+    if spec.command == 'flydsl-ls.showIsa' and result and result.ok then
       local kernel = result.kernels and result.kernels[1]
       local isa = kernel and kernel.files and kernel.files.isa
-      if given(isa) then open_readonly(isa, true) end
+      if given(isa) and not given(result.shown) then open_readonly(isa, false) end
+      link_isa(bufnr, kernel)
     end
   end)
 end
@@ -139,7 +203,8 @@ return {
   },
   handlers = {
     -- The server shows the files it wrote (the ISA of :FlydslShowIsa, a verifyFix diff):
-    -- read-only in a split, not in place of the kernel as Neovim's default would. A file
+    -- read-only in a split, not in place of the kernel as Neovim's default would, and the
+    -- kernel keeps the focus (`:w` right after it wrote the read-only split: E382). A file
     -- being edited (the example "Add compile example" just wrote) is shown in place, by
     -- Neovim's default: its window, the cursor on the selection.
     ['window/showDocument'] = function(err, params, ctx)
@@ -147,7 +212,7 @@ return {
       if err or params.external or (editing ~= -1 and vim.api.nvim_buf_is_loaded(editing) and vim.bo[editing].buftype == '') then
         return vim.lsp.handlers['window/showDocument'](err, params, ctx)
       end
-      open_readonly(vim.uri_to_fname(params.uri), params.takeFocus)
+      open_readonly(vim.uri_to_fname(params.uri), false)
       return { success = true }
     end,
   },
