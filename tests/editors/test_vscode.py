@@ -179,7 +179,9 @@ def test_vsix_package(needs_node, vsix: tuple[Path, str]):
     assert 'require("vscode")' in bundle and 'require("vscode-languageclient' not in bundle
 
 
-DOC_SHOTS = ("vscode-quick-fix", "vscode-hover", "vscode-inlay-hints", "vscode-isa", "vscode-compile-unavailable")
+DOC_SHOTS = (
+    "vscode-quick-fix", "vscode-hover", "vscode-inlay-hints", "vscode-isa", "vscode-isa-linked", "vscode-compile-unavailable",
+)
 
 
 def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_path: Path):
@@ -229,7 +231,7 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     assert proc.returncode == 0 and suite.get("ok"), context
 
     steps = ["server running", "diagnostics", "quick fix", "hover", "inlay hints", "fix-all on save"]
-    steps += ["compile", "show ISA"] if compiles else ["compile (unavailable)"]
+    steps += ["compile", "show ISA", "ISA linked to the source"] if compiles else ["compile (unavailable)"]
     assert suite["steps"] == steps + ["add example", "compile unavailable", "verify fix", "migrate", "palette", "bad path"]
     codes = {d["code"] for d in suite["diagnostics"]}
     assert {"FLY101", "FLY102", "FLY103", "FLY104", "FLY901"} <= codes
@@ -312,7 +314,12 @@ def test_vscode_end_to_end(needs_node, built: Path, vsix: tuple[Path, str], tmp_
     assert driver["pathFixedToasts"] == driver["badPathToasts"]
 
     if compiles:
-        expected_shots.append("vscode-isa")
+        expected_shots += ["vscode-isa", "vscode-isa-linked"]
+        # the ISA linked to the source: the store's line lit its instruction; "Go to Source
+        # Line" on it came back to that line of the kernel
+        link = suite["isaLink"]
+        assert link["lit"] == ["global_store_dwordx4"] and link["wentTo"] == link["storeLine"], link
+        assert link["backInKernel"] and link["cursorLine"] == link["storeLine"], link
         assert suite["isa"]["languageId"] == "amdgpu-isa" and suite["isa"]["uri"].startswith("flydsl-isa:")
         assert suite["isa"]["untitled"] is False and suite["isa"]["column"] == suite["isa"]["kernelColumn"] + 1
         assert suite["compile"]["arch"] == "gfx942" and suite["codeLenses"][:1] == ["Compile (gfx942)"]

@@ -31,6 +31,7 @@ import {
   languageOf,
   summary,
 } from './artifacts';
+import { IsaLink, isaLinkOf } from './isaview';
 import { SHOW_OUTPUT, innermost, nothingToOpen, notificationOf } from './present';
 import {
   Probe,
@@ -63,6 +64,8 @@ export interface FlydslApi {
   serverCommand(): ServerCommand | undefined;
   lastResult(): unknown;
   openArtifact(artifact: Artifact, arch?: string, source?: vscode.Uri): Promise<vscode.TextEditor>;
+  /** The ISA rows (0-based) lit for the source line under the cursor (Show ISA's link). */
+  isaHighlight(): number[];
   ready(): Promise<void>;
   /** The notification shown when the server could not start, while it is up; else undefined. */
   startProblem(): string | undefined;
@@ -238,7 +241,74 @@ async function runServerCommand(
   if (ok && (command === 'flydsl-ls.compile' || command === 'flydsl-ls.showIsa') && !top.shown) {
     await openArtifacts(result, 'isa');
   }
+  if (ok && command === 'flydsl-ls.showIsa') linkIsa(result);
   return result;
+}
+
+// --- the ISA linked to its source (Show ISA, compiled with line info) ---------------------------
+/** ISA file -> its link to the kernel's source (isaview.ts), and the source file it is of. */
+const links = new Map<string, { link: IsaLink; source: vscode.Uri }>();
+let lit: number[] = [];
+let isaLines: vscode.TextEditorDecorationType | undefined;
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
+function linkIsa(result: unknown): void {
+  const source = sourceOf(result);
+  if (!source) return;
+  const real = realPath(source.fsPath);
+  const link = isaLinkOf(result, (file) => file === source.fsPath || realPath(file) === real);
+  if (link) links.set(link.isaPath, { link, source });
+}
+
+function isaEditorsOf(isaPath: string): vscode.TextEditor[] {
+  return vscode.window.visibleTextEditors.filter(
+    (e) => e.document.uri.scheme === SCHEME && fileOfQuery(e.document.uri.query) === isaPath,
+  );
+}
+
+/** The cursor moved: in a kernel's source, light its line's instructions in the ISA beside it;
+ * clicked in the ISA, go to the instruction's source line. */
+function followSelection(event: vscode.TextEditorSelectionChangeEvent): void {
+  const doc = event.textEditor.document;
+  if (doc.uri.scheme === SCHEME) {
+    if (event.kind === vscode.TextEditorSelectionChangeKind.Mouse && event.selections[0]?.isEmpty) void goToSourceLine();
+    return;
+  }
+  for (const [isaPath, { link, source }] of links) {
+    if (source.toString() !== doc.uri.toString()) continue;
+    const rows = link.rowsOf.get(event.selections[0].active.line + 1) ?? [];
+    lit = rows;
+    isaLines ??= vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+    });
+    for (const editor of isaEditorsOf(isaPath)) {
+      editor.setDecorations(isaLines, rows.map((row) => new vscode.Range(row, 0, row, 0)));
+      if (rows.length > 0) editor.revealRange(new vscode.Range(rows[0], 0, rows[0], 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
+  }
+}
+
+/** "Go to Source Line": from the instruction under the cursor in a linked ISA document. */
+async function goToSourceLine(): Promise<{ file?: string; line?: number }> {
+  const editor = vscode.window.activeTextEditor;
+  const isaPath = editor && editor.document.uri.scheme === SCHEME ? fileOfQuery(editor.document.uri.query) : undefined;
+  const entry = isaPath ? links.get(isaPath) : undefined;
+  const at = entry?.link.lineOf.get(editor!.selection.active.line);
+  if (!entry || !at) return {};
+  const [file, line] = at;
+  const uri = realPath(file) === realPath(entry.source.fsPath) ? entry.source : vscode.Uri.file(file);
+  const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString());
+  const where = new vscode.Range(line - 1, 0, line - 1, 0);
+  await vscode.window.showTextDocument(uri, { viewColumn: shown?.viewColumn ?? vscode.ViewColumn.One, selection: where });
+  return { file, line };
 }
 
 /** The server asks to show a dump it wrote (showIsa, verifyFix's diff): IR and ISA open as
@@ -452,6 +522,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
     vscode.commands.registerCommand('flydsl-ls.restartServer', () => restart()),
     vscode.commands.registerCommand('flydsl-ls.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('flydsl-ls.showIr', () => showIr()),
+    vscode.commands.registerCommand('flydsl-ls.goToSourceLine', () => goToSourceLine()),
+    vscode.window.onDidChangeTextEditorSelection(followSelection),
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       if (client?.isRunning()) {
@@ -495,6 +567,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Flydsl
     serverCommand: () => started,
     lastResult: () => last,
     openArtifact,
+    isaHighlight: () => lit,
     ready: () => starting,
     startProblem: () => startProblem,
   };

@@ -260,6 +260,12 @@ const checkpoints: Record<string, (page: Page) => Promise<void>> = {
     await sleep(300);
     await screenshot(page, 'vscode-inlay-hints');
   },
+  'isa-linked': async (page) => {
+    // The kernel's store line under the cursor, its instruction lit in the ISA beside it.
+    await page.locator('.tab', { hasText: /add_kernel_0 \(gfx942\)\.s/ }).first().waitFor({ timeout: 30_000 });
+    await sleep(800);
+    await screenshot(page, 'vscode-isa-linked');
+  },
   isa: async (page) => {
     // The ISA tab is open and its assembly highlighted by the extension's grammar.
     await page.locator('.tab', { hasText: /add_kernel_0 \(gfx942\)\.s/ }).first().waitFor({ timeout: 30_000 });

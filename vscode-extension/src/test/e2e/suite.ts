@@ -238,7 +238,7 @@ async function scenario(): Promise<void> {
     assert.equal(result.status, 'unavailable', 'without FlyDSL the compile says what is missing');
     step('compile (unavailable)');
   } else {
-    await compiled(result, exampleEditor, example);
+    await compiled(result, exampleEditor, example, api);
   }
   await addExample(api);
   await compileUnavailable(api, example);
@@ -248,7 +248,12 @@ async function scenario(): Promise<void> {
   await badPath(api);
 }
 
-async function compiled(result: Record<string, unknown>, exampleEditor: vscode.TextEditor, example: vscode.Uri): Promise<void> {
+async function compiled(
+  result: Record<string, unknown>,
+  exampleEditor: vscode.TextEditor,
+  example: vscode.Uri,
+  api: FlydslApi,
+): Promise<void> {
   assert.equal(result.status, 'ok', String(result.message));
   const isaEditor = await until('the ISA document', () =>
     vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'flydsl-isa'),
@@ -283,6 +288,31 @@ async function compiled(result: Record<string, unknown>, exampleEditor: vscode.T
   // beside the kernel again (column 2), not beside the ISA it had focus on (column 3)
   assert.equal(shownEditor.viewColumn, (exampleEditor.viewColumn ?? 1) + 1, 'the shown ISA is beside the kernel');
   step('show ISA');
+
+  // 7. Linked to the source (compiled with line info): the cursor on the store's line lights
+  // its instructions in the ISA; "Go to Source Line" (Enter, or a click) on one comes back.
+  const kernel = await vscode.window.showTextDocument(example, { viewColumn: exampleEditor.viewColumn, preserveFocus: false });
+  const storeLine = kernel.document.getText().split('\n').findIndex((t) => t.trim() === 'fx.copy(float4, reg_c, dst_c)');
+  kernel.selection = new vscode.Selection(storeLine, 4, storeLine, 4);
+  kernel.revealRange(new vscode.Range(storeLine, 0, storeLine, 0), vscode.TextEditorRevealType.InCenter);
+  const rows = await until('the store line lit in the ISA', () => (api.isaHighlight().length > 0 ? api.isaHighlight() : undefined));
+  const lit = rows.map((row) => shownEditor.document.lineAt(row).text.trim().split(/\s+/)[0]);
+  await checkpoint('isa-linked');
+  await vscode.window.showTextDocument(shownEditor.document, { viewColumn: shownEditor.viewColumn, preserveFocus: false });
+  vscode.window.activeTextEditor!.selection = new vscode.Selection(rows[0], 0, rows[0], 0);
+  const went = (await vscode.commands.executeCommand('flydsl-ls.goToSourceLine')) as { line?: number };
+  const back = vscode.window.activeTextEditor!;
+  report.isaLink = {
+    lit,
+    wentTo: went.line,
+    storeLine: storeLine + 1,
+    backInKernel: back.document.uri.toString() === example.toString(),
+    cursorLine: back.selection.active.line + 1,
+  };
+  assert.deepEqual(lit, ['global_store_dwordx4']);
+  assert.equal(went.line, storeLine + 1);
+  assert.equal(back.document.uri.toString(), example.toString());
+  step('ISA linked to the source');
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 }
 
