@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = [Path("/work/corpus/fly/kernels"), Path("/work/corpus/aiter/aiter/ops/flydsl")]
+CORPUS = [Path("/work/corpus/flydsl/kernels"), Path("/work/corpus/aiter/aiter/ops/flydsl")]
 
 
 def find_ruff(given: str | None) -> str | None:
