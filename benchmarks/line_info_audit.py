@@ -35,12 +35,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from scaffold_audit import add_arguments, has_launcher, prepare, primary  # noqa: E402
+from scaffold_audit import add_arguments, has_launcher, insert_example, prepare, primary  # noqa: E402
 
 from flydsl_ls.compile import CompileService  # noqa: E402
-from flydsl_ls.compile.examples import find_examples  # noqa: E402
 from flydsl_ls.compile.lines import located  # noqa: E402
-from flydsl_ls.compile.scaffold import apply, example_for, targets  # noqa: E402
+from flydsl_ls.compile.scaffold import example_for, targets  # noqa: E402
 
 _LOC = re.compile(r'loc\("([^"]+)":(\d+):\d+\)')
 
@@ -101,10 +100,7 @@ def main() -> int:
                 insertion = example_for(source, primary(found).name, path)
             except LookupError:
                 continue
-            new = apply(source, insertion)
-            path.write_text(new, encoding="utf-8")
-            example = next(e for e in find_examples(new) if e.name == insertion.example)
-            arch = example.arch or options.arch
+            example, arch = insert_example(path, source, insertion, options.arch)
             plain = service.compile(path, example.name, arch)
             if not plain.ok:
                 continue

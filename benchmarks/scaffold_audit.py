@@ -89,6 +89,14 @@ def prepare(scratch: Path, options) -> Path:
     return package_dir
 
 
+def insert_example(path: Path, source: str, insertion, default_arch: str):
+    """Write the example into the scratch copy: (the example found in the new text, its arch)."""
+    new = apply(source, insertion)
+    path.write_text(new, encoding="utf-8")
+    example = next(e for e in find_examples(new) if e.name == insertion.example)
+    return example, example.arch or default_arch
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The tree, tests and compile options this audit shares with others (line_info_audit)."""
     parser.add_argument("--tree", default="/work/corpus/flydsl/kernels", help="the kernel folder")
@@ -137,10 +145,7 @@ def main() -> int:
                 row.update(status="not offered", error=str(error))
                 print(f"{rel:60s} {target.name}: not written: {error}", flush=True)
                 continue
-            new = apply(source, insertion)
-            path.write_text(new, encoding="utf-8")
-            example = next(e for e in find_examples(new) if e.name == insertion.example)
-            arch = example.arch or options.arch
+            example, arch = insert_example(path, source, insertion, options.arch)
             result = service.compile(path, example.name, arch)
             path.write_text(source, encoding="utf-8")
             error = result.error.message.strip().splitlines()[0][:200] if result.error else ""
