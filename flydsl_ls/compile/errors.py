@@ -15,6 +15,7 @@ import signal
 
 from flydsl_ls.compile.result import CompileError
 from flydsl_ls.compile.toolchain import Toolchain, install_command
+from flydsl_ls.compile.worker import FIRST_CHAIN
 
 _LOC = re.compile(r'(?:loc\()?"?(?P<file>[^"\s():]+\.py)"?:(?P<line>\d+):(?P<col>\d+)')
 
@@ -24,7 +25,9 @@ def locate(error: dict, path: str, origin: str) -> tuple[int | None, int | None,
     text = error.get("message", "")
     for match in _LOC.finditer(text):
         if match.group("file") in (path, origin):
-            return int(match.group("line")), max(int(match.group("col")) - 1, 0), "mlir"
+            column = int(match.group("col"))
+            # a line-info compile numbers call chains as columns (worker._number_call_chains)
+            return int(match.group("line")), max(column - 1, 0) if column < FIRST_CHAIN else None, "mlir"
     for frame in reversed(error.get("frames", [])):
         if frame["file"] in (path, origin):
             column = frame.get("column")

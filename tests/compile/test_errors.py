@@ -17,6 +17,9 @@ def test_mlir_location_wins_over_traceback():
     assert locate(error, "/src/k.py", "/src/k.py") == (42, 4, "mlir")
     made = from_worker(error, "/src/k.py", "/src/k.py")
     assert (made.kind, made.file, made.line, made.column) == ("mlir", "/src/k.py", 42, 4)
+    # in a line-info compile the column may be a call chain's number: no column then
+    numbered = {**error, "message": 'error: loc(callsite("/src/k.py":42:16390 at "/src/k.py":7:4)): mismatch'}
+    assert locate(numbered, "/src/k.py", "/src/k.py") == (42, None, "mlir")
 
 
 def test_innermost_frame_in_the_file():
