@@ -151,9 +151,10 @@ def _add_example_lenses(session: Session, doc: Document, found: list[Target]) ->
 def _resource_lenses(session: Session, doc: Document) -> list[types.CodeLens]:
     """The last compile's resources of each kernel, above its definition (``def NAME``
     where the kernel is ``NAME_0``, the longest such name); clicked, Show ISA."""
-    result = session.compiled.get(doc.uri)
-    if result is None:
+    compiled = session.compiled.get(doc.uri)
+    if compiled is None:
         return []
+    result = compiled[0]
     defs = {match.group(1): doc.index.position_at(match.start(1)).line for match in _DEF.finditer(doc.text)}
     lenses = []
     for kernel in result.kernels:

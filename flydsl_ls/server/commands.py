@@ -52,7 +52,7 @@ from flydsl_ls.compile import (
     compare_results,
     find_examples,
 )
-from flydsl_ls.server import code_actions, diagnostics, edits, migrate, schedule
+from flydsl_ls.server import code_actions, diagnostics, edits, inlay_hints, migrate, schedule
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.client import Client
 from flydsl_ls.server.session import Document, Session, Snapshot
@@ -263,7 +263,9 @@ async def _run_compile(session: Session, client: Client, command: Command, argum
         progress.end(result.status.value)
     _update_compile_diagnostics(session, client, source, result)
     if result.ok:
-        session.compiled[source.uri] = result  # its resources as lenses on the kernels (code_lens.py)
+        session.compiled[source.uri] = (result, source.buffer)  # lenses (code_lens.py), hints (inlay_hints.py)
+        if session.editor.isa_counts:
+            inlay_hints.refresh(session, client)
     data = report.result_json(command.value, target.uri, result)
     text = data["message"]
     if command is Command.SHOW_ISA and result.ok and result.kernels:

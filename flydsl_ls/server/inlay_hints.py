@@ -1,7 +1,11 @@
 """textDocument/inlayHint: the inferred type after each assigned name (``tid: Int32``,
 ``c: ir.Value i32``; analysis/model/typehints.py says which), for the range asked.
 
-The ``inlay-hints`` setting turns them off (and back on: the client is asked to refresh,
+With the ``isa-hints`` setting, after a compile (with line info) of the file as it is, each
+source line that became instructions gets their counts at its end (``12 instr, 2 memory,
+1 wait, 4 MFMA``, its calls' included), from the compile's result (``Session.compiled``).
+
+The ``inlay-hints`` setting turns the types off (and back on: the client is asked to refresh,
 ``workspace/inlayHint/refresh``). Computed on the lint's worker thread (between lints) from
 a ``Snapshot``. A view inside one top-level statement reads the model the lint's last
 (incremental) analysis has of that statement, when it was of the same text: after an edit
@@ -18,6 +22,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcContentModified
@@ -44,12 +49,13 @@ async def inlay_hints(session: Session, client: Client, params: types.InlayHintP
     doc = session.get(params.text_document.uri)
     if doc is None:
         return None
-    if not session.editor.hints:
-        return RawJSON("[]")
     snap = session.snapshot(doc)
     index, encoding = snap.index, snap.encoding
     first = index.from_client(params.range.start.line, params.range.start.character, encoding)
     last = index.from_client(params.range.end.line, params.range.end.character, encoding)
+    counts = isa_counts(session, doc, first.line, last.line) if session.editor.isa_counts else []
+    if not session.editor.hints:
+        return RawJSON(json.dumps(counts))
     version = snap.version
 
     def current() -> bool:  # read from the lint thread
@@ -62,7 +68,30 @@ async def inlay_hints(session: Session, client: Client, params: types.InlayHintP
     found = await loop.run_in_executor(schedule.LINT, hints_json, snap, first, last, current, doc.incremental, doc.hints)
     if found is None or doc.version != version:
         raise JsonRpcContentModified("the document changed; ask for its hints again")
-    return RawJSON(found)
+    return RawJSON(json.dumps(json.loads(found) + counts) if counts else found)
+
+
+def isa_counts(session: Session, doc, first: int, last: int) -> list[dict]:
+    """The instruction counts of the lines ``first``..``last`` (0-based) of the last compile of
+    ``doc``, at their ends; none when the text changed since (the lines may have moved)."""
+    compiled = session.compiled.get(doc.uri)
+    if compiled is None or compiled[1] != doc.text or doc.path is None:
+        return []
+    here = doc.path.resolve()
+    totals: dict[int, dict[str, int]] = {}
+    for kernel in compiled[0].kernels:
+        for line in kernel.lines:
+            if first <= line.line - 1 <= last and Path(line.file).resolve() == here:
+                total = totals.setdefault(line.line - 1, dict.fromkeys(("instructions", "memory", "waits", "mfma"), 0))
+                for key, value in line.summary().items():
+                    total[key] += value
+    hints = []
+    for number, total in sorted(totals.items()):
+        end = doc.index.to_client(Position(number, len(doc.index.line_text(number).rstrip("\r\n"))), session.encoding)
+        parts = [f"{total['instructions']} instr"]
+        parts += [f"{total[key]} {label}" for key, label in (("memory", "memory"), ("waits", "wait"), ("mfma", "MFMA")) if total[key]]
+        hints.append({"position": {"line": end[0], "character": end[1]}, "label": ", ".join(parts), "paddingLeft": True})
+    return hints
 
 
 def refresh(session: Session, client: Client) -> None:

@@ -247,9 +247,10 @@ class Session:
     # uri -> errors of the last compile of that file: kept apart from the lint (like build
     # errors), replaced by the next compile, cleared by a successful one (server/commands.py).
     compile_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
-    # uri -> the last successful compile of that file (compile, launch, show ISA commands):
-    # its kernels' resources are lenses on their definitions (server/code_lens.py).
-    compiled: dict[str, Any] = field(default_factory=dict)
+    # uri -> (the last successful compile of that file: compile, launch, show ISA commands;
+    # the text it compiled): its kernels' resources are lenses on their definitions
+    # (server/code_lens.py), its lines' instruction counts inlay hints (server/inlay_hints.py).
+    compiled: dict[str, tuple[Any, str]] = field(default_factory=dict)
     # uris of the documents whose heavy state is kept, least recently used first.
     recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # The one document that keeps its inlay hints' whole-file model (~11 MB on a 5.7k-line

@@ -38,6 +38,7 @@ class EditorSettings:
     compile_timeout: float | None = None  # seconds per compile request
     compile_memory_limit: int | None = None  # MiB the compile worker may allocate (0: no limit)
     inlay_hints: bool | None = None  # the inferred types of assigned names (on by default)
+    isa_hints: bool | None = None  # after a compile, each source line's instruction counts (off by default)
     trust: bool | None = None  # False: the client says the workspace is untrusted (no code runs)
 
     def over(self, base: EditorSettings) -> EditorSettings:
@@ -61,6 +62,10 @@ class EditorSettings:
     @property
     def hints(self) -> bool:
         return self.inlay_hints is not False
+
+    @property
+    def isa_counts(self) -> bool:
+        return self.isa_hints is True
 
     @property
     def timeout(self) -> float:
@@ -134,7 +139,7 @@ def parse(raw: Any, source: str) -> tuple[EditorSettings, list[str]]:
                 warnings.append(f"{source}: `{key}` must be a whole number of MiB (0: no limit); ignored")
                 continue
             values["compile_memory_limit"] = value
-        elif name in ("inlay-hints", "trust"):
+        elif name in ("inlay-hints", "isa-hints", "trust"):
             if not isinstance(value, bool):
                 warnings.append(f"{source}: `{key}` must be true or false; ignored")
                 continue

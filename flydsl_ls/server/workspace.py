@@ -57,11 +57,11 @@ async def pull_configuration(session: Session, client: Client) -> None:
 
 def _take(session: Session, client: Client, settings: EditorSettings) -> None:
     """The client's settings replace the last ones it sent."""
-    hints = session.editor.hints
+    hints = (session.editor.hints, session.editor.isa_counts)
     session.config_settings = settings
     _apply_log_level(session)
     settings_changed(session, client)
-    if session.editor.hints != hints:
+    if (session.editor.hints, session.editor.isa_counts) != hints:
         inlay_hints.refresh(session, client)
 
 

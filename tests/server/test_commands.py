@@ -547,3 +547,36 @@ async def test_an_example_that_hoards_memory_ends_in_a_clear_error_and_the_serve
         assert again["status"] == "ok", again["message"]
     finally:
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {}}))
+
+
+@needs_compiler
+async def test_isa_hints_after_a_compile(session):
+    """With `isaHints`, a compile's per-line instruction counts are inlay hints at the lines'
+    ends, while the text is the one compiled."""
+    client, root = session
+    text = (root / "vector_add.py").read_text()
+    uri = open_doc(client, root / "vector_add.py", text, 1)
+    lines = text.splitlines()
+    store = next(n for n, line in enumerate(lines) if line.strip() == "fx.copy(float4, reg_c, dst_c)")
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(lines), character=0))
+    params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=uri), range=whole)
+    try:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {"isaHints": True}}))
+        result = await execute(client, "flydsl-ls.compile", uri, "small", "gfx942")
+        assert result["ok"], result["message"]
+        hints = await asyncio.wait_for(client.text_document_inlay_hint_async(params), 20)
+        counts = {h.position.line: h for h in hints if "instr" in str(h.label)}
+        assert counts[store].label == "1 instr, 1 memory"
+        assert counts[store].position.character == len(lines[store]) and counts[store].padding_left
+        # edited: the lines may have moved, no counts until the next compile
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text="# edited\n" + text)],
+            )
+        )
+        hints = await asyncio.wait_for(client.text_document_inlay_hint_async(params), 20)
+        assert not [h for h in hints if "instr" in str(h.label)]
+    finally:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"flydsl-ls": {}}))
+        client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))

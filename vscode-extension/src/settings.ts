@@ -12,6 +12,7 @@ export const SERVER_KEYS = [
   'compileTimeout',
   'compileMemoryLimit',
   'inlayHints',
+  'isaHints',
 ] as const;
 
 /** Commands that import and run the workspace's code: none in Restricted Mode. */

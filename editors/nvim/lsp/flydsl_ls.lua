@@ -196,7 +196,8 @@ return {
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt', '.git' },
   -- Editor settings go on top of [tool.flydsl-ls] in the nearest pyproject.toml.
   -- Keys: select, ignore, targetArch, flydslVersion, logLevel, diagnosticsDelay (ms),
-  -- compileTimeout (s), inlayHints (default true). vim.empty_dict(): an empty table would be sent as a JSON list.
+  -- compileTimeout (s), inlayHints (default true), isaHints (default false: after a compile,
+  -- each source line's instruction counts). vim.empty_dict(): an empty table would be sent as a JSON list.
   init_options = vim.empty_dict(),
   settings = {
     ['flydsl-ls'] = vim.empty_dict(),

@@ -59,7 +59,7 @@ test('serverSettings keeps only what is set, in the keys the server reads', () =
 });
 
 test('SERVER_KEYS mirrors the server settings', () => {
-  assert.deepEqual([...SERVER_KEYS].sort(), ['compileMemoryLimit', 'compileTimeout', 'diagnosticsDelay', 'flydslVersion', 'ignore', 'inlayHints', 'logLevel', 'select', 'targetArch']);
+  assert.deepEqual([...SERVER_KEYS].sort(), ['compileMemoryLimit', 'compileTimeout', 'diagnosticsDelay', 'flydslVersion', 'ignore', 'inlayHints', 'isaHints', 'logLevel', 'select', 'targetArch']);
 });
 
 test('a new interpreter or log level restarts the server; rule settings do not', () => {
