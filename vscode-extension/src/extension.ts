@@ -32,7 +32,7 @@ import {
   summary,
 } from './artifacts';
 import { IsaLink, isaLinkOf } from './isaview';
-import { SHOW_OUTPUT, innermost, nothingToOpen, notificationOf } from './present';
+import { SHOW_OUTPUT, innermost, nothingToOpen, notificationOf, withoutMessages } from './present';
 import {
   Probe,
   ServerCommand,
@@ -311,6 +311,28 @@ async function goToSourceLine(): Promise<{ file?: string; line?: number }> {
   return { file, line };
 }
 
+/** VS Code shows the findings' messages in the hover already: the server's part leaves them out. */
+function hoverWithoutMessages(
+  document: vscode.TextDocument,
+  position: vscode.Position,
+  hover: vscode.Hover | null | undefined,
+): vscode.Hover | null | undefined {
+  if (!hover) return hover;
+  const messages = vscode.languages
+    .getDiagnostics(document.uri)
+    .filter((d) => d.source === 'flydsl-ls' && d.range.contains(position))
+    .map((d) => d.message);
+  if (messages.length === 0) return hover;
+  const contents = hover.contents.map((c) => {
+    if (!(c instanceof vscode.MarkdownString)) return c;
+    const stripped = new vscode.MarkdownString(withoutMessages(c.value, messages));
+    stripped.isTrusted = c.isTrusted;
+    stripped.supportHtml = c.supportHtml;
+    return stripped;
+  });
+  return new vscode.Hover(contents, hover.range);
+}
+
 /** The server asks to show a dump it wrote (showIsa, verifyFix's diff): IR and ISA open as
  * read-only, highlighted documents; anything else as usual. */
 async function showDocument(
@@ -449,6 +471,7 @@ async function startClient(): Promise<void> {
     initializationOptions: { [SECTION]: settingsNow(scope) },
     middleware: {
       executeCommand: (command, args, next) => runServerCommand(command, args, next),
+      provideHover: async (document, position, token, next) => hoverWithoutMessages(document, position, await next(document, position, token)),
       workspace: {
         // The server asks for the `flydsl-ls` section: answer with the keys it knows.
         configuration: async (params, token, next) => {

@@ -69,3 +69,16 @@ export function nothingToOpen(last: unknown): string {
   if (!ok) return `FlyDSL: the last compile failed, so it has no IR or ISA to open: ${headline}`;
   return `FlyDSL: the last compile wrote no IR or ISA files: ${headline}`;
 }
+
+/**
+ * The server's hover without the text of the findings under the cursor: VS Code shows each
+ * finding's message in the same hover already, above the server's part. A section the
+ * server starts with a finding's message keeps the rest (the rule's summary, its link).
+ */
+export function withoutMessages(markdown: string, messages: string[]): string {
+  const sections = markdown.split('\n\n---\n\n').map((section) => {
+    const repeated = messages.find((message) => message && section.startsWith(message));
+    return repeated === undefined ? section : section.slice(repeated.length).replace(/^\n+/, '');
+  });
+  return sections.filter((section) => section.trim() !== '').join('\n\n---\n\n');
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { innermost, nothingToOpen, notificationOf } from '../../present';
+import { innermost, nothingToOpen, notificationOf, withoutMessages } from '../../present';
 
 test('a message of several lines: its first line in the notification, "Show Output" for the rest', () => {
   const missing =
@@ -39,4 +39,12 @@ test('"Open IR/ISA of the Last Compile" after a compile without files says why',
   const failed = { status: 'unavailable', ok: false, message: 'k.py::small (gfx942): cannot compile: needs flydsl\ninstall with:\n  pip install flydsl' };
   assert.equal(nothingToOpen(failed), 'FlyDSL: the last compile failed, so it has no IR or ISA to open: k.py::small (gfx942): cannot compile: needs flydsl');
   assert.match(nothingToOpen({ status: 'ok', ok: true, message: 'k.py::small: compiled', kernels: [] }), /wrote no IR or ISA files: k\.py::small: compiled$/);
+});
+
+test("the hover leaves out the findings' messages VS Code shows above it, and keeps the rest", () => {
+  const message = 'use `fx.max(a, b)`: `acc.maximumf(...)` is deprecated';
+  const hover = `${message}\n\n**FLY901** \`deprecated-api\`: summary\n\n---\n\nFlyDSL 0.5.0\n\n---\n\n\`fx.max\` docs`;
+  assert.equal(withoutMessages(hover, [message]), '**FLY901** `deprecated-api`: summary\n\n---\n\nFlyDSL 0.5.0\n\n---\n\n`fx.max` docs');
+  assert.equal(withoutMessages(hover, []), hover);
+  assert.equal(withoutMessages(message, [message]), '');
 });
