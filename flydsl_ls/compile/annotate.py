@@ -45,7 +45,7 @@ def _summary(line: SourceLine) -> str:
     counts = line.summary()
     through = f" ({line.through_calls} through calls made here)" if line.through_calls else ""
     parts = [f"{counts['instructions']} instruction{'s' if counts['instructions'] != 1 else ''}{through}"]
-    parts += [f"{counts[key]} {label}" for key, label in (("memory", "memory"), ("waits", "wait"), ("mfma", "MFMA")) if counts[key]]
+    parts += line.counts()
     return "[" + ", ".join(parts) + "]"
 
 

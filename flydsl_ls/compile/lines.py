@@ -71,6 +71,10 @@ class SourceLine:
             "mfma": sum(m.startswith(MMA_PREFIXES) for m in mnemonics),
         }
 
+    def counts(self) -> list[str]:
+        """``["2 memory", "1 wait", "4 MFMA"]``: the summary's kinds that are there."""
+        return count_words(self.summary())
+
     def to_dict(self) -> dict:
         return {
             "file": self.file,
@@ -157,5 +161,7 @@ def by_line(instructions: list[Located]) -> list[SourceLine]:
     return [table[key] for key in sorted(table)]
 
 
-def has_line_info(isa_text: str) -> bool:
-    return any(_LOC.match(line) for line in isa_text.splitlines())
+def count_words(summary: dict[str, int]) -> list[str]:
+    """The non-zero kinds of a line's (or lines') summary: ``["2 memory", "1 wait"]``."""
+    words = (("memory", "memory"), ("waits", "wait"), ("mfma", "MFMA"))
+    return [f"{summary[key]} {label}" for key, label in words if summary.get(key)]

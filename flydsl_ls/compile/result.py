@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 
 from flydsl_ls.compile.isa import IsaReport, KernelResources
@@ -48,9 +49,10 @@ class KernelOutput:
     instructions: list[str] = field(default_factory=list)  # ISA mnemonics, program order
     located: list[Located] = field(default_factory=list)  # every instruction with its lines (line info)
 
-    @property
+    @cached_property
     def lines(self) -> list[SourceLine]:
-        """The instructions by source line (empty when compiled without line info)."""
+        """The instructions by source line (empty when compiled without line info); read
+        once ``located`` is set (the compile service sets it as it makes the output)."""
         return by_line(self.located)
 
     @property

@@ -35,7 +35,6 @@ from flydsl_ls.compile import errors
 from flydsl_ls.compile.examples import choose_example, find_examples
 from flydsl_ls.compile.isa import parse_isa
 from flydsl_ls.compile.lines import Located, located
-from flydsl_ls.compile.worker import CHAINS_FILE
 from flydsl_ls.compile.result import (
     CompileError,
     CompileResult,
@@ -45,6 +44,7 @@ from flydsl_ls.compile.result import (
     Status,
 )
 from flydsl_ls.compile.toolchain import Toolchain, cache_dir, find_toolchain
+from flydsl_ls.compile.worker import CHAINS_FILE
 
 DEFAULT_ARCH = "gfx942"
 Progress = Callable[[str], None]
@@ -482,7 +482,9 @@ def _kernel_output(kdir: Path, files: list[str], renamed: dict[str, str]) -> Ker
             out.resources = report.kernels[0]
             out.name = report.kernels[0].name
         out.instructions = report.instructions
-        out.located = [_renamed(item, renamed) for item in located(text, _chains(kdir.parent.parent))]
+        out.located = located(text, _chains(kdir.parent.parent))
+        if renamed:
+            out.located = [_renamed(item, renamed) for item in out.located]
     return out
 
 
@@ -491,6 +493,6 @@ _realpath = functools.lru_cache(maxsize=1024)(os.path.realpath)  # a few files, 
 
 def _renamed(item: Located, renamed: dict[str, str]) -> Located:
     def name(path: str | None) -> str | None:
-        return renamed.get(_realpath(path), path) if path is not None and renamed else path
+        return renamed.get(_realpath(path), path) if path is not None else path
 
     return Located(item.text, name(item.file), item.line, tuple((name(f), n) for f, n in item.calls), item.row)

@@ -154,7 +154,7 @@ def _resource_lenses(session: Session, doc: Document) -> list[types.CodeLens]:
     compiled = session.compiled.get(doc.uri)
     if compiled is None:
         return []
-    result = compiled[0]
+    result = compiled.result
     defs = {match.group(1): doc.index.position_at(match.start(1)).line for match in _DEF.finditer(doc.text)}
     lenses = []
     for kernel in result.kernels:

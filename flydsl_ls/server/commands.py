@@ -55,7 +55,7 @@ from flydsl_ls.compile import (
 from flydsl_ls.server import code_actions, diagnostics, edits, inlay_hints, migrate, schedule
 from flydsl_ls.server import compile_report as report
 from flydsl_ls.server.client import Client
-from flydsl_ls.server.session import Document, Session, Snapshot
+from flydsl_ls.server.session import Compiled, Document, Session, Snapshot
 from flydsl_ls.server.work import (
     WorkProgress,
     cancel_with_request,
@@ -263,7 +263,7 @@ async def _run_compile(session: Session, client: Client, command: Command, argum
         progress.end(result.status.value)
     _update_compile_diagnostics(session, client, source, result)
     if result.ok:
-        session.compiled[source.uri] = (result, source.buffer)  # lenses (code_lens.py), hints (inlay_hints.py)
+        session.compiled[source.uri] = Compiled(result, source.buffer)  # lenses (code_lens.py), hints (inlay_hints.py)
         if session.editor.isa_counts:
             inlay_hints.refresh(session, client)
     data = report.result_json(command.value, target.uri, result)

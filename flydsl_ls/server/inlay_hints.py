@@ -35,6 +35,7 @@ from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.sources import package_of
 from flydsl_ls.analysis.model.text import Position
 from flydsl_ls.analysis.model.typehints import TypeHint, type_hints
+from flydsl_ls.compile.lines import count_words
 from flydsl_ls.server import schedule
 from flydsl_ls.server.client import Client
 from flydsl_ls.server.protocol import RawJSON
@@ -75,23 +76,34 @@ def isa_counts(session: Session, doc, first: int, last: int) -> list[dict]:
     """The instruction counts of the lines ``first``..``last`` (0-based) of the last compile of
     ``doc``, at their ends; none when the text changed since (the lines may have moved)."""
     compiled = session.compiled.get(doc.uri)
-    if compiled is None or compiled[1] != doc.text or doc.path is None:
+    if compiled is None or compiled.text != doc.text or doc.path is None:
         return []
-    here = doc.path.resolve()
-    totals: dict[int, dict[str, int]] = {}
-    for kernel in compiled[0].kernels:
-        for line in kernel.lines:
-            if first <= line.line - 1 <= last and Path(line.file).resolve() == here:
-                total = totals.setdefault(line.line - 1, dict.fromkeys(("instructions", "memory", "waits", "mfma"), 0))
-                for key, value in line.summary().items():
-                    total[key] += value
+    if compiled.counts is None:  # once per compile, not per request
+        compiled.counts = _line_totals(compiled.result, doc.path)
     hints = []
-    for number, total in sorted(totals.items()):
-        end = doc.index.to_client(Position(number, len(doc.index.line_text(number).rstrip("\r\n"))), session.encoding)
-        parts = [f"{total['instructions']} instr"]
-        parts += [f"{total[key]} {label}" for key, label in (("memory", "memory"), ("waits", "wait"), ("mfma", "MFMA")) if total[key]]
-        hints.append({"position": {"line": end[0], "character": end[1]}, "label": ", ".join(parts), "paddingLeft": True})
+    for number in range(first, last + 1):
+        total = compiled.counts.get(number)
+        if total is None:
+            continue
+        end = doc.index.to_client(Position(number, len(doc.index.line_text(number))), session.encoding)
+        label = ", ".join([f"{total['instructions']} instr", *count_words(total)])
+        hints.append({"position": {"line": end[0], "character": end[1]}, "label": label, "paddingLeft": True})
     return hints
+
+
+def _line_totals(result, path: Path) -> dict[int, dict[str, int]]:
+    """0-based line of ``path`` -> its summary, summed over the result's kernels."""
+    here, same = path.resolve(), {}
+    totals: dict[int, dict[str, int]] = {}
+    for kernel in result.kernels:
+        for line in kernel.lines:
+            if line.file not in same:
+                same[line.file] = Path(line.file).resolve() == here
+            if same[line.file]:
+                total = totals.setdefault(line.line - 1, {})
+                for key, value in line.summary().items():
+                    total[key] = total.get(key, 0) + value
+    return totals
 
 
 def refresh(session: Session, client: Client) -> None:

@@ -87,6 +87,15 @@ class ClientFeatures:
         )
 
 
+@dataclass
+class Compiled:
+    """A successful compile of a document, kept for its lenses and hints."""
+
+    result: Any  # CompileResult
+    text: str  # the text compiled: the hints hold while the document has it
+    counts: dict[int, dict[str, int]] | None = None  # 0-based line -> its summary (inlay_hints.py, once)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """One version of a document as a worker thread sees it, taken on the event loop.
@@ -247,10 +256,10 @@ class Session:
     # uri -> errors of the last compile of that file: kept apart from the lint (like build
     # errors), replaced by the next compile, cleared by a successful one (server/commands.py).
     compile_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
-    # uri -> (the last successful compile of that file: compile, launch, show ISA commands;
-    # the text it compiled): its kernels' resources are lenses on their definitions
-    # (server/code_lens.py), its lines' instruction counts inlay hints (server/inlay_hints.py).
-    compiled: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    # uri -> the last successful compile of that file (compile, launch, show ISA commands):
+    # its kernels' resources are lenses on their definitions (server/code_lens.py), its
+    # lines' instruction counts inlay hints (server/inlay_hints.py).
+    compiled: dict[str, Compiled] = field(default_factory=dict)
     # uris of the documents whose heavy state is kept, least recently used first.
     recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # The one document that keeps its inlay hints' whole-file model (~11 MB on a 5.7k-line
