@@ -1,5 +1,3 @@
-import sys
+from flydsl_ls.cli import console
 
-from flydsl_ls.cli import main
-
-sys.exit(main())
+console()

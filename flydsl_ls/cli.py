@@ -187,12 +187,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def console() -> NoReturn:
+    """The ``flydsl-ls`` command."""
+    sys.exit(main(exit_at_once=True))
+
+
+def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
+    """``exit_at_once``: a check ends without freeing the models it built, which takes seconds
+    after a one-process run over a large tree (4 s of 25 over the 213 corpus files)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            return run_check(args)
+            code = run_check(args)
+            if exit_at_once:
+                _exit_now(code)
+            return code
         if args.command == "rule":
             return run_rule(args.code)
         if args.command == "rules":
@@ -216,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> NoReturn:
-    """Stop at once (Ctrl-C): what was printed is flushed, the rest is left to the system.
-    A normal exit first frees every model the run built, which takes seconds on a large tree."""
+    """Stop at once (a check's end, Ctrl-C): what was printed is flushed, the rest is left to
+    the system. A normal exit first frees every model the run built."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

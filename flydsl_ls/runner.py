@@ -152,8 +152,11 @@ def run_jobs(
     finally:
         timings.end = time.time()
         _facts = None
-        if collecting:
-            gc.enable()  # -j1 checked in this process
+        if collecting:  # -j1 checked in this process
+            # Frozen first: the run's objects, all young while the collector was off, would
+            # otherwise be traversed by its next collections (2.5 s over the 213 corpus files).
+            gc.freeze()
+            gc.enable()
 
 
 class _stopped_on_interrupt:

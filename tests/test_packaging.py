@@ -66,7 +66,7 @@ def test_wheel_holds_every_module_and_data_file(wheel):
     assert wanted <= names, sorted(wanted - names)
     assert {f"flydsl_ls/data/rules/{rule.code}.md" for rule in ALL_RULES} <= names
     metadata = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "flydsl-ls = flydsl_ls.cli:main" in zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "flydsl-ls = flydsl_ls.cli:console" in zipfile.ZipFile(wheel).read(metadata).decode()
 
 
 def test_installed_wheel_checks_the_examples(installed, tmp_path):
