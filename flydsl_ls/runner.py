@@ -231,6 +231,7 @@ def _start(files: list[Path], facts: WorkspaceFacts | None) -> None:
     global _project
     # Sibling modules and cross-file callers are read from the same run's files.
     _project = ProjectIndex.with_facts(files, facts if facts is not None else _facts)
+    _project.keep_trees = True
     gc.disable()  # a worker's models live until it ends: nothing for the collector to gain
 
 
