@@ -29,6 +29,32 @@ def test_callers_and_definers_across_files(tmp_path):
     assert index.dependencies(tmp_path / "kern.py").needles == {"def reduce"}
 
 
+def test_the_first_questions_search_the_texts_as_the_word_index_answers(tmp_path):
+    """A whole word, as the index splits the text: not a prefix, a suffix, nor a part of a
+    longer name (Unicode letters are word characters); then, after enough questions, the
+    index is built once and answers the same."""
+    texts = {
+        "a.py": "def reduce(x):\n    return x\n",
+        "b.py": "reduce_all = 1\npre_reduce = 2\nmy.reduce(3)\n",
+        "c.py": "éreduce = 1\nx = reduceé\n# reduce in a comment\n",
+        "d.py": "nothing here\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    words = ["reduce", "reduce_all", "pre_reduce", "éreduce", "reduceé", "comment", "missing"]
+    searched = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+    answers = {w: searched._mentioning(w) for w in words}
+    assert searched._words is None and searched.stats.word_indexes == 0
+    assert answers["reduce"] == [(tmp_path / n).resolve() for n in ("a.py", "b.py", "c.py")]
+    assert answers["reduce_all"] == [(tmp_path / "b.py").resolve()] and answers["missing"] == []
+    indexed = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+    indexed._word_index()
+    assert {w: indexed._mentioning(w) for w in words} == answers
+    for _ in range(200):
+        searched._mentioning("reduce")
+    assert searched.stats.word_indexes == 1 and searched._mentioning("reduce") == answers["reduce"]
+
+
 def test_callers_definers_and_imports_keep_no_model_of_the_files_read(tmp_path):
     """A server reads most of its workspace for these: it keeps what it found, not models
     (175 models, 262 MB, with the 213 corpus files open, before)."""

@@ -140,6 +140,7 @@ def test_a_word_index_reader_never_misses_a_file_being_forgotten(tmp_path):
     write_project(tmp_path)
     target = (tmp_path / "pkg" / "k2.py").resolve()
     index = ProjectIndex(roots=[tmp_path])
+    index._word_index()  # what the readers read (the first questions search the texts)
     assert target in index._mentioning("scale5")
     missed: list[int] = []
     done = threading.Event()
