@@ -113,10 +113,12 @@ def verify_migration(
     compile: CompileFn,
     default_arch: str | None = None,
     compile_lines: CompileFn | None = None,
+    change: str = "the migration",
 ) -> MigrationCheck:
     """Compile ``before`` and ``after`` for every example of ``before``. ``compile_lines``:
     compiles with line info, to say which source lines' ISA differs where it does (two more
-    compiles for such an example; the verdicts come from ``compile``).
+    compiles for such an example; the verdicts come from ``compile``). ``change``: what made
+    ``after``, as the messages name it.
 
     Raises :class:`~flydsl_ls.actions.fix_verify.VerifyAborted` when the compiler is missing
     or a compile was cancelled."""
@@ -136,7 +138,7 @@ def verify_migration(
     for example, arch in targets:
         old = run(before, example, arch)
         if not old.ok:
-            check.notes.append(f"{example} ({arch}) does not compile before the migration: {_failure(old)}")
+            check.notes.append(f"{example} ({arch}) does not compile before {change}: {_failure(old)}")
             continue
         compiled += 1
         new = run(after, example, arch)
@@ -144,7 +146,7 @@ def verify_migration(
             where = f" (line {new.error.line})" if new.error is not None and new.error.line else ""
             check.problems.append(f"{example} ({arch}) no longer compiles: {_failure(new)}{where}")
             continue
-        _compare(check, example, arch, old, new)
+        _compare(check, example, arch, old, new, change)
         if compile_lines is not None and any(k.verdict == ISA_DIFFERS for k in check.kernels if k.example == example and k.arch == arch):
             _lines(check, example, arch, run(before, example, arch, compile_lines), run(after, example, arch, compile_lines), before, after)
     if not compiled:
@@ -163,13 +165,13 @@ def _lines(check: MigrationCheck, example: str, arch: str, old: CompileResult, n
             item.line_changes = line_changes(*located[item.kernel], old.file, before, after)
 
 
-def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult, new: CompileResult) -> None:
+def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult, new: CompileResult, change: str) -> None:
     comparison = compare_results(old, new)
     after = {k.name: k for k in new.kernels}
     for kernel in old.kernels:
         other = after.get(kernel.name)
         if other is None:
-            check.problems.append(f"{example} ({arch}): kernel {kernel.name} is gone after the migration")
+            check.problems.append(f"{example} ({arch}): kernel {kernel.name} is gone after {change}")
             continue
         keys = [key for key in comparison.first_lines if key.startswith(f"{kernel.name}: ")]
         isa = f"{kernel.name}: isa"
@@ -192,7 +194,7 @@ def _compare(check: MigrationCheck, example: str, arch: str, old: CompileResult,
                     check.problems.append(f"{example} ({arch}) {kernel.name}: {label} grows from {a} B to {b} B")
     for name in after:
         if name not in {k.name for k in old.kernels}:
-            check.problems.append(f"{example} ({arch}): kernel {name} appears after the migration")
+            check.problems.append(f"{example} ({arch}): kernel {name} appears after {change}")
 
 
 def not_compiled(migration: Migration) -> list[str]:

@@ -2,7 +2,8 @@
 verify a fix by compiling; fix-all (verified by compiling when the file has examples), a
 quick fix, "Add a compile example" for clients that do not resolve code actions
 (code_actions.py computes their edits); the lenses' messages; "Migrate this kernel"
-(migrate.py verifies and reports it).
+(migrate.py verifies and reports it); the buffer's examples compiled against the file on
+disk's (verified as a migration is).
 
 :class:`Command` drives both what is advertised (``executeCommandProvider``) and the
 routing (``HANDLERS``). Every compile runs in the session's one :class:`CompileService`
@@ -86,6 +87,7 @@ class Command(str, Enum):
     NO_EXAMPLE = "flydsl-ls.noExample"  # [reason]: the "No compile example" lens
     KERNEL_FINDINGS = "flydsl-ls.kernelFindings"  # [text]: the lens counting a kernel's findings
     MIGRATE_KERNEL = code_actions.MIGRATE_COMMAND  # the code action's and the CodeLens's (server/migrate.py)
+    COMPARE_WITH_DISK = "flydsl-ls.compareWithDisk"  # [uri]: the buffer's examples against the disk's
 
     @classmethod
     def advertised(cls) -> list[str]:
@@ -489,7 +491,7 @@ async def _verify_fix_all(
 
     title = f"Verifying the fix-all of {doc.path.name if doc.path else doc.uri}"
     async with WorkProgress(session, client, title, cancel) as progress:
-        compile_text = reporting_compiler(compiler, path, progress, timeout, stopped)
+        compile_text, compile_lines = reporting_compiler(compiler, path, progress, timeout, stopped)
         try:
             outcome = await asyncio.to_thread(
                 verify_fixes,
@@ -499,6 +501,7 @@ async def _verify_fix_all(
                 unsafe=False,
                 default_arch=target_arch(session, doc),
                 cancelled=stopped,
+                compile_lines=compile_lines,
             )
         except VerifyAborted as error:
             if cancel.is_set():
@@ -634,7 +637,8 @@ async def migrate_command(session: Session, client: Client, arguments: list) -> 
     if find_examples(text):
         cancel = threading.Event()
         cancel_with_request(client, cancel)
-        check, problem = await migrate.verify(session, client, doc, migration, cancel)
+        title = f"Verifying the migration of {doc.path.name if doc.path else doc.uri}"
+        check, problem = await migrate.verify(session, client, doc, migration.source, migration.text, cancel, title)
         if check is None or check.status != CHECKED:
             why = problem or "; ".join(check.problems) or "no example compiles before the migration"
             message = "\n".join([f"{summary}: not applied ({why})", *(check.lines() if check else [])])
@@ -656,6 +660,49 @@ async def migrate_command(session: Session, client: Client, arguments: list) -> 
     return {**result, "verified": check is not None, "message": message, **migrate.report(check), **migrate.counts(migration)}
 
 
+# --- the buffer against the file on disk -----------------------------------------------------
+async def compare_with_disk_command(session: Session, client: Client, arguments: list) -> dict:
+    """``flydsl-ls.compareWithDisk [uri]``: the examples of the file on disk compiled from its
+    text and from the open buffer's (actions/migrate_verify.py, as a migration is verified):
+    per kernel the verdict, the resources before -> after and, where the ISA differs, which
+    source lines' instructions changed. The report is written beside the compile dumps and
+    shown (its first line is the message's: VS Code shows no more)."""
+    target = parse_arguments(arguments)
+    doc = session.get(target.uri)
+    if doc is None or doc.path is None:
+        raise JsonRpcInvalidParams(f"compareWithDisk compares an open file with the file on disk, not {target.uri}")
+    name = doc.path.name
+
+    def said(status: str, text: str, kind=types.MessageType.Warning, **more) -> dict:
+        message = f"compare with disk: {text}"
+        show(client, kind, message)
+        return {"command": Command.COMPARE_WITH_DISK.value, "status": status, "message": message, **more}
+
+    try:
+        disk = doc.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return said("failed", f"cannot read {doc.path}: {error}")
+    if disk == doc.text:
+        return said("unchanged", f"{name} has no unsaved change", types.MessageType.Info)
+    if not find_examples(disk):
+        return said("no examples", f"{name} on disk has no `# flydsl: example` to compile (docs/compile.md)")
+    cancel = threading.Event()
+    cancel_with_request(client, cancel)
+    title = f"Comparing {name} with the file on disk"
+    check, problem = await migrate.verify(session, client, doc, disk, doc.text, cancel, title, "the unsaved changes")
+    if check is None:
+        return said("failed", problem)
+    lines = [f"{name}, unsaved changes against the file on disk: {line}" for line in check.lines()[:1]]
+    lines += check.lines()[1:] or ([] if lines else ["nothing compiled"])
+    report_file = service(session).cache / "compare" / f"{doc.path.stem}-against-disk.txt"
+    report_file.parent.mkdir(parents=True, exist_ok=True)
+    report_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kind = types.MessageType.Warning if check.problems else types.MessageType.Info
+    data = {**said(check.status, "\n".join(lines), kind), **migrate.report(check), "report": str(report_file)}
+    data["shown"] = await _show_document(session, client, report_file)
+    return data
+
+
 HANDLERS: dict[Command, Callable[[Session, Client, list], Awaitable[dict]]] = {
     Command.COMPILE: compile_command,
     Command.LAUNCH: launch_command,
@@ -668,4 +715,5 @@ HANDLERS: dict[Command, Callable[[Session, Client, list], Awaitable[dict]]] = {
     Command.NO_EXAMPLE: no_example_command,
     Command.KERNEL_FINDINGS: kernel_findings_command,
     Command.MIGRATE_KERNEL: migrate_command,
+    Command.COMPARE_WITH_DISK: compare_with_disk_command,
 }

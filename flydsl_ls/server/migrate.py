@@ -60,14 +60,24 @@ def report(check: MigrationCheck | None) -> dict:
         item = {"example": k.example, "arch": k.arch, "kernel": k.kernel, "verdict": k.verdict, "resources": k.resources()}
         if k.isa_lines is not None:
             item["isa"] = {"before": k.isa_lines[0], "after": k.isa_lines[1]}
+        if k.line_changes:
+            item["isaByLine"] = [change.describe() for change in k.line_changes]
         kernels.append(item)
     return {"status": check.status, "kernels": kernels, "problems": list(check.problems), "compiles": check.compiles}
 
 
 async def verify(
-    session: Session, client: Client, doc: Document, migration: Migration, cancel: threading.Event
+    session: Session,
+    client: Client,
+    doc: Document,
+    before: str,
+    after: str,
+    cancel: threading.Event,
+    title: str,
+    change: str = "the migration",
 ) -> tuple[MigrationCheck | None, str]:
-    """(the compiles' verdicts, "") or (None, why they could not run)."""
+    """(the compiles' verdicts on ``before`` -> ``after``, "") or (None, why they could not
+    run); where a kernel's ISA differs, which source lines' (two more compiles)."""
     if doc.path is None:
         return None, "the document is not a file: its examples cannot be compiled"
     refused = why_not_run(session, client, doc.path)
@@ -84,12 +94,11 @@ async def verify(
     def stopped() -> bool:
         return cancel.is_set() or time.monotonic() > deadline
 
-    title = f"Verifying the migration of {doc.path.name}"
     async with WorkProgress(session, client, title, cancel) as progress:
-        compile_text = reporting_compiler(compiler, path, progress, timeout, stopped)
+        compile_text, compile_lines = reporting_compiler(compiler, path, progress, timeout, stopped)
         try:
             check = await asyncio.to_thread(
-                verify_migration, migration.source, migration.text, compile_text, target_arch(session, doc)
+                verify_migration, before, after, compile_text, target_arch(session, doc), compile_lines, change
             )
         except VerifyAborted as error:
             if cancel.is_set():

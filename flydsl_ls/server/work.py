@@ -90,18 +90,22 @@ def cancel_with_request(client: Client, cancel: threading.Event) -> None:
 
 
 def reporting_compiler(compiler: CompileService, path, progress: WorkProgress, timeout: float, stopped):
-    """``compile_text(source, example, arch)`` for a verification: each compile of ``path``'s
-    text is reported on ``progress`` ("compile 3: example (gfx942)") and stops when
-    ``stopped()`` says so."""
+    """``(compile_text, compile_lines)``, each ``(source, example, arch) -> CompileResult``
+    for a verification, without and with line info: each compile of ``path``'s text is
+    reported on ``progress`` ("compile 3: example (gfx942)") and stops when ``stopped()``
+    says so."""
     count = 0
 
-    def compile_text(source: str, example: str, arch: str):
-        nonlocal count
-        count += 1
-        progress.report(f"compile {count}: {example} ({arch})")
-        return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped)
+    def compiler_with(line_info: bool):
+        def compile_text(source: str, example: str, arch: str):
+            nonlocal count
+            count += 1
+            progress.report(f"compile {count}: {example} ({arch})")
+            return compiler.compile(path, example, arch, source=source, timeout=timeout, cancel=stopped, line_info=line_info)
 
-    return compile_text
+        return compile_text
+
+    return compiler_with(False), compiler_with(True)
 
 
 class WorkProgress:

@@ -325,6 +325,20 @@ local function run()
       back_line = vim.api.nvim_win_get_cursor(0)[1] == store,
       write_ok = write_ok,
     }
+    -- :FlydslCompareDisk: the buffer (an add made a multiply, unsaved) against the file on
+    -- disk; then the buffer as it was, unmodified
+    local saved = vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)
+    vim.api.nvim_buf_set_lines(cbuf, store - 2, store - 1, false,
+      { (saved[store - 1]:gsub('reg_a%.load%(%) %+ reg_b%.load%(%)', 'reg_a.load() * reg_b.load()')) })
+    vim.b[cbuf].flydsl_result = nil
+    vim.api.nvim_set_current_win(kernel_win)
+    vim.cmd('FlydslCompareDisk')
+    vim.wait(200000, function() return vim.b[cbuf].flydsl_result ~= nil end, 100)
+    local compared = vim.b[cbuf].flydsl_result or {}
+    local kernel = compared.kernels and compared.kernels[1] or {}
+    result.compare_disk = { status = compared.status, verdict = kernel.verdict, lines = kernel.isaByLine }
+    vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, saved)
+    vim.bo[cbuf].modified = false
     vim.api.nvim_set_current_win(kernel_win)
     local again = show_isa()
     result.isa_view.again_new_buffer = again ~= nil and again ~= isa

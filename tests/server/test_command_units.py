@@ -31,6 +31,7 @@ def test_one_enum_drives_advertising_and_routing():
         "flydsl-ls.noExample",
         "flydsl-ls.kernelFindings",
         "flydsl-ls.migrateKernel",
+        "flydsl-ls.compareWithDisk",
     ]
     server = create_server()
     assert set(server.protocol.fm.commands) == set(Command.advertised())

@@ -19,7 +19,7 @@ from lsprotocol import types
 
 from flydsl_ls.server.commands import Command
 from tests.compiler import needs_compiler, python_without
-from tests.server.helpers import CLIENTS, FIXTURES, REPO, diagnostics, lsp, open_doc, pulls
+from tests.server.helpers import CLIENTS, FIXTURES, REPO, change_doc, diagnostics, lsp, open_doc, pulls
 from tests.server.helpers import execute as _execute
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -292,6 +292,39 @@ async def test_show_isa_opens_the_isa_file(session):
     isa = result["kernels"][0]["uris"]["isa"]
     assert shown.uri == isa and result["shown"] == isa
     assert shown.uri.endswith("23_final_isa.s")  # with line info: one more MLIR stage (docs/compile.md)
+
+
+@needs_compiler
+async def test_compare_with_disk_shows_the_isa_by_source_line(session):
+    """The unsaved buffer's examples against the file on disk's: per kernel the verdict and
+    resources, and the source line whose instructions changed (an add made a multiply)."""
+    client, root = session
+    path = root / "vector_add.py"
+    text = path.read_text(encoding="utf-8")
+    uri = open_doc(client, path, text, 1)
+    try:
+        same = await execute(client, "flydsl-ls.compareWithDisk", uri)
+        assert same["status"] == "unchanged" and "no unsaved change" in same["message"]
+        edited = text.replace("reg_c.store(reg_a.load() + reg_b.load())", "reg_c.store(reg_a.load() * reg_b.load())")
+        assert edited != text
+        change_doc(client, uri, 2, edited)
+        count = len(client.shown_documents)
+        result = await execute(client, "flydsl-ls.compareWithDisk", uri)
+        assert result["status"] == "checked", result["message"]
+        line = edited.splitlines().index("    reg_c.store(reg_a.load() * reg_b.load())") + 1
+        assert result["kernels"] and {k["verdict"] for k in result["kernels"]} == {"ISA differs"}
+        for kernel in result["kernels"]:
+            (said,) = [d for d in kernel["isaByLine"] if d.startswith(f"vector_add.py:{line}: ")]
+            assert "-v_pk_add_f32" in said and "+v_pk_mul_f32" in said, said
+            assert "VGPRs" in kernel["resources"] and "occupancy" in kernel["resources"]
+        assert result["message"].startswith("compare with disk: vector_add.py, unsaved changes against the file on disk: ")
+        (shown,) = client.shown_documents[count:]
+        report = Path(result["report"])
+        assert shown.uri == report.as_uri() and result["shown"] == shown.uri
+        assert report.read_text(encoding="utf-8") == result["message"].removeprefix("compare with disk: ") + "\n"
+        assert path.read_text(encoding="utf-8") == text  # the file on disk is left alone
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
 
 
 @needs_compiler

@@ -191,6 +191,10 @@ def test_quick_fix_in_headless_neovim(tmp_path: Path):
             "lit": ["global_store_dwordx4"], "marks": 1, "scrolled_to_it": True,
             "back_in_kernel": True, "back_line": True, "write_ok": True,
         }
+        # :FlydslCompareDisk: the unsaved multiply against the add on disk, by source line
+        assert result["compare_disk"] == {
+            "status": "checked", "verdict": "ISA differs", "lines": ["vector_add.py:40: -v_pk_add_f32 x2, +v_pk_mul_f32 x2"],
+        }
     else:  # without the compile extra: said so, with the command that installs it
         assert result["compile"]["status"] == "unavailable", result["compile"]
         assert "pip install" in result["compile"]["message"], result["compile"]

@@ -2,7 +2,7 @@
 //
 // Diagnostics, quick fixes, fix-all (`source.fixAll.flydsl-ls`), hover and the CodeLens are
 // the server's; vscode-languageclient wires them up. The server's commands
-// (flydsl-ls.compile, .launch, .showIsa, .verifyFix, .migrateKernel) are registered by vscode-languageclient
+// (flydsl-ls.compile, .launch, .showIsa, .verifyFix, .migrateKernel, .compareWithDisk) are registered by vscode-languageclient
 // when the server advertises them; our middleware fills in the arguments when they come
 // from the command palette and opens the ISA/IR the server wrote beside the kernel, as
 // read-only virtual documents (`flydsl-isa:`, a TextDocumentContentProvider).
@@ -52,6 +52,7 @@ export const SERVER_COMMANDS = [
   'flydsl-ls.showIsa',
   'flydsl-ls.verifyFix',
   'flydsl-ls.migrateKernel',
+  'flydsl-ls.compareWithDisk',
 ];
 /** The code action "Migrate this kernel" runs where the palette's command has no kernel name. */
 const MIGRATE_KIND = 'refactor.rewrite.migrateKernel.flydsl-ls';

@@ -22,6 +22,7 @@ export const RUNS_CODE = new Set([
   'flydsl-ls.showIsa',
   'flydsl-ls.verifyFix',
   'flydsl-ls.migrateKernel',
+  'flydsl-ls.compareWithDisk',
 ]);
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

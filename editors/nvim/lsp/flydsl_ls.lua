@@ -2,25 +2,32 @@
 -- ~/.config/nvim/lsp/flydsl_ls.lua), then call vim.lsp.enable('flydsl_ls').
 -- Override any field with vim.lsp.config('flydsl_ls', { ... }).
 --
--- In attached buffers, on_attach adds buffer-local commands; the first four run the server's
+-- In attached buffers, on_attach adds buffer-local commands; the first five run the server's
 -- workspace/executeCommand commands through client:exec_cmd:
 --   :FlydslCompile [example] [arch]   compile a `# flydsl: example` function (default: the first)
 --   :FlydslShowIsa [example] [arch]   compile and open the ISA of its first kernel, linked to the
 --                                     source: the cursor line's instructions lit, <CR> goes back
 --   :FlydslLaunch [example] [arch]    compile and launch it (needs a ROCm GPU)
 --   :FlydslVerifyFix                  compile before and after the fix under the cursor
+--   :FlydslCompareDisk                compile the examples from the unsaved buffer and from
+--                                     the file on disk: resources, ISA by source line
 --   :FlydslMigrate [function]         every fix (unsafe included) in the kernel under the cursor
 --                                     (or FUNCTION) and the helpers only it uses; compiled
 --                                     before and after first when the file has examples
 --   :FlydslRule                       open the rule page of the finding under the cursor
 -- The last result (a table, see docs/compile.md) is kept in b:flydsl_result. Files the
--- server shows (the ISA, a verifyFix diff) and rule pages open read-only in a split.
+-- server shows (the ISA, a verifyFix diff, a comparison's report) and rule pages open
+-- read-only in a split.
 
 local commands = {
   FlydslCompile = { command = 'flydsl-ls.compile', desc = 'flydsl-ls: compile a kernel example' },
   FlydslShowIsa = { command = 'flydsl-ls.showIsa', desc = 'flydsl-ls: compile and show the ISA' },
   FlydslLaunch = { command = 'flydsl-ls.launch', desc = 'flydsl-ls: compile and launch a kernel example' },
   FlydslVerifyFix = { command = 'flydsl-ls.verifyFix', desc = 'flydsl-ls: verify the fix under the cursor by compiling' },
+  FlydslCompareDisk = {
+    command = 'flydsl-ls.compareWithDisk',
+    desc = 'flydsl-ls: compile the unsaved buffer and the file on disk: resources and ISA by source line',
+  },
 }
 
 local function given(value)

@@ -11,7 +11,10 @@ const source = fs.readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
 
 test('every command is contributed, and every contributed command is implemented', () => {
   const contributed: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
-  const server = ['flydsl-ls.compile', 'flydsl-ls.launch', 'flydsl-ls.showIsa', 'flydsl-ls.verifyFix', 'flydsl-ls.migrateKernel'];
+  const server = [
+    'flydsl-ls.compile', 'flydsl-ls.launch', 'flydsl-ls.showIsa', 'flydsl-ls.verifyFix', 'flydsl-ls.migrateKernel',
+    'flydsl-ls.compareWithDisk',
+  ];
   const own = [...source.matchAll(/registerCommand\('([^']+)'/g)].map((m) => m[1]);
   assert.deepEqual(contributed, [...server, ...own].sort());
   for (const command of server) assert.ok(source.includes(`'${command}'`), command);
