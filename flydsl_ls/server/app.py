@@ -113,6 +113,8 @@ def shutdown(server: FlyServer, params: Any) -> None:
         if doc.pending is not None:
             doc.pending.cancel()
     work.close(server.session)  # the compile worker process
+    if server.session.project.store is not None:
+        server.session.project.store.save()  # a lint's own save may not have run yet
 
 
 # method -> (handler, options, is_request). The server's own: ``handler(server, params)``.

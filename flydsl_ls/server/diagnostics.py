@@ -172,6 +172,8 @@ async def analyse(
     analysis = await loop.run_in_executor(
         schedule.LINT, lint, snap, doc.incremental, doc.json_cache, still_current, staged
     )
+    if snap.project.store is not None:  # what the lint scanned, for the next server
+        schedule.LINT.submit(snap.project.store.save)
     if analysis is None:
         return None
     bound = file_time_bound()

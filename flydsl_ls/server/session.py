@@ -20,6 +20,7 @@ from flydsl_ls.analysis.incremental import IncrementalAnalyzer
 from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.text import Encoding, LineIndex, Position
+from flydsl_ls.scan_store import ScanStore
 from flydsl_ls.server import schedule
 from flydsl_ls.server.diagnostic_json import FragmentCache
 from flydsl_ls.server.log import SHOW_USER
@@ -329,7 +330,8 @@ class Session:
 
     def set_root(self, root: Path | None) -> None:
         self.root = root
-        self.project = ProjectIndex(roots=[root] if root else [])
+        # What it scans of the workspace's files is kept for the next server (scan_store.py).
+        self.project = ProjectIndex(roots=[root] if root else [], store=ScanStore(root) if root else None)
 
     def snapshot(
         self, doc: Document, text: str | None = None, version: int | None = None, index: LineIndex | None = None

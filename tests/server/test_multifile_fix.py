@@ -4,6 +4,7 @@ WorkspaceEdit has one document edit per file, on the open buffer when there is o
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from pathlib import Path
 
@@ -97,3 +98,22 @@ async def test_after_an_edit_above_the_kernel_the_fix_still_spans_both_files(spe
         assert sorted(_edited_uris(action.edit)) == sorted([uri, epilogues.as_uri()])
         assert apply(edited, action.edit, uri, encoding) == "# a comment above\n" + KERNEL_FIXED
         assert apply(epilogues.read_text(encoding="utf-8"), action.edit, epilogues.as_uri(), encoding) == EPILOGUES_FIXED
+
+
+async def test_the_next_server_reads_the_scans_back_and_rebuilds_a_broken_store(spec, tmp_path):
+    """What a server's index scanned of the workspace is kept (flydsl_ls/scan_store.py); the
+    next server's findings are the same, and so are those of one whose store was cut short."""
+    root = _project(tmp_path)
+    kernel = root / "pkg" / "kernel.py"
+    env = {"FLYDSL_LS_CACHE": str(tmp_path / "cache")}
+    found = []
+    for broken in (False, False, True):
+        if broken:
+            (store,) = (tmp_path / "cache" / "scans").glob("*.pickle")
+            store.write_bytes(store.read_bytes()[:20])
+        async with lsp(spec, root, env=env) as client:
+            found.append(sorted((d.code, d.range.start.line) for d in await diagnostics(client, open_doc(client, kernel))))
+    (store,) = (tmp_path / "cache" / "scans").glob("*.pickle")
+    entries = pickle.loads(store.read_bytes())
+    assert str((root / "pkg" / "epilogues.py").resolve()) in entries  # scanned as the kernel's helper's definer
+    assert "FLY203" in {code for code, _ in found[0]} and found[0] == found[1] == found[2]

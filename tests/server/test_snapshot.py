@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from flydsl_ls import apidocs
 from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.scan_store import ScanStore
 from flydsl_ls.server import code_actions, code_lens, diagnostics, documents, inlay_hints, schedule
 from flydsl_ls.server.app import create_server
 from flydsl_ls.server.session import Document, HintsModel, Session, Snapshot
@@ -45,6 +46,7 @@ WORKER_FUNCTIONS = {
     "old.dispose": SemanticModel.dispose,  # the inlay hints' model of an older text
     "self.hints.release": HintsModel.release,  # ... or of a document closed or dropped
     "session.hinted.hints.release": HintsModel.release,  # ... or of another document
+    "snap.project.store.save": ScanStore.save,  # what a lint scanned, written for the next server
 }
 LOOP_TYPES = ("FlyServer", "LanguageServer", "Session", "Document")
 

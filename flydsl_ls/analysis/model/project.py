@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from flydsl_ls.analysis.model.modules import (
     CANONICAL_MODULES,
@@ -95,6 +95,16 @@ class IndexStats:
     model_seconds: float = 0.0
 
 
+class ScanKeeper(Protocol):
+    """Where ``_scan``'s findings outlive the index (a server's: flydsl_ls/scan_store.py)."""
+
+    def get(self, path: Path, text: str) -> Scanned | None: ...
+
+    def put(self, path: Path, text: str, scanned: Scanned) -> None: ...
+
+    def save(self) -> None: ...
+
+
 @dataclass
 class ProjectIndex:
     """Module models of one project (a CLI run, or a workspace in the server)."""
@@ -131,6 +141,7 @@ class ProjectIndex:
     # parse are kept in ``trees`` for the file's model, so each file is parsed once (the
     # corpus was parsed 2.7 times over: 29% of a one-process run).
     keep_trees: bool = False
+    store: ScanKeeper | None = field(default=None, repr=False, compare=False)  # scans of earlier servers
 
     @classmethod
     def with_facts(cls, files: list[Path], facts: WorkspaceFacts | None) -> ProjectIndex:
@@ -540,7 +551,16 @@ class ProjectIndex:
             return known
         if self.keep_trees and self.overlay is None:
             return self._read_once(self._scans, path, lambda _source: scan(path, self.trees))
+        if self.store is not None and self.overlay is None:
+            return self._read_once(self._scans, path, lambda source: self._stored_scan(source, path))
         return self._read_once(self._scans, path, lambda source: scan_source(source, path))
+
+    def _stored_scan(self, source: str, path: Path) -> Scanned:
+        found = self.store.get(path, source)
+        if found is None:
+            found = scan_source(source, path)
+            self.store.put(path, source, found)
+        return found
 
     def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
         """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
