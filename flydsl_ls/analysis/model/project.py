@@ -434,9 +434,11 @@ class ProjectIndex:
         words = self._words
         if words is None and self._searches < _SEARCHES_BEFORE_INDEX:
             self._searches += 1  # a count to switch by: a lost update between threads is harmless
-            token = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")  # a whole \w+ run, as the index splits
+            # The word, then no word character: a literal first is searched fast (a look-behind
+            # first made each question 50-70 ms for a word in tens of files, not ~3 ms).
+            token = re.compile(rf"{re.escape(word)}(?!\w)")
             found = [self._resolved(path) for path in self.all_files()]
-            return [path for path in found if word in (text := self._text(path)) and token.search(text)]
+            return [path for path in found if word in (text := self._text(path)) and _has_word(text, token)]
         return (words if words is not None else self._word_index()).get(word, [])
 
     def _word_index(self) -> dict[str, list[Path]]:
@@ -720,6 +722,16 @@ def _module_tails() -> frozenset[str]:
 
 
 _MISSING = object()
+
+
+def _has_word(text: str, token: re.Pattern) -> bool:
+    """``token`` (a word and no word character after it) matches where no word character
+    precedes: a whole ``\w+`` run, as the word index splits texts."""
+    for match in token.finditer(text):
+        start = match.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return True
+    return False
 
 
 def _read_text(path: Path) -> str:
