@@ -13,9 +13,7 @@ import pytest
 from flydsl_ls.analysis.model import project
 from flydsl_ls.analysis.model.project import ProjectIndex
 from flydsl_ls.scan_store import ScanStore
-
-HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
-KERNEL = "import flydsl.expr as fx\nfrom helpers import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n"
+from tests.test_project_index import HELPERS, KERNEL
 
 
 @pytest.fixture
