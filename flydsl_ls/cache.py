@@ -24,7 +24,6 @@ import pickle
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from flydsl_ls import __version__
 from flydsl_ls.analysis.model.project import find_module_file
 from flydsl_ls.analysis.model.sources import package_of
+from flydsl_ls.files import replace_atomically
 
 CACHE_FOLDER = ".flydsl-ls-cache"
 _ASCII_WORD = re.compile(rb"\w+")
@@ -214,10 +214,7 @@ class ResultCache:
             for other in self.folder.iterdir():  # entries of other flydsl-ls builds
                 if other != self.place and (other / _ENTRIES).is_file():
                     shutil.rmtree(other, ignore_errors=True)
-            handle, temporary = tempfile.mkstemp(dir=self.place, prefix=".entries-")
-            with os.fdopen(handle, "wb") as out:
-                pickle.dump(self.entries, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.place / _ENTRIES)
+            replace_atomically(self.place / _ENTRIES, pickle.dumps(self.entries, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as error:
             print(f"warning: cannot write the cache in {self.folder}: {error}", file=sys.stderr)
 

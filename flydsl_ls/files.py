@@ -1,9 +1,10 @@
-"""Finding the Python files to check, and writing fixed files back."""
+"""Finding the Python files to check, and writing fixed files (and caches) back."""
 
 from __future__ import annotations
 
 import io
 import os
+import tempfile
 import tokenize
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,3 +42,17 @@ def write_source(path: Path, text: str) -> None:
     except (OSError, SyntaxError):
         encoding = "utf-8"
     path.write_bytes(text.encode(encoding))
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """``path`` holds ``data``, or what it held: written to a temporary file beside it, then
+    renamed over it (a reader never sees half a file). For caches: the file is private (mode
+    0600). Raises OSError; nothing is left behind."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -18,7 +18,6 @@ import hashlib
 import logging
 import os
 import pickle
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from flydsl_ls.analysis.model.project import Scanned
 from flydsl_ls.cache import build_digest
 from flydsl_ls.compile.toolchain import cache_dir
+from flydsl_ls.files import replace_atomically
 
 log = logging.getLogger(__name__)
 _KEPT_SECONDS = 30 * 24 * 3600
@@ -65,18 +65,12 @@ class ScanStore:
                 return
             data = pickle.dumps(self._entries, protocol=pickle.HIGHEST_PROTOCOL)
             self._dirty = False
-        temporary = None
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.file.parent, prefix=self.file.name, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, self.file)
+            replace_atomically(self.file, data)
             _prune(self.file)
         except OSError as error:  # a read-only home or a full disk: every server scans again
             log.warning("cannot keep the project scans in %s: %s", self.file, error)
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
 
     def _loaded(self) -> dict[str, tuple[bytes, Scanned]]:
         entries = self._entries
