@@ -78,3 +78,17 @@ def spelled_name(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
+
+
+def spelled(func: ast.expr) -> str:
+    """``ast.unparse(func)``, without the unparser for the usual callee, a dotted name:
+    every call of a file asks (about 30k calls of the corpus for each of three rules)."""
+    parts = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ast.unparse(func)
+    parts.append(node.id)
+    return ".".join(reversed(parts))

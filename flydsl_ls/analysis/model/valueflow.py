@@ -27,6 +27,7 @@ from enum import Enum
 
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model.fxtypes import FxType
+from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.semantic import SemanticModel
 
 # fx.arith functions written by the DSL: they unwrap fx operands themselves. The rest of
@@ -261,7 +262,7 @@ class _Follower:
 
     def _argument(self, call: ast.Call, arg: ast.expr, value: ast.expr, parents, depth) -> list[Use]:
         symbol = self.model.resolve(call.func)
-        spelled = ast.unparse(call.func)
+        spelled = spelled_callee(call.func)
         if symbol is not None:
             if is_raw_builder(symbol):
                 return [Use(Sink.RAW_BUILDER, arg, spelled, symbol)]

@@ -1,6 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model import fxtypes as T
+from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.rewrite import replacement_text
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -48,15 +49,16 @@ class RedundantWrap(Rule):
             return
         inner = node.args[0]
         kind = self.model.type_of(inner)
-        spelled = ast.unparse(node.func)
-        text = replacement_text(self.model, inner, node, self.ctx.parent)
+        spelled = spelled_callee(node.func)
         if kind.name == symbol:
+            text = replacement_text(self.model, inner, node, self.ctx.parent)
             if isinstance(inner, ast.Call) and self.model.resolve(inner.func) == symbol:
                 message = f"`{spelled}({spelled}(x))` wraps twice: one wrap is enough"
             else:
                 message = f"`{spelled}(v)` where `v` is already `{symbol}` ({kind.origin}): drop the wrap"
             self.report(node, message, fix=self.replace(node, text, self.fix_title))
         elif symbol in _INT_WRAPPERS and kind.name == T.PY_INT and self._in_static_builder(node):
+            text = replacement_text(self.model, inner, node, self.ctx.parent)
             self.report(
                 node,
                 f"`{spelled}(...)` of a Python int inside a static builder: pass the plain int",

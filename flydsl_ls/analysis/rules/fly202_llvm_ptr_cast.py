@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.rawtypes import raw_result_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.versions import at_least, parse
@@ -102,7 +103,7 @@ class LlvmPtrCast(Rule):
         symbol = self.model.resolve(node.func)
         if symbol is None or is_shim_definition(self.ctx.path):
             return  # a shim's own body implements the legacy helpers: its callers are reported
-        spelled = ast.unparse(node.func)
+        spelled = spelled_callee(node.func)
         if symbol in INT_TO_PTR_HELPERS:
             space = self._helper_space(node, INT_TO_PTR_HELPERS[symbol])
             address = call_argument(node, 0, "value")

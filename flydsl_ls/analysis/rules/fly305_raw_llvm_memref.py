@@ -1,6 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Severity
+from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules._raw_dialect_support import is_shim_definition
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
@@ -105,7 +106,7 @@ class RawLlvmMemref(Rule):
         if not symbol:
             return
         module, _, op = symbol.rpartition(".")
-        spelled = ast.unparse(node.func)
+        spelled = spelled_callee(node.func)
         if module == "mlir.llvm" and op in LLVM_KINDS and op not in LLVM_KEEP:
             kind = LLVM_KINDS[op]
             kept = self._kept_options(node) if kind in ("load", "store") else []
