@@ -178,3 +178,39 @@ def test_a_magic_field_read_through_an_object_takes_the_value_the_project_gives_
     }
     assert fixes(agree) == [("unsafe", "fx.rocdl.s_waitcnt(lgkmcnt=0)")]
     assert fixes({**agree, "kern/c.py": make + "C = make(LGKMCNT_0_ONLY=0x0F70)\n"}) == [None]
+
+
+def test_sibling_shims_whose_names_do_not_say_waitcnt(tmp_path):
+    """A sibling's forwarder or encoder is found by its body, whatever its name; a call of a
+    sibling module without `s_waitcnt` or a counter parameter is never one (answered without
+    its model)."""
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.analysis.model.sources import package_of
+
+    files = {
+        "kern/__init__.py": "",
+        "kern/sync.py": (
+            "from flydsl.expr import rocdl\n\n\n"
+            "def wait_lds(n):\n    rocdl.s_waitcnt(0xC07F & ~0xF00 | (n << 8))\n\n\n"
+            "def lds_bits(lgkmcnt):\n    return 0xC07F & ~0xF00 | (lgkmcnt << 8)\n"
+        ),
+        "kern/math.py": "def scale(n):\n    return n << 8\n",
+        "kern/attn.py": (
+            "from flydsl.expr import rocdl\n"
+            "from .sync import wait_lds, lds_bits\nfrom .math import scale\n\n"
+            "def body():\n    wait_lds(0)\n    rocdl.s_waitcnt(lds_bits(2))\n    scale(3)\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
+    path = tmp_path / "kern/attn.py"
+    view = index.view(path, package_of(path))
+    result = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view))
+    found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
+    assert found == [
+        (6, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=0)"),
+        (7, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=2)"),
+    ]
+    assert "s_waitcnt" in index.dependencies(path).needles  # a sibling gaining one is seen

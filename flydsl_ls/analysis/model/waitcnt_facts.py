@@ -7,6 +7,7 @@ shims (its declared scope asks which defs are ``shim_shaped`` and which names ar
 import ast
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from flydsl_ls.analysis.model import waitcnt
 from flydsl_ls.analysis.model.modules import RELATIVE
@@ -78,6 +79,9 @@ class WaitcntFacts:
     model: SemanticModel
     helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
     _siblings: dict = field(default_factory=dict)  # dotted -> (facts, Helper | None) | None
+    _sibling_paths: dict = field(default_factory=dict)  # dotted -> the module defining it | None
+    _path_of_node: dict = field(default_factory=dict)  # id(called name or attribute) -> the same
+    _mentions: dict = field(default_factory=dict)  # word -> the other project files that have it
     # While `waitcnt_counts` asks "what if this unknown were x": (hole key, x). See hole_key.
     hole: tuple | None = None
 
@@ -191,6 +195,8 @@ class WaitcntFacts:
         if helper is not None and helper.forwarder and helper.shim:
             value = self.call_value(helper, call)
             return Site(None, value, True)
+        if self._cannot_be_helper(call.func, ("s_waitcnt",)):  # a shim forwards to s_waitcnt
+            return None
         sibling = self.sibling_helper(call.func)
         if sibling is not None:  # defined in a project module we can read
             owner, helper = sibling
@@ -216,6 +222,8 @@ class WaitcntFacts:
         helper = self.helper_called(call)
         if helper is not None:
             return helper.waitcnt_encoder
+        if self._cannot_be_helper(call.func, tuple(COUNTER_PARAMS)):  # an encoder takes counts
+            return False
         sibling = self.sibling_helper(call.func)
         if sibling is not None:
             return sibling[1] is not None and sibling[1].waitcnt_encoder
@@ -224,31 +232,68 @@ class WaitcntFacts:
     def sibling_helper(self, func: ast.expr):
         """(facts of its module, Helper or None) for a function imported from a project
         module the project index can read; None when there is no such module to read."""
-        project = getattr(self.model, "project", None)
-        name = _called_name(func)
-        if project is None or not name or isinstance(func, ast.Name) and self.helper_called_binding(func):
-            return None
-        dotted = self._imported_elsewhere(func)
+        dotted = self._imported_elsewhere(func) if self._sibling_asked(func) else None
         if not dotted:
             return None
         if dotted in self._siblings:
             return self._siblings[dotted]
         self._siblings[dotted] = None
-        parts = tuple(p for p in dotted.split(".")[:-1] if p != RELATIVE)
+        path = self._sibling_path(func)
         found = None
-        if parts:
-            matches = [
-                path
-                for path in project.definers(name)
-                if path.with_suffix("").parts[-len(parts) :] == parts
-                or (path.name == "__init__.py" and path.parent.parts[-len(parts) :] == parts)
-            ]
-            model = project.index.model_of(matches[0]) if len(matches) == 1 else None
-            if model is not None:
-                facts = facts_for(model)
-                defs = [s for s in model.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
-                found = (facts, facts.helpers.get(id(defs[-1])) if len(defs) == 1 else None)
+        model = self.model.project.index.model_of(path) if path is not None else None
+        if model is not None:
+            name = _called_name(func)
+            facts = facts_for(model)
+            defs = [s for s in model.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+            found = (facts, facts.helpers.get(id(defs[-1])) if len(defs) == 1 else None)
         self._siblings[dotted] = found
+        return found
+
+    def _sibling_asked(self, func: ast.expr) -> bool:
+        project = getattr(self.model, "project", None)
+        name = _called_name(func)
+        return bool(project is not None and name and not (isinstance(func, ast.Name) and self.helper_called_binding(func)))
+
+    def _sibling_path(self, func: ast.expr) -> Path | None:
+        """The one project module defining the function ``func`` imports from a sibling
+        (asked of each call by FLY401 twice: kept per node)."""
+        if id(func) in self._path_of_node:
+            return self._path_of_node[id(func)]
+        self._path_of_node[id(func)] = found = self._sibling_path_of(func)
+        return found
+
+    def _sibling_path_of(self, func: ast.expr) -> Path | None:
+        dotted = self._imported_elsewhere(func) if self._sibling_asked(func) else None
+        if not dotted:
+            return None
+        if dotted in self._sibling_paths:
+            return self._sibling_paths[dotted]
+        name = _called_name(func)
+        parts = tuple(p for p in dotted.split(".")[:-1] if p != RELATIVE)
+        matches = [
+            path
+            for path in (self.model.project.definers(name) if parts else ())
+            if path.with_suffix("").parts[-len(parts) :] == parts
+            or (path.name == "__init__.py" and path.parent.parts[-len(parts) :] == parts)
+        ]
+        self._sibling_paths[dotted] = found = matches[0] if len(matches) == 1 else None
+        return found
+
+    def _cannot_be_helper(self, func: ast.expr, words: tuple[str, ...]) -> bool:
+        """``func`` is neither a helper imported from elsewhere (their names all have
+        "waitcnt") nor one of a sibling module whose text has none of ``words``: most calls
+        of a file, answered without building the sibling's model. (A sibling spelling
+        ``s_waitcnt`` only through a third module's alias is not seen as a shim.)"""
+        name = _called_name(func)
+        if not name or "waitcnt" in name.lower():
+            return False
+        path = self._sibling_path(func)
+        return path is None or not any(path in self._mentioning(word) for word in words)
+
+    def _mentioning(self, word: str) -> set:
+        found = self._mentions.get(word)
+        if found is None:
+            found = self._mentions[word] = set(self.model.project.mentioning(word))
         return found
 
     def helper_called_binding(self, name: ast.Name) -> bool:
