@@ -4,6 +4,7 @@ project's version, and that the table says what the installed FlyDSL's own code 
 from __future__ import annotations
 
 import inspect
+import json
 from importlib.metadata import version
 
 import pytest
@@ -33,6 +34,34 @@ def test_an_api_is_documented_only_in_the_releases_that_have_it():
     method = apidocs.lookup("fx.Vector.from_elements", "0.5.0")
     assert method is not None and method.signature.startswith("def from_elements(elements")  # no self
     assert apidocs.lookup("fx.no_such_api", "0.5.0") is None
+
+
+
+def test_a_symbol_quoted_in_a_docstring_is_not_taken_for_its_entry(monkeypatch):
+    """Each lookup decodes its symbol's entry alone, found in the table's text."""
+    table = {
+        "generator": "test",
+        "releases": ["0.1", "0.2"],
+        "docs": {
+            "fx.a": [{"releases": [0, 1], "module": "m", "signature": "def a()", "doc": 'as {"fx.b":[1]} or ,"fx.b":['}],
+            "fx.b": [
+                {"releases": [0], "module": "m", "signature": "def b(x)", "doc": ""},
+                {"releases": [1], "module": "m", "signature": "def b(x, y)", "doc": ""},
+            ],
+        },
+    }
+    monkeypatch.setattr(apidocs, "_text", lambda: json.dumps(table, separators=(",", ":")))
+    for cached in (apidocs.releases, apidocs._variants):
+        cached.cache_clear()
+    try:
+        assert apidocs.releases() == ("0.1", "0.2")
+        assert apidocs.lookup("fx.b", "0.1").signature == "def b(x)"
+        assert apidocs.lookup("fx.b", "0.2").signature == "def b(x, y)"
+        assert apidocs.lookup("fx.a", "0.2").doc.startswith("as {")
+        assert apidocs.lookup("fx.c", "0.2") is None
+    finally:
+        for cached in (apidocs.releases, apidocs._variants):
+            cached.cache_clear()
 
 
 @pytest.mark.parametrize("module", ["flydsl.expr", "flydsl.expr.rocdl", "flydsl.compiler"])
