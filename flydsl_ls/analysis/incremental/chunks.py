@@ -107,14 +107,15 @@ class Chunk:
         if not code:
             return self.text
         last = extra if extra is not None else self._extra_binder()
+        first_code, last_code, code_rows = code[0], code[-1], set(code)  # a set: 3,000-line builders
         out = []
         for i, row in enumerate(rows):
             end = row[len(row.rstrip("\r\n")) :]
-            if i == code[0]:
+            if i == first_code:
                 out.append(binder + end)
-            elif i == code[-1]:
+            elif i == last_code:
                 out.append(last + end)
-            elif i in code:
+            elif i in code_rows:
                 out.append(end)
             else:
                 out.append(row)
