@@ -81,7 +81,6 @@ def test_safe_fixes_then_unsafe_fixes():
 def test_shims_defined_in_a_sibling_module(tmp_path):
     """With the project known, an imported shim is evaluated from its real body: the
     forwarder gets a safe fix, a helper that is not a plain forwarder is not flagged."""
-    from flydsl_ls.analysis.model.project import ProjectIndex
     from flydsl_ls.analysis.model.sources import package_of
 
     files = {
@@ -101,14 +100,7 @@ def test_shims_defined_in_a_sibling_module(tmp_path):
             "    rocdl.s_waitcnt(u._encode_waitcnt(lgkmcnt=2))\n    _s_waitcnt_and_barrier(0)\n"
         ),
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
-    path = tmp_path / "kern/attn.py"
-    view = index.view(path, package_of(path))
-    result = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view))
-    found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
+    _, path, found = _analysed_with_project(tmp_path, files, "kern/attn.py")
     assert found == [
         (7, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=0)"),
         (8, "safe", "fx.rocdl.s_waitcnt(vmcnt=3)"),
@@ -184,9 +176,6 @@ def test_sibling_shims_whose_names_do_not_say_waitcnt(tmp_path):
     """A sibling's forwarder or encoder is found by its body, whatever its name; a call of a
     sibling module without `s_waitcnt` or a counter parameter is never one (answered without
     its model)."""
-    from flydsl_ls.analysis.model.project import ProjectIndex
-    from flydsl_ls.analysis.model.sources import package_of
-
     files = {
         "kern/__init__.py": "",
         "kern/sync.py": (
@@ -201,16 +190,26 @@ def test_sibling_shims_whose_names_do_not_say_waitcnt(tmp_path):
             "def body():\n    wait_lds(0)\n    rocdl.s_waitcnt(lds_bits(2))\n    scale(3)\n"
         ),
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
-    path = tmp_path / "kern/attn.py"
-    view = index.view(path, package_of(path))
-    result = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view))
-    found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
+    index, path, found = _analysed_with_project(tmp_path, files, "kern/attn.py")
     assert found == [
         (6, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=0)"),
         (7, "safe", "fx.rocdl.s_waitcnt(lgkmcnt=2)"),
     ]
     assert "s_waitcnt" in index.dependencies(path).needles  # a sibling gaining one is seen
+
+
+def _analysed_with_project(root, files: dict[str, str], checked: str):
+    """Write ``files`` under ``root`` and analyse ``checked`` with the project index over
+    them: (index, its path, [(line, fix applicability, first edit's text)])."""
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.analysis.model.sources import package_of
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    index = ProjectIndex(files=sorted(root.rglob("*.py")))
+    path = root / checked
+    view = index.view(path, package_of(path))
+    result = analyze(AnalysisRequest(path.read_text(), rules=RULES, options=GFX942, package=package_of(path), project=view))
+    found = [(d.range.start.line + 1, d.fix.applicability.value if d.fix else None, d.fix.edits[0].content if d.fix else None) for d in result.diagnostics]
+    return index, path, found
