@@ -18,13 +18,19 @@ example that compiles is compiled twice, without and with FlyDSL's debug line ta
 - **coverage**: of the kernel file's lines named by the first MLIR's ``loc(...)``, how many
   get ISA instructions in the line-info compile. Two denominators: the first MLIR of the
   compile without line info (the locations FlyDSL always writes) and that of the compile
-  with it (FlyDSL then also gives each statement its own line).
+  with it (FlyDSL then also gives each statement its own line);
+- **where the others go**: of the line-info compile's first-MLIR lines, how many the last
+  MLIR still names (the rest folded by FlyDSL's passes: layout algebra, constants, common
+  subexpressions), how many the LLVM IR's ``!DILocation``s name (constants have no
+  location in LLVM IR), and how many get instructions (the rest folded by LLVM into
+  other lines' instructions, or left with no location by its backend).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import sys
@@ -41,6 +47,7 @@ from scaffold_audit import add_arguments, has_launcher, insert_example, prepare,
 from flydsl_ls.compile import CompileService  # noqa: E402
 from flydsl_ls.compile.lines import located  # noqa: E402
 from flydsl_ls.compile.scaffold import example_for, targets  # noqa: E402
+from flydsl_ls.compile.worker import CHAINS_FILE  # noqa: E402
 
 _LOC = re.compile(r'loc\("([^"]+)":(\d+):\d+\)')
 
@@ -67,6 +74,34 @@ def mlir_lines(path: Path | None, file: str) -> set[int]:
                 seen.add(reference)
                 todo.append(aliases[reference])
     return found
+
+
+_DIFILE = re.compile(r'(![0-9]+) = !DIFile\(filename: "([^"]*)", directory: "([^"]*)"')
+_DISCOPE = re.compile(r"(![0-9]+) = (?:distinct )?!DI(?:Subprogram|LexicalBlock\w*)\(([^\n]*)")
+_DILOCATION = re.compile(r"!DILocation\(line: (\d+), column: (\d+), scope: (![0-9]+)")
+
+
+def llvm_ir_lines(path: Path | None, file: str) -> set[int]:
+    """The lines of ``file`` that the LLVM IR at ``path`` names in its ``!DILocation``s,
+    with the call lines of the chains the compile worker numbered into their columns."""
+    if path is None:
+        return set()
+    text = path.read_text(encoding="utf-8", errors="replace")
+    real = os.path.realpath(file)
+    chains_file = path.parent.parent.parent / CHAINS_FILE
+    chains = json.loads(chains_file.read_text(encoding="utf-8")) if chains_file.exists() else {}
+    files = {key: os.path.join(folder, name) for key, name, folder in _DIFILE.findall(text)}
+    scope_file = {}
+    for key, fields in _DISCOPE.findall(text):
+        found = re.search(r"file: (![0-9]+)", fields)
+        if found:
+            scope_file[key] = files.get(found.group(1))
+    lines = set()
+    for line, column, scope in _DILOCATION.findall(text):
+        if scope_file.get(scope) and os.path.realpath(scope_file[scope]) == real:
+            lines.add(int(line))
+        lines.update(frame_line for frame_file, frame_line in chains.get(column, [])[1:] if os.path.realpath(frame_file) == real)
+    return lines
 
 
 def host_lines(source: str) -> set[int]:
@@ -108,6 +143,7 @@ def main() -> int:
     started = time.perf_counter()
     kernels = same = 0
     covered = {"plain": [0, 0], "line info": [0, 0], "device": [0, 0]}
+    stages = [0, 0, 0, 0]  # line-info first MLIR's lines: named there, by the last MLIR, by the LLVM IR, with ISA
     seconds = {"plain": 0.0, "line info": 0.0}
     try:
         for path in files:
@@ -143,6 +179,10 @@ def main() -> int:
                     covered[label][0] += hit
                     covered[label][1] += len(named)
                     shares.append(f"{hit}/{len(named)}")
+                first = mlir_lines(after.mlir_first, str(path))
+                for stage, kept in enumerate((first, mlir_lines(after.mlir_final, str(path)),
+                                              llvm_ir_lines(after.llvm_ir, str(path)), with_isa)):
+                    stages[stage] += len(first & kept)
                 device = mlir_lines(before.mlir_first, str(path)) - host
                 covered["device"][0] += len(device & with_isa)
                 covered["device"][1] += len(device)
@@ -164,6 +204,8 @@ def main() -> int:
     for label, (hit, named) in covered.items():
         print(f"coverage against {against[label]}: {hit}/{named} = {100 * hit / max(1, named):.0f}% "
               "of the kernel files' lines it names get ISA instructions")
+    print(f"the line-info compile's first-MLIR lines ({stages[0]}): the last MLIR names {stages[1]}, the LLVM IR "
+          f"{stages[2]}, the ISA has instructions for {stages[3]}")
     print(f"compile seconds (flyc.compile): {seconds['plain']:.1f} without line info, {seconds['line info']:.1f} with;"
           f" whole audit {time.perf_counter() - started:.0f} s")
     return 0
