@@ -872,6 +872,14 @@ class _IndexWindow:
             self._index._record(self._path, read=self._index._resolved(path))
         return self._index.view(path, package)
 
+    def text_of(self, path: Path) -> str:
+        """The text ``model_of`` would read (recorded as read, as it is): a filter before
+        building a module's model."""
+        resolved = self._index._resolved(path)
+        self._index._record(self._path, read=resolved)
+        edited = self._index.overlay(resolved) if self._index.overlay is not None else None
+        return edited if edited is not None else self._index._text(resolved)
+
     def __getattr__(self, name: str):
         self._index._consulted(self._path).scanned = True
         return getattr(self._index, name)

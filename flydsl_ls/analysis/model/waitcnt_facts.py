@@ -81,7 +81,7 @@ class WaitcntFacts:
     _siblings: dict = field(default_factory=dict)  # dotted -> (facts, Helper | None) | None
     _sibling_paths: dict = field(default_factory=dict)  # dotted -> the module defining it | None
     _path_of_node: dict = field(default_factory=dict)  # id(called name or attribute) -> the same
-    _mentions: dict = field(default_factory=dict)  # word -> the other project files that have it
+    _texts: dict = field(default_factory=dict)  # sibling module -> its text
     # While `waitcnt_counts` asks "what if this unknown were x": (hole key, x). See hole_key.
     hole: tuple | None = None
 
@@ -288,13 +288,12 @@ class WaitcntFacts:
         if not name or "waitcnt" in name.lower():
             return False
         path = self._sibling_path(func)
-        return path is None or not any(path in self._mentioning(word) for word in words)
-
-    def _mentioning(self, word: str) -> set:
-        found = self._mentions.get(word)
-        if found is None:
-            found = self._mentions[word] = set(self.model.project.mentioning(word))
-        return found
+        if path is None:
+            return True
+        text = self._texts.get(path)
+        if text is None:
+            text = self._texts[path] = self.model.project.index.text_of(path)
+        return not any(word in text for word in words)
 
     def helper_called_binding(self, name: ast.Name) -> bool:
         binding = self.model.binding_of(name)
