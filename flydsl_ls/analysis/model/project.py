@@ -725,7 +725,7 @@ _MISSING = object()
 
 
 def _has_word(text: str, token: re.Pattern) -> bool:
-    """``token`` (a word and no word character after it) matches where no word character
+    r"""``token`` (a word and no word character after it) matches where no word character
     precedes: a whole ``\w+`` run, as the word index splits texts."""
     for match in token.finditer(text):
         start = match.start()
