@@ -404,6 +404,22 @@ def test_after_an_edit_in_one_function_its_hover_model_is_the_lints(monkeypatch)
     assert built
 
 
+def test_a_function_pasted_far_from_an_lds_migration_does_not_redo_its_plan():
+    """FLY203 and FLY402 look up the module-level names they need (a fresh name tried, a
+    binding), never list them all: a function pasted elsewhere adds a name, which made the
+    incremental analysis redo FLY203's whole-file plan (~0.4 s on aiter's 5.7k-line file)."""
+    from flydsl_ls.analysis.rules import lookup_rule
+
+    kernel = next(c for c in lookup_rule("FLY203").INVALID if c.expected).code
+    text = kernel.rstrip("\n") + "\n\n\ndef first(x):\n    return x\n\n\ndef second(x):\n    return x\n"
+    analyzer = IncrementalAnalyzer()
+    same_as_full(analyzer, text, AnalysisOptions())
+    pasted = text.replace("def second(x):", "def pasted(x):\n    return x\n\n\ndef second(x):")
+    same_as_full(analyzer, pasted, AnalysisOptions())
+    assert analyzer.reanalysed <= 2  # the pasted function and FLY402's pass (was 3: FLY203's too)
+    same_as_full(analyzer, text, AnalysisOptions())
+
+
 def test_keystrokes_in_one_function_keep_the_hover_model_read_in_another(monkeypatch):
     """Each keystroke's model of the edited statement replaces the last keystroke's (which
     can no longer answer) instead of pushing out the model read elsewhere (a 3,000-line

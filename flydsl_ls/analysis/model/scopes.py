@@ -350,6 +350,17 @@ def lookup(name: str, scope: Scope, position: tuple[int, int]) -> Binding | None
     return None
 
 
+def unbound_name(base: str, *scopes: Scope | None, taken: frozenset[str] | set[str] = frozenset()) -> str:
+    """``base``, else ``base2``, ``base3``...: the first name none of ``scopes`` binds and
+    not in ``taken``. Each name tried is looked up, none listed: an incremental analysis
+    redoes a rule that lists a module's names whenever any of them comes or goes (a
+    function pasted anywhere in the file)."""
+    name, n = base, 2
+    while name in taken or any(scope is not None and name in scope.bindings for scope in scopes):
+        name, n = f"{base}{n}", n + 1
+    return name
+
+
 def star_import_module(name: str, scope: Scope) -> list[str]:
     """Modules star-imported into scopes visible from ``scope`` (innermost first)."""
     modules = []

@@ -152,11 +152,6 @@ class DeadWaitcntShim(Rule):
     # --- candidates -----------------------------------------------------------------------
     def _candidates(self, module: ast.Module) -> list[Candidate]:
         facts = facts_for(self.model)
-        bindings = {}
-        for scope in self.model.scopes:
-            for name, items in scope.bindings.items():
-                for b in items:
-                    bindings[id(b.node)] = b
         exported, has_all = _exports(module)
         helper_nodes = [h.node for h in facts.helpers.values() if h.shim]
         found = []
@@ -176,7 +171,7 @@ class DeadWaitcntShim(Rule):
                     continue  # a local of a helper goes with the helper
                 kind = "constant"
             name = target.name if isinstance(target, ast.FunctionDef) else target.id
-            binding = bindings.get(id(target))
+            binding = self._binding_of(target, name)
             if binding is None or binding.scope.kind not in ("module", "function"):
                 continue
             if len(binding.scope.bindings.get(name, ())) != 1:
@@ -191,6 +186,16 @@ class DeadWaitcntShim(Rule):
             candidate.safe = not module_level
             found.append(candidate)
         return found
+
+    def _binding_of(self, target: ast.AST, name: str):
+        """The binding ``target`` (a def, or an assigned name) makes. Each scope is asked for
+        ``name`` alone: listing every binding made the incremental analysis redo this rule
+        whenever a module-level name came or went."""
+        for scope in self.model.scopes:
+            for binding in scope.bindings.get(name, ()):
+                if binding.node is target:
+                    return binding
+        return None
 
     # --- reporting ------------------------------------------------------------------------
     def _report(self, c: Candidate, edit: Edit | None) -> None:

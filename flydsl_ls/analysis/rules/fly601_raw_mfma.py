@@ -289,7 +289,7 @@ class RawMfma(Rule):
         alias, imports = fx_alias(self.model)
         atom = atom.replace("fx.", f"{alias}.")
         scope = self.model.scope_of(dest)
-        taken = set(scope.bindings) if scope is not None else set()
+        taken = scope.bindings if scope is not None else {}  # looked up, not listed (scopes.unbound_name)
         mma = next(c for c in ("mma", "mma_atom", "raw_mma_atom") + tuple(f"mma{i}" for i in range(2, 99)) if c not in taken)
         start = self.model.index.from_ast(stmt.lineno, stmt.col_offset)
         # the statement's own indentation (tabs too); spaces when it does not start its line

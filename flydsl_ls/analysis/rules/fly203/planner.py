@@ -7,6 +7,7 @@ import ast
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.rawtypes import fx_type_of_mlir_type
 from flydsl_ls.analysis.model.rewrite import fx_alias
+from flydsl_ls.analysis.model.scopes import unbound_name
 from flydsl_ls.analysis.model.versions import at_least
 from flydsl_ls.analysis.rules._control_flow_support import decorator_symbol, is_jit_function
 from flydsl_ls.analysis.rules.base import call_argument
@@ -427,7 +428,7 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
                     else:
                         self._rewrite_address_use(call, self._text(call), rewrites, deleted)
             for stmt in group.offset_names.values():
-                binding = next(b for b in self._bindings_of_stmt(stmt))
+                binding = self._binding_of_target(stmt.targets[0], stmt)  # a name's assignment (survey)
                 for use in self.model.uses_of(binding):
                     if self._inside_any(use, deleted) or self._is_offset_arg(use, group.ptr_calls):
                         continue
@@ -1156,12 +1157,7 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         return ", ".join(self._text(e) for e in idxs.elts)
 
     def _fresh(self, kernel, name: str, taken: set[str] = frozenset()) -> str:
-        scope = self._scope_at(kernel)
-        taken = set(taken) | set(scope.bindings) | set(self.model.module_scope.bindings)
-        base, n = name, 2
-        while name in taken:
-            name, n = f"{base}{n}", n + 1
-        return name
+        return unbound_name(name, self._scope_at(kernel), self.model.module_scope, taken=taken)
 
     def _fresh_in_kernel(self, kernel, name: str) -> str:
         taken = set()
@@ -1227,9 +1223,3 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
                 return binding
         return None
 
-    def _bindings_of_stmt(self, stmt):
-        scope = self._scope_at(stmt)
-        for bindings in scope.bindings.values():
-            for binding in bindings:
-                if binding.node is stmt or binding.node in getattr(stmt, "targets", ()):
-                    yield binding

@@ -3,6 +3,7 @@
 import ast
 
 from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
+from flydsl_ls.analysis.model.scopes import unbound_name
 from flydsl_ls.analysis.model.statements import shares_lines
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules import _control_flow_support as cf
@@ -236,13 +237,7 @@ class RawScf(IfMigration, LoopMigration, WhileMigration, Rule):
         return base
 
     def _fresh(self, name: str, scope) -> str:
-        candidate, n = name, 1
-        taken = set(scope.bindings) if scope is not None else set()
-        taken |= set(self.model.module_scope.bindings)
-        while candidate in taken:
-            n += 1
-            candidate = f"{name}{n}"
-        return candidate
+        return unbound_name(name, scope, self.model.module_scope)
 
     # --- shared pieces ------------------------------------------------------------
     def _is_if_then(self, func: ast.expr) -> bool:
