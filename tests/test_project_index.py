@@ -29,6 +29,19 @@ def test_callers_and_definers_across_files(tmp_path):
     assert index.dependencies(tmp_path / "kern.py").needles == {"def reduce"}
 
 
+def test_a_file_naming_the_function_but_not_its_module_is_not_scanned_for_callers(tmp_path):
+    """A caller imports the function from its module, whose name it spells: a file naming
+    only the function (its own `reduce`, numpy's) is not parsed for the question."""
+    make(tmp_path)
+    (tmp_path / "numeric.py").write_text("import numpy as np\n\n\ndef total(x):\n    return np.add.reduce(x)\n")
+    (tmp_path / "dotted.py").write_text("import flydsl.expr as fx\nimport helpers\n\n\ndef q(a, b):\n    return helpers.reduce(fx, a, b)\n")
+    index = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+    helpers = index.view(tmp_path / "helpers.py", "")
+    assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}, {0: "flydsl.expr"}]
+    assert (tmp_path / "numeric.py").resolve() not in index._scans
+    assert (tmp_path / "kern.py").resolve() in index._scans
+
+
 def test_the_first_questions_search_the_texts_as_the_word_index_answers(tmp_path):
     """A whole word, as the index splits the text: not a prefix, a suffix, nor a part of a
     longer name (Unicode letters are word characters); then, after enough questions, the
