@@ -78,7 +78,7 @@ class WaitcntFacts:
 
     model: SemanticModel
     helpers: dict = field(default_factory=dict)  # id(FunctionDef) -> Helper
-    _siblings: dict = field(default_factory=dict)  # dotted -> (facts, Helper | None) | None
+    _siblings: dict = field(default_factory=dict)  # (module, function) -> (facts, Helper | None) | None
     _sibling_paths: dict = field(default_factory=dict)  # dotted -> the module defining it | None
     _path_of_node: dict = field(default_factory=dict)  # id(called name or attribute) -> the same
     _texts: dict = field(default_factory=dict)  # sibling module -> its text
@@ -232,21 +232,20 @@ class WaitcntFacts:
     def sibling_helper(self, func: ast.expr):
         """(facts of its module, Helper or None) for a function imported from a project
         module the project index can read; None when there is no such module to read."""
-        dotted = self._imported_elsewhere(func) if self._sibling_asked(func) else None
-        if not dotted:
-            return None
-        if dotted in self._siblings:
-            return self._siblings[dotted]
-        self._siblings[dotted] = None
         path = self._sibling_path(func)
+        if path is None:
+            return None
+        name = _called_name(func)
+        if (path, name) in self._siblings:
+            return self._siblings[(path, name)]
+        self._siblings[(path, name)] = None
+        model = self.model.project.index.model_of(path)
         found = None
-        model = self.model.project.index.model_of(path) if path is not None else None
         if model is not None:
-            name = _called_name(func)
             facts = facts_for(model)
             defs = [s for s in model.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
             found = (facts, facts.helpers.get(id(defs[-1])) if len(defs) == 1 else None)
-        self._siblings[dotted] = found
+        self._siblings[(path, name)] = found
         return found
 
     def _sibling_asked(self, func: ast.expr) -> bool:
