@@ -185,7 +185,7 @@ class ProjectIndex:
 
     # --- reading modules --------------------------------------------------------
     def model_of(self, path: Path) -> SemanticModel | None:
-        edited = self.overlay(path) if self.overlay is not None else None
+        edited = self._overlaid(path)
         if edited is not None:
             stamp = ("overlay", len(edited), hash(edited))
         else:
@@ -226,6 +226,10 @@ class ProjectIndex:
             self.stats.models += 1
             self.stats.model_seconds += time.perf_counter() - start
         return model
+
+    def _overlaid(self, path: Path) -> str | None:
+        """``path``'s text in the overlay (a fix run's edits), None when it has none."""
+        return self.overlay(path) if self.overlay is not None else None
 
     def _header_of(self, path: Path) -> SemanticModel | None:
         """A model of ``path``'s module-level names only: what resolving an import through it
@@ -272,7 +276,7 @@ class ProjectIndex:
         ``cache`` unless the text is the overlay's (the fix run's, for now) or a ``forget``
         ran meanwhile."""
         forgets = self._forgets
-        edited = self.overlay(path) if self.overlay is not None else None
+        edited = self._overlaid(path)
         found = compute(edited if edited is not None else self._text(path))
         with self._lock:
             if self._forgets == forgets and edited is None:
@@ -881,7 +885,7 @@ class _IndexWindow:
         building a module's model."""
         resolved = self._index._resolved(path)
         self._index._record(self._path, read=resolved)
-        edited = self._index.overlay(resolved) if self._index.overlay is not None else None
+        edited = self._index._overlaid(resolved)
         return edited if edited is not None else self._index._text(resolved)
 
     def __getattr__(self, name: str):
