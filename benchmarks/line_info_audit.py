@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import re
 import sys
@@ -47,7 +46,7 @@ from scaffold_audit import add_arguments, has_launcher, insert_example, prepare,
 from flydsl_ls.compile import CompileService  # noqa: E402
 from flydsl_ls.compile.lines import located  # noqa: E402
 from flydsl_ls.compile.scaffold import example_for, targets  # noqa: E402
-from flydsl_ls.compile.worker import CHAINS_FILE  # noqa: E402
+from flydsl_ls.compile.service import _chains  # noqa: E402 - the service's reading of them
 
 _LOC = re.compile(r'loc\("([^"]+)":(\d+):\d+\)')
 
@@ -88,8 +87,7 @@ def llvm_ir_lines(path: Path | None, file: str) -> set[int]:
         return set()
     text = path.read_text(encoding="utf-8", errors="replace")
     real = os.path.realpath(file)
-    chains_file = path.parent.parent.parent / CHAINS_FILE
-    chains = json.loads(chains_file.read_text(encoding="utf-8")) if chains_file.exists() else {}
+    chains = _chains(path.parent.parent.parent) or {}  # the run's folder (ir/<kernel>/<file>)
     files = {key: os.path.join(folder, name) for key, name, folder in _DIFILE.findall(text)}
     scope_file = {}
     for key, fields in _DISCOPE.findall(text):
@@ -100,7 +98,7 @@ def llvm_ir_lines(path: Path | None, file: str) -> set[int]:
     for line, column, scope in _DILOCATION.findall(text):
         if scope_file.get(scope) and os.path.realpath(scope_file[scope]) == real:
             lines.add(int(line))
-        lines.update(frame_line for frame_file, frame_line in chains.get(column, [])[1:] if os.path.realpath(frame_file) == real)
+        lines.update(frame_line for frame_file, frame_line in chains.get(int(column), [])[1:] if os.path.realpath(frame_file) == real)
     return lines
 
 
