@@ -25,19 +25,17 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from flydsl_ls.analysis.model.modules import (
-    CANONICAL_MODULES,
-    RELATIVE,
-    SHIM_MODULE_TAILS,
-    SUBMODULES,
-    canonical_symbol,
-    is_module,
-)
+from flydsl_ls.analysis.model.modules import RELATIVE, canonical_symbol, is_module
 from flydsl_ls.analysis.model.parsing import parse
+from flydsl_ls.analysis.model.scan_text import (
+    code_text,
+    may_pass_modules,
+    module_tails,
+    top_level_functions,
+)
 from flydsl_ls.analysis.model.semantic import SemanticModel, is_unwrap_idiom, nodes_under
 from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_source
 
@@ -606,39 +604,48 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
     """``path``'s calls that pass dialect modules, as ``ProjectIndex._module_calls`` finds
     them, and its top-level functions, as ``definers`` reads them (``scan_source``).
     ``keep``: where to leave the text and tree read (by path), for ``ProjectIndex.keep_trees``,
-    when no model was built of them."""
+    when it was parsed and no model was built of it."""
     try:
         stat = path.stat()
         source = read_source(path)
-        tree = parse(source)
-    except (OSError, UnreadableFile, SyntaxError, ValueError, RecursionError):
+    except (OSError, UnreadableFile):
         return Scanned()
-    candidates = _calls_that_may_pass_modules(tree)
-    if keep is not None and not candidates:
-        keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
-    return _scanned(source, tree, path, candidates)
+
+    def kept(tree: ast.Module) -> None:
+        if keep is not None:
+            keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
+
+    return _scan(source, path, kept)
 
 
 def scan_source(source: str, path: Path) -> Scanned:
     """``scan`` of a text (an unsaved one, or one read already)."""
+    return _scan(source, path, None)
+
+
+def _scan(source: str, path: Path, kept: Callable[[ast.Module], None] | None) -> Scanned:
+    """The top-level functions from the text (``scan_text``); the calls from the syntax
+    tree, parsed only when the text says a call may pass a module (13 of the 213 real
+    kernel files), and a module model built only for the files where the tree says one may
+    (5 of them), disposed at once: nothing of it is kept. A file that does not parse passes
+    nothing. ``kept``: given the tree parsed, when no model was built."""
+    code = code_text(source)
+    functions = top_level_functions(code)
+    if not may_pass_modules(code):
+        return Scanned([], functions)
     try:
         tree = parse(source)
     except (SyntaxError, ValueError, RecursionError):
-        return Scanned()
-    return _scanned(source, tree, path, _calls_that_may_pass_modules(tree))
-
-
-def _scanned(source: str, tree: ast.Module, path: Path, candidates: list[ast.Call]) -> Scanned:
-    """From the syntax tree alone when no call may pass a module; a module model is built
-    only for the files where one may (5 of the 213 real kernel files), and disposed at once:
-    nothing of it is kept."""
-    functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        return Scanned([], functions)
+    candidates = _calls_that_may_pass_modules(tree)
     if not candidates:
+        if kept is not None:
+            kept(tree)
         return Scanned([], functions)
     try:
         model = SemanticModel(source, tree, package_of(path))
     except (SyntaxError, ValueError, RecursionError):
-        return Scanned()  # model_of has no model either: no calls, no definitions
+        return Scanned([], functions)  # model_of has no model either
     try:
         return Scanned(_calls_in(model, candidates), functions)
     finally:
@@ -682,7 +689,7 @@ def _calls_that_may_pass_modules(tree: ast.Module) -> list[ast.Call]:
     by an assignment of a name or attribute; and ``canonical_symbol`` makes it a module only
     when its last part names one (a known module's, submodule's or shim module's last part):
     an attribute argument's own last part, an imported name's import's."""
-    tails = _module_tails()
+    tails = module_tails()
     named: set[str] = set()  # names that may stand for a module
     renames: list[tuple[str, str]] = []  # target = name
     calls = []
@@ -721,12 +728,6 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
 
 def _may_be_module(value: ast.expr, tails: frozenset[str], named: set[str]) -> bool:
     return isinstance(value, ast.Attribute) and value.attr in tails or isinstance(value, ast.Name) and value.id in named
-
-
-@lru_cache(maxsize=1)
-def _module_tails() -> frozenset[str]:
-    known = [*CANONICAL_MODULES, *SUBMODULES, *SHIM_MODULE_TAILS]
-    return frozenset(name.split(".")[-1] for name in known)
 
 
 _MISSING = object()

@@ -1,0 +1,108 @@
+"""scan_text: what the project index's scan reads from a file's text without parsing it.
+Its answers must cover the syntax tree's: a file cleared by ``may_pass_modules`` has no
+call that ``_calls_that_may_pass_modules`` finds, and ``top_level_functions`` equals the
+tree's top-level ``def``s."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from flydsl_ls.analysis.model import project
+from flydsl_ls.analysis.model.project import Scanned, _calls_that_may_pass_modules, scan_source
+from flydsl_ls.analysis.model.scan_text import code_text, may_pass_modules, top_level_functions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PASSING = {
+    "attribute": "import flydsl.expr as fx\nf(x, fx.arith)\n",
+    "keyword": "from flydsl.expr import arith\nf(x, k=arith)\n",
+    "import alias": "import flydsl.expr.arith as A\nf(A)\n",
+    "alias in a parenthesized import": "from flydsl.expr import (\n    vector,\n    arith as A,\n)\nf(A)\n",
+    "argument before a comment": "import flydsl.expr as fx\nA = fx.arith\nf(\n    A  # the module\n)\n",
+    "value over lines": "import flydsl.expr as fx\nA = (\n    fx\n    .arith\n)\nf(A)\n",
+    "chained targets": "import flydsl.expr as fx\nA = B = fx.arith\nf(A)\n",
+    "renames": "import flydsl.expr as fx\nA = fx.arith\nB = A\nC = (B)\nf(C)\n",
+    "call in an f-string": "import flydsl.expr as fx\ns = f\"{g(fx.arith)}\"\n",
+    "continued line": "from flydsl.expr import arith\nf(x, \\\n  arith)\n",
+    "call after an import on its line": "import os; from flydsl.expr import arith; f(arith)\n",
+    "CRLF": "import flydsl.expr as fx\r\nA = fx.arith\r\nf(A)\r\n",
+    "lone CR": "import flydsl.expr as fx\rA = fx.arith\rf(A)\r",
+    "decorator factory": "from flydsl.expr import arith\n@register(arith)\ndef f():\n    pass\n",
+}
+
+CLEARED = {
+    "imports": "from flydsl.expr import arith, vector\nimport flydsl.expr.arith, os\nfrom m import (\n    scf,\n)\n",
+    "parameters": "def helper(x, arith):\n    return arith.addi(x, x)\n",
+    "string and comment": "s = 'f(arith)'\nt = \"\"\"\ng(vector)\n\"\"\"\n# h(scf)\n",
+    "values of modules": "import flydsl.expr as fx\nx = fx.arith.constant(1)\nf(x)\n",
+    "attribute call": "import flydsl.expr as fx\nf(fx.arith.addi(a, b))\n",
+}
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_a_call_that_may_pass_a_module_is_seen_in_the_text(name):
+    source = PASSING[name]
+    assert _calls_that_may_pass_modules(ast.parse(source)), "the case must have such a call"
+    assert may_pass_modules(code_text(source))
+
+
+@pytest.mark.parametrize("name", CLEARED)
+def test_text_without_such_a_call_is_cleared(name):
+    source = CLEARED[name]
+    assert not _calls_that_may_pass_modules(ast.parse(source))
+    assert not may_pass_modules(code_text(source))
+
+
+def test_top_level_functions_are_the_trees():
+    source = (
+        '"""Module.\n\ndef in_docstring():\n"""\n'
+        "import flydsl.expr as fx\n\n"
+        "@fx.kernel\ndef kernel():\n    def inner():\n        pass\n\n"
+        "async def fetch():\n    pass\n\n"
+        "class Shape:\n    def method(self):\n        pass\n\n"
+        'TEMPLATE = f"""\ndef in_fstring_{1}():\n"""\n'
+        "def \\\n  continued(): pass\n"
+    )
+    assert top_level_functions(code_text(source)) == {"kernel", "fetch", "continued"}
+    assert top_level_functions(code_text(source)) == _tree_functions(source)
+
+
+def test_only_a_file_that_may_pass_a_module_is_parsed(monkeypatch):
+    parsed = []
+    real = project.parse
+    monkeypatch.setattr(project, "parse", lambda source, *a, **k: parsed.append(source) or real(source, *a, **k))
+    cleared = "def reduce(x):\n    return x\nf(reduce)\n"
+    assert scan_source(cleared, Path("a.py")) == Scanned([], frozenset({"reduce"}))
+    assert parsed == []
+    passing = "from flydsl.expr import arith\nfrom .helpers import reduce\ndef g():\n    reduce(arith)\n"
+    assert scan_source(passing, Path("b.py")) == Scanned([("helpers.reduce", {0: "flydsl.expr.arith"})], frozenset({"g"}))
+    assert parsed == [passing]
+    # one that does not parse passes nothing, and has the defs its lines start
+    broken = "from flydsl.expr import arith\ndef g(:\n    pass\ndef h():\n    f(arith)\n"
+    assert scan_source(broken, Path("c.py")) == Scanned([], frozenset({"g", "h"}))
+
+
+@pytest.mark.parametrize("folder", ["flydsl_ls", "tests", "examples"])
+def test_the_text_covers_the_tree_on_real_files(folder):
+    """Every Python file of this repository (our kernels' fixtures, rules, tests): a
+    file with a candidate call is never cleared, and the defs agree."""
+    files = sorted((ROOT / folder).rglob("*.py"))
+    assert files
+    cleared = 0
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        code = code_text(source)
+        assert top_level_functions(code) == _tree_functions(source), path
+        if _calls_that_may_pass_modules(ast.parse(source)):
+            assert may_pass_modules(code), path
+        else:
+            cleared += not may_pass_modules(code)
+    assert cleared  # the filter clears files: it is not "parse everything"
+
+
+def _tree_functions(source: str) -> frozenset[str]:
+    tree = ast.parse(source)
+    return frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
