@@ -174,3 +174,41 @@ def test_a_private_helper_another_file_names_keeps_its_raw_resource(tmp_path):
     assert resource_fix() is not None  # the helper's one caller is here: both move
     (tmp_path / "other.py").write_text("from kern import _zero\n_zero(object(), 0)\n")
     assert resource_fix() is None
+
+
+def test_a_file_being_analysed_is_scanned_from_the_tree_its_analysis_parsed(tmp_path, monkeypatch):
+    """While an analysis of kern.py runs, a question that scans kern.py (it calls a sibling's
+    helper) reads the tree that analysis parsed; with another text, or after it, a parse."""
+    import ast
+
+    from flydsl_ls.analysis.model import project
+
+    index = make(tmp_path)
+    kern = (tmp_path / "kern.py").resolve()
+    parsed = []
+    real = project.parse
+    monkeypatch.setattr(project, "parse", lambda source, *a, **k: parsed.append(source) or real(source, *a, **k))
+    helpers = index.view(tmp_path / "helpers.py", "")
+    with index.lending(kern, KERNEL, ast.parse(KERNEL)):
+        assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
+    assert parsed == [] and kern in index._scans and not index._lent
+    index.forget(kern)
+    with index.lending(kern, KERNEL + "\n", ast.parse(KERNEL)):  # not the text on disk
+        assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}]
+    assert parsed == [KERNEL]
+
+
+def test_the_incremental_analysis_lends_the_tree_of_a_whole_parse(tmp_path, monkeypatch):
+    from flydsl_ls.analysis.engine import AnalysisRequest
+    from flydsl_ls.analysis.incremental import IncrementalAnalyzer
+
+    index = make(tmp_path)
+    lent = []
+    real = ProjectIndex.lending
+    monkeypatch.setattr(ProjectIndex, "lending", lambda self, path, source, tree: lent.append((path, source)) or real(self, path, source, tree))
+    analyzer = IncrementalAnalyzer()
+    request = AnalysisRequest(KERNEL, path=str(tmp_path / "kern.py"), project=index.view(tmp_path / "kern.py", ""))
+    analyzer.analyze(request)
+    assert lent == [((tmp_path / "kern.py").resolve(), KERNEL)] and not index._lent
+    analyzer.analyze(request.with_source(KERNEL.replace("a, b)\n", "b, a)\n")))  # an edit: no whole parse
+    assert len(lent) == 1

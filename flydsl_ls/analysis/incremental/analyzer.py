@@ -29,7 +29,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -126,11 +126,12 @@ class IncrementalAnalyzer:
         if scopes != self._scopes:  # the chunks are judged for the rules' scopes: cut them again
             self._chunks = []
             self._scopes = scopes
+        whole = None  # the whole file's tree, when it was parsed
         try:
             editing = bool(self._chunks)
             chunks = resplit(self._chunks, source, package, scopes) if self._chunks else None
             if chunks is None:
-                chunks = self._parse_whole(source, package, path, scopes)
+                chunks, whole = self._parse_whole(source, package, path, scopes)
         except SyntaxError as error:
             found = [syntax_error(source, error)] if SYNTAX_ERROR in {r.code for r in rules} else []
             repaired = None if _repairing else recovery.repair(source, error, self._check)
@@ -153,9 +154,11 @@ class IncrementalAnalyzer:
         first = None
         if early is not None and not _repairing:
             first = lambda found: early(FileAnalysis(finish(source, found, rules), None, []))
+        lending = project.lending(source, whole) if project is not None and whole is not None else nullcontext()
         try:
             try:
-                diagnostics, errors = self._run(job, first, stop)
+                with lending:
+                    diagnostics, errors = self._run(job, first, stop)
             finally:
                 # A file's syntax trees are kept while it is edited (~8 MB for 5,700 lines):
                 # the next keystroke, hover or inlay hint builds its models without parsing
@@ -173,8 +176,10 @@ class IncrementalAnalyzer:
         # A repaired text stands in for one that does not parse: its suppressions are not judged.
         return FileAnalysis(finish(source, diagnostics, None if _repairing else rules), None, [])
 
-    def _parse_whole(self, source: str, package: str | None, path: str | None, scopes: tuple) -> list[Chunk]:
-        """The chunks of a source whose edit did not parse on its own. The statements
+    def _parse_whole(
+        self, source: str, package: str | None, path: str | None, scopes: tuple
+    ) -> tuple[list[Chunk], ast.Module]:
+        """The chunks (and tree) of a source whose edit did not parse on its own. The statements
         before the edit parsed, so the first error is after them: parse from there
         (blank lines keep the numbering), and the whole only when that succeeds."""
         head, offset = unchanged_head(self._chunks, source) if self._chunks else (0, 0)
@@ -182,7 +187,7 @@ class IncrementalAnalyzer:
             lines = sum(c.lines for c in self._chunks[:head])
             parse("\n" * lines + source[offset:], filename=path or "<unknown>")
         tree = parse(source, filename=path or "<unknown>")
-        return split(source, tree.body, package, reusable=self._chunks, base=0, scopes=scopes)
+        return split(source, tree.body, package, reusable=self._chunks, base=0, scopes=scopes), tree
 
     def _check(self, text: str, first: int) -> None:
         """``parse(text)``'s SyntaxError, for a repair of lines from ``first`` on: the

@@ -24,6 +24,8 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -133,6 +135,7 @@ class ProjectIndex:
     stats: IndexStats = field(default_factory=IndexStats)
     _scanned: dict[Path, Scanned] | None = None
     _scans: dict[Path, Scanned] = field(default_factory=dict)  # ``_scan``'s, read as asked (not adopted)
+    _lent: dict[Path, tuple[str, ast.Module]] = field(default_factory=dict)  # ``lending``
     _headers: dict[Path, SemanticModel | bool] = field(default_factory=dict)  # ``_header_of``'s (False: no parse)
     trees: dict[Path, tuple] = field(default_factory=dict)  # path -> (stamp, text, tree) from ``scan``
     # A check run's index (it checks every file it reads): the trees its scans and headers
@@ -561,14 +564,34 @@ class ProjectIndex:
             return self._read_once(self._scans, path, lambda _source: scan(path, self.trees))
         if self.store is not None and self.overlay is None:
             return self._read_once(self._scans, path, lambda source: self._stored_scan(source, path))
-        return self._read_once(self._scans, path, lambda source: scan_source(source, path))
+        return self._read_once(self._scans, path, lambda source: scan_source(source, path, self._lent_tree(path, source)))
 
     def _stored_scan(self, source: str, path: Path) -> Scanned:
         found = self.store.get(path, source)
         if found is None:
-            found = scan_source(source, path)
+            found = scan_source(source, path, self._lent_tree(path, source))
             self.store.put(path, source, found)
         return found
+
+    @contextmanager
+    def lending(self, path: Path, source: str, tree: ast.Module) -> Iterator[None]:
+        """While an analysis of ``path`` runs, the tree it parsed of ``source``: a scan of the
+        same text reads it instead of parsing the file again (a server's first analysis of
+        aiter's 5.7k-line MoE kernel scans the file itself, as a caller of its siblings'
+        helpers: 70 ms of parsing). Not kept after: the trees of the files only opened
+        would hold ~400 MB."""
+        with self._lock:
+            self._lent[path] = (source, tree)
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._lent.get(path, (None, None))[1] is tree:
+                    del self._lent[path]
+
+    def _lent_tree(self, path: Path, source: str) -> ast.Module | None:
+        lent = self._lent.get(path)
+        return lent[1] if lent is not None and lent[0] == source else None
 
     def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
         """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
@@ -615,28 +638,32 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
         if keep is not None:
             keep[path] = ((stat.st_mtime_ns, stat.st_size), source, tree)
 
-    return _scan(source, path, kept)
+    return _scan_of(source, path, kept)
 
 
-def scan_source(source: str, path: Path) -> Scanned:
-    """``scan`` of a text (an unsaved one, or one read already)."""
-    return _scan(source, path, None)
+def scan_source(source: str, path: Path, tree: ast.Module | None = None) -> Scanned:
+    """``scan`` of a text (an unsaved one, or one read already); ``tree``: its syntax tree,
+    when one was parsed already (it is only read)."""
+    return _scan_of(source, path, None, tree)
 
 
-def _scan(source: str, path: Path, kept: Callable[[ast.Module], None] | None) -> Scanned:
+def _scan_of(source: str, path: Path, kept: Callable[[ast.Module], None] | None, tree: ast.Module | None = None) -> Scanned:
     """The top-level functions from the text (``scan_text``); the calls from the syntax
     tree, parsed only when the text says a call may pass a module (13 of the 213 real
     kernel files), and a module model built only for the files where the tree says one may
     (5 of them), disposed at once: nothing of it is kept. A file that does not parse passes
     nothing. ``kept``: given the tree parsed, when no model was built."""
-    code = code_text(source)
-    functions = top_level_functions(code)
-    if not may_pass_modules(code):
-        return Scanned([], functions)
-    try:
-        tree = parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return Scanned([], functions)
+    if tree is not None:  # what the text says, the tree says exactly
+        functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    else:
+        code = code_text(source)
+        functions = top_level_functions(code)
+        if not may_pass_modules(code):
+            return Scanned([], functions)
+        try:
+            tree = parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            return Scanned([], functions)
     candidates = _calls_that_may_pass_modules(tree)
     if not candidates:
         if kept is not None:
@@ -932,3 +959,7 @@ class ProjectView:
     def definers(self, function: str) -> list[Path]:
         """Other project files defining a top-level function named ``function``."""
         return self._index.definers(self, function)
+
+    def lending(self, source: str, tree: ast.Module) -> AbstractContextManager[None]:
+        """``ProjectIndex.lending`` for this file."""
+        return self._index.lending(self.path, source, tree)
