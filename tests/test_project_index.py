@@ -212,3 +212,19 @@ def test_the_incremental_analysis_lends_the_tree_of_a_whole_parse(tmp_path, monk
     assert lent == [((tmp_path / "kern.py").resolve(), KERNEL)] and not index._lent
     analyzer.analyze(request.with_source(KERNEL.replace("a, b)\n", "b, a)\n")))  # an edit: no whole parse
     assert len(lent) == 1
+
+
+def test_definers_read_top_level_defs_from_the_text_without_parsing(tmp_path, monkeypatch):
+    """A file whose calls may pass modules is parsed only when its calls are asked for."""
+    from flydsl_ls.analysis.model import project
+
+    make(tmp_path)
+    (tmp_path / "passing.py").write_text("import flydsl.expr as fx\n\n\ndef scale(x):\n    return reduce(fx, x, x)\n\n\nTEXT = '''\ndef fake():\n'''\n")
+    index = ProjectIndex(files=sorted(tmp_path.glob("*.py")))
+    parsed = []
+    real = project.parse
+    monkeypatch.setattr(project, "parse", lambda source, *a, **k: parsed.append(source) or real(source, *a, **k))
+    kern = index.view(tmp_path / "kern.py", "")
+    assert kern.definers("scale") == [(tmp_path / "passing.py").resolve()]
+    assert kern.definers("fake") == []  # a line of a string
+    assert parsed == []

@@ -46,7 +46,7 @@ def test_the_next_server_answers_from_the_scans_of_the_first(workspace, tmp_path
     assert answers(workspace, ScanStore(workspace, tmp_path / "cache")) == expected
     scanned = no_scans(monkeypatch)
     assert answers(workspace, ScanStore(workspace, tmp_path / "cache")) == expected
-    assert scanned == []  # nothing parsed: both files' scans were kept
+    assert scanned == []  # nothing scanned: kern.py's scan was kept, helpers.py's defs come from its text
     assert answers(workspace, None) == expected and scanned  # what a server without a store finds
 
 
@@ -66,11 +66,11 @@ def test_a_store_that_does_not_load_is_dropped_and_written_again(workspace, tmp_
     store.file.write_bytes(whole[: len(whole) // 2])  # a server killed while writing, or a bad disk
     scanned = no_scans(monkeypatch)
     assert answers(workspace, ScanStore(workspace, tmp_path / "cache"))[0] == [{0: "flydsl.expr"}]
-    assert len(scanned) == 2
+    assert scanned == [(workspace / "kern.py").resolve()]  # definers read top-level defs from the text
     assert store.file.read_bytes() == whole  # rebuilt as it was
     store.file.write_bytes(b"\x80\x05K\x01.")  # loads, but is not a store: the same
     assert answers(workspace, ScanStore(workspace, tmp_path / "cache"))[0] == [{0: "flydsl.expr"}]
-    assert len(scanned) == 4 and store.file.read_bytes() == whole
+    assert len(scanned) == 2 and store.file.read_bytes() == whole
 
 
 def test_stores_of_other_builds_are_removed_and_workspaces_are_kept_apart(workspace, tmp_path):
@@ -84,6 +84,7 @@ def test_stores_of_other_builds_are_removed_and_workspaces_are_kept_apart(worksp
     other = tmp_path / "other"
     other.mkdir()
     (other / "helpers.py").write_text(HELPERS)
+    (other / "kern.py").write_text(KERNEL)
     answers(workspace, ScanStore(workspace, folder))
     answers(other, ScanStore(other, folder))
     assert not old.exists() and not unused.exists()

@@ -119,6 +119,7 @@ class ProjectIndex:
     _calls: dict[Path, list[tuple[str, dict]]] = field(default_factory=dict)
     _texts: dict[Path, str] = field(default_factory=dict)
     _defs: dict[Path, frozenset[str]] = field(default_factory=dict)  # ``_line_defs``
+    _functions_of: dict[Path, frozenset[str]] = field(default_factory=dict)  # ``_functions``
     _paths: dict[Path, Path] = field(default_factory=dict)
     _files: dict[tuple, Path | None] = field(default_factory=dict)
     generation: int = 0  # bumped when what was read may have changed (analysis caches key on it)
@@ -429,7 +430,7 @@ class ProjectIndex:
         for path in self._mentioning(function):
             if path == view.path or function not in self._line_defs(path):
                 continue
-            if function in self._scan(path).functions:
+            if function in self._functions(path):
                 found.append(path)
         return sorted(set(found))
 
@@ -493,6 +494,7 @@ class ProjectIndex:
             self._headers.pop(path, None)
             self._texts.pop(path, None)
             self._defs.pop(path, None)
+            self._functions_of.pop(path, None)
             self._calls.pop(path, None)
             self.trees.pop(path, None)
             if self._scanned is not None:
@@ -536,6 +538,19 @@ class ProjectIndex:
                 if self._forgets == forgets:
                     names = self._defs.setdefault(path, names)
         return names
+
+    def _functions(self, path: Path) -> frozenset[str]:
+        """``path``'s top-level functions: its scan's when it was scanned, else read from
+        its text alone (``definers`` asks of files whose calls no one asked about: their
+        scan would parse the 13 corpus files whose calls may pass modules)."""
+        known = self._scanned.get(path) if self._scanned is not None else None
+        known = known or self._scans.get(path)
+        if known is not None:
+            return known.functions
+        found = self._functions_of.get(path)
+        if found is None:
+            found = self._read_once(self._functions_of, path, lambda source: top_level_functions(code_text(source)))
+        return found
 
     def _text(self, path: Path) -> str:
         text = self._texts.get(path)
