@@ -106,3 +106,44 @@ def test_the_text_covers_the_tree_on_real_files(folder):
 def _tree_functions(source: str) -> frozenset[str]:
     tree = ast.parse(source)
     return frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+NESTED = {
+    "shadowed in a sibling": (
+        "from flydsl.expr import arith\nfrom .helpers import helper\n\n\ndef builder():\n"
+        "    def unrelated():\n        arith = 1\n        return arith\n\n    helper(arith)\n"
+    ),
+    "rebound through nonlocal": (
+        "from flydsl.expr import arith, vector\nfrom .helpers import helper\n\n\ndef builder():\n"
+        "    m = arith\n\n    def rebind():\n        nonlocal m\n        m = vector\n\n    rebind()\n    helper(m)\n"
+    ),
+    "in a decorator": (
+        "from flydsl.expr import arith\nfrom .helpers import helper\n\n\n@helper(arith)\ndef kernel():\n    pass\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_a_scan_reads_calls_as_the_whole_files_model_does(name):
+    """The scan builds its model on the tree cut to the functions holding the calls
+    (``project._around``): the calls it finds are the whole tree's."""
+    source = NESTED[name]
+    assert scan_source(source, Path("k.py")).calls == _whole_file_calls(source)
+
+
+def test_the_cut_tree_gives_the_whole_trees_calls_on_real_files():
+    found = 0
+    for path in sorted((ROOT / "flydsl_ls").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if _calls_that_may_pass_modules(ast.parse(source)):
+            found += 1
+            assert scan_source(source, path).calls == _whole_file_calls(source, path), path
+    assert found
+
+
+def _whole_file_calls(source: str, path: Path = Path("k.py")) -> list:
+    from flydsl_ls.analysis.model.semantic import SemanticModel
+    from flydsl_ls.analysis.model.sources import package_of
+
+    tree = ast.parse(source)
+    return project._calls_in(SemanticModel(source, tree, package_of(path)), _calls_that_may_pass_modules(tree))
