@@ -1,10 +1,11 @@
 """What the project index scanned of a workspace's files, kept on disk between servers.
 
 A server's first analysis of a file asks who calls its helpers and who defines the names
-it imports: the index parses the files whose text mentions them (``ProjectIndex._scan``:
-14 files, ~0.5 s of the first open of aiter's 5.7k-line MoE kernel, that file itself
-parsed again as a caller of its siblings' helpers). What a scan finds depends only on the
-file's text and on flydsl-ls, so the next server of the same workspace reads it back.
+it imports: the index scans the files whose text mentions them (``ProjectIndex._scan``:
+10 files in the first open of aiter's 5.7k-line MoE kernel, that file itself as a caller of
+its siblings' helpers; each file's text is read, and the few whose calls may pass modules
+are parsed and modelled). What a scan finds depends only on the file's text and on
+flydsl-ls, so the next server of the same workspace reads it back.
 
 One pickle per workspace folder and flydsl-ls build (``cache.build_digest``) under the
 user cache, private to flydsl-ls; an entry holds only while its file's text hashes the
