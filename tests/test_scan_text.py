@@ -31,6 +31,11 @@ PASSING = {
     "CRLF": "import flydsl.expr as fx\r\nA = fx.arith\r\nf(A)\r\n",
     "lone CR": "import flydsl.expr as fx\rA = fx.arith\rf(A)\r",
     "decorator factory": "from flydsl.expr import arith\n@register(arith)\ndef f():\n    pass\n",
+    "renames written backwards": (
+        "import flydsl.expr as fx\n\n\ndef g():\n"
+        + "".join(f"    a{i + 1} = a{i}\n" for i in reversed(range(200)))
+        + "    a0 = fx.arith\n    f(a200)\n"
+    ),
 }
 
 CLEARED = {

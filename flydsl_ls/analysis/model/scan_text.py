@@ -17,6 +17,7 @@ blanked (an f-string is kept: its braces hold code).
 
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 
@@ -79,32 +80,44 @@ def may_pass_modules(code: str) -> bool:
     """Some call of ``code`` (``code_text``) may pass a module by position or keyword: a
     word that may name one (a module's last name, or a name an import, an assignment or a
     rename may bind to one) is followed by `,` or `)` outside an import and a plain
-    parameter list."""
+    parameter list. Linear in the text (a generated file of 20,000 aliases included)."""
     tails = module_tails()
     named = set(tails)
     for match in _AS.finditer(code):  # `import a.arith as A`, `from m import arith as A`
         before = code[max(0, match.start() - 80) : match.start()]
         if before[-1:].isspace() and _last_word(before) in tails:
             named.add(match.group(1))
+    statements = _Statements(code)
     for match in _ENDS_IN_ATTRIBUTE.finditer(code):  # `A = x.arith`
         if match.group(1) in tails:
-            named |= _assigned(code, match.start())
-    renames = [(match.start(), match.group(1)) for match in _IS_NAME.finditer(code) if _is_assignment(code, match.start())]
-    grown = True
-    while grown:  # `B = A`
-        grown = False
-        for position, name in renames:
-            if name in named:
-                new = _assigned(code, position + 1) - named
-                if new:
-                    named |= new
-                    grown = True
+            found = statements.assigned(match.start())
+            if found is None:
+                return True
+            named |= found
+    renames: dict[str, list[int]] = {}  # `B = A`: A -> where such a statement ends
+    for match in _IS_NAME.finditer(code):
+        if _is_assignment(code, match.start()):
+            renames.setdefault(match.group(1), []).append(match.start() + 1)
+    waiting = [name for name in named if name in renames]
+    while waiting:
+        for end in renames.pop(waiting.pop(), ()):
+            found = statements.assigned(end)
+            if found is None:
+                return True
+            new = found - named
+            named |= new
+            waiting += [name for name in new if name in renames]
     found = _passed_pattern(frozenset(named)).finditer(code[::-1])
     passed = [len(code) - match.end(1) for match in found]
     if not passed:
         return False
-    ignored = _imports(code) + [m.span() for m in _PLAIN_PARAMETERS.finditer(code) if _starts_word(code, m.start())]
-    return any(not any(a <= start < b for a, b in ignored) for start in passed)
+    ignored = sorted(_imports(code) + [m.span() for m in _PLAIN_PARAMETERS.finditer(code) if _starts_word(code, m.start())])
+    starts = [a for a, _ in ignored]
+    for position in passed:
+        at = bisect.bisect_right(starts, position) - 1
+        if at < 0 or position >= ignored[at][1]:  # the spans do not overlap
+            return True
+    return False
 
 
 @lru_cache(maxsize=64)
@@ -124,34 +137,52 @@ def _is_assignment(code: str, equals: int) -> bool:
     return equals == 0 or code[equals - 1] not in _NOT_ASSIGNMENT
 
 
-def _assigned(code: str, end: int) -> set[str]:
-    """The names before the last assignment `=` of the statement that ``end`` is in: a
-    superset of the names it binds (a keyword argument's `=` or a subscript's names may
-    come in too)."""
-    start = _statement_start(code, end)
-    segment = code[start:end]
-    equals = [i for i, c in enumerate(segment) if c == "=" and _is_assignment(segment, i) and segment[i + 1 : i + 2] != "="]
-    return set(_IDENTIFIER.findall(segment[: equals[-1]])) if equals else set()
+class _Statements:
+    """Where ``code``'s statements start: its lines, the bracket depth at each line's start
+    and whether the line before ends in a backslash, counted once (lazily: most files
+    never ask)."""
 
+    _MAX_LINES = 2000  # a statement longer than this is not looked into: "may pass"
 
-def _statement_start(code: str, position: int) -> int:
-    """The start of the first line of the statement holding ``position``: back over
-    continued lines and lines inside brackets."""
-    start = _line_start(code, position)
-    while start > 0 and _depth(code, start) > 0:
-        start = _line_start(code, start - 1)
-    return start
+    def __init__(self, code: str):
+        self.code = code
+        self._starts: list[int] | None = None
+        self._open: list[bool] = []  # the line starts inside brackets or after a backslash
 
+    def assigned(self, end: int) -> set[str] | None:
+        """The names before the last assignment `=` of the statement that ``end`` is in: a
+        superset of the names it binds (a keyword argument's `=` or a subscript's names may
+        come in too). None: the statement is too long to look into."""
+        start = self._statement_start(end)
+        if start is None:
+            return None
+        segment = self.code[start:end]
+        equals = [i for i, c in enumerate(segment) if c == "=" and _is_assignment(segment, i) and segment[i + 1 : i + 2] != "="]
+        return set(_IDENTIFIER.findall(segment[: equals[-1]])) if equals else set()
 
-def _line_start(code: str, position: int) -> int:
-    start = code.rfind("\n", 0, position) + 1
-    while start >= 2 and code[start - 2] == "\\":
-        start = code.rfind("\n", 0, start - 1) + 1
-    return start
+    def _statement_start(self, position: int) -> int | None:
+        starts = self._lines()
+        line = bisect.bisect_right(starts, position) - 1
+        first = line
+        while line > 0 and self._open[line]:
+            line -= 1
+            if first - line > self._MAX_LINES:
+                return None
+        return starts[line]
 
-
-def _depth(code: str, end: int) -> int:
-    return sum(code.count(c, 0, end) for c in "([{") - sum(code.count(c, 0, end) for c in ")]}")
+    def _lines(self) -> list[int]:
+        if self._starts is None:
+            lines = self.code.split("\n")
+            starts, depth, after_backslash = [], 0, False
+            position = 0
+            for text in lines:
+                starts.append(position)
+                self._open.append(depth > 0 or after_backslash)
+                depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+                after_backslash = text.endswith("\\")
+                position += len(text) + 1
+            self._starts = starts
+        return self._starts
 
 
 def _imports(code: str) -> list[tuple[int, int]]:
