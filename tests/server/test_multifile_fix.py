@@ -104,7 +104,13 @@ async def test_the_next_server_reads_the_scans_back_and_rebuilds_a_broken_store(
     """What a server's index scanned of the workspace is kept (flydsl_ls/scan_store.py); the
     next server's findings are the same, and so are those of one whose store was cut short."""
     root = _project(tmp_path)
-    kernel = root / "pkg" / "kernel.py"
+    kernel, helpers = root / "pkg" / "kernel.py", root / "pkg" / "reducing.py"
+    # a helper taking a module from its caller in another file: that file is scanned
+    helpers.write_text("def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n", encoding="utf-8")
+    (root / "pkg" / "caller.py").write_text(
+        "import flydsl.expr as fx\n\nfrom .reducing import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n",
+        encoding="utf-8",
+    )
     env = {"FLYDSL_LS_CACHE": str(tmp_path / "cache")}
     found = []
     for broken in (False, False, True):
@@ -112,8 +118,9 @@ async def test_the_next_server_reads_the_scans_back_and_rebuilds_a_broken_store(
             (store,) = (tmp_path / "cache" / "scans").glob("*.pickle")
             store.write_bytes(store.read_bytes()[:20])
         async with lsp(spec, root, env=env) as client:
+            await diagnostics(client, open_doc(client, helpers))
             found.append(sorted((d.code, d.range.start.line) for d in await diagnostics(client, open_doc(client, kernel))))
     (store,) = (tmp_path / "cache" / "scans").glob("*.pickle")
     entries = pickle.loads(store.read_bytes())
-    assert str((root / "pkg" / "epilogues.py").resolve()) in entries  # scanned as the kernel's helper's definer
+    assert str((root / "pkg" / "caller.py").resolve()) in entries  # scanned as the helper's caller
     assert "FLY203" in {code for code, _ in found[0]} and found[0] == found[1] == found[2]
