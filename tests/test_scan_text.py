@@ -152,3 +152,10 @@ def _whole_file_calls(source: str, path: Path = Path("k.py")) -> list:
 
     tree = ast.parse(source)
     return project._calls_in(SemanticModel(source, tree, package_of(path)), _calls_that_may_pass_modules(tree))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_global_statement_is_seen_whatever_the_line_endings(newline):
+    source = newline.join(["x = 1", "def f():", "    global x", "    x = 2", ""])
+    assert project._BINDS_ELSEWHERE.search(source)
+    assert not project._BINDS_ELSEWHERE.search("# global memory" + newline + "global_load(x)" + newline)

@@ -45,7 +45,9 @@ from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_so
 _MAX_DEPTH = 6
 _WORD = re.compile(r"\w+")
 _SEARCHES_BEFORE_INDEX = 100
-_BINDS_ELSEWHERE = re.compile(r"(?:^|[;:])[ \t\f]*(?:global|nonlocal)(?:[ \t\f]|\\\n)+\w", re.M)  # a statement, or text like one
+# A `global` or `nonlocal` statement (or text like one): a function body may bind names
+# outside its own scope only through them.
+_BINDS_ELSEWHERE = re.compile(r"(?:^|[;:\r])[ \t\f]*(?:global|nonlocal)(?:[ \t\f]|\\(?:\r\n?|\n))+\w", re.M)
 _LINE_DEF = re.compile(r"(?:^|(?<=\r))(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # lines may end in \r alone
 
 
@@ -247,12 +249,12 @@ class ProjectIndex:
 
     def _header(self, source: str, path: Path) -> SemanticModel | bool:
         try:
+            may_bind_globals = _BINDS_ELSEWHERE.search(source) is not None
             if self.keep_trees:
-                may_bind_globals = "global" in source
                 tree = _cut(self._whole_tree(source, path), lambda f: _read_by_importers(f, may_bind_globals))
             else:
                 tree = parse(source)
-                _drop_bodies(tree, "global" in source)
+                _drop_bodies(tree, may_bind_globals)
             model = SemanticModel(source, tree, package_of(path))
         except (SyntaxError, ValueError, RecursionError):
             return False
@@ -546,8 +548,7 @@ class ProjectIndex:
         """``path``'s top-level functions: its scan's when it was scanned, else read from
         its text alone (``definers`` asks of files whose calls no one asked about: their
         scan would parse the 13 corpus files whose calls may pass modules)."""
-        known = self._scanned.get(path) if self._scanned is not None else None
-        known = known or self._scans.get(path)
+        known = self._known_scan(path)
         if known is not None:
             return known.functions
         found = self._functions_of.get(path)
@@ -568,14 +569,18 @@ class ProjectIndex:
     def _module_calls(self, path: Path) -> list[tuple[str, dict]]:
         return self._memo("_calls", path, lambda: self._scan(path).calls)
 
+    def _known_scan(self, path: Path) -> Scanned | None:
+        """``path``'s scan when there is one already: the CLI's, else one read before."""
+        scanned = self._scanned
+        if scanned is not None and path in scanned:
+            return scanned[path]
+        return self._scans.get(path)
+
     def _scan(self, path: Path) -> Scanned:
         """What ``scan`` finds in ``path``: the CLI's, adopted for the run; else read now and
         kept, with no model of the file kept for it (a server reads most of its workspace
         for callers and definers: 175 whole models, 262 MB, with the 213 corpus files open)."""
-        scanned = self._scanned
-        if scanned is not None and path in scanned:
-            return scanned[path]
-        known = self._scans.get(path)
+        known = self._known_scan(path)
         if known is not None:
             return known
         if self.keep_trees and self.overlay is None:
@@ -868,7 +873,7 @@ _STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 def _read_by_importers(function: ast.FunctionDef | ast.AsyncFunctionDef, may_bind_globals: bool) -> bool:
     """What a module-level name resolves to reads this function's body (``_header_of``).
-    ``may_bind_globals``: the file's text has the word ``global``."""
+    ``may_bind_globals``: the file's text may hold a ``global`` statement (``_BINDS_ELSEWHERE``)."""
     if is_unwrap_idiom(function):
         return True
     if not may_bind_globals:
