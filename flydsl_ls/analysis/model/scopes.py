@@ -393,9 +393,9 @@ def _module_of(scope: Scope) -> Scope:
 def _pick(bindings: list[Binding] | None, position, same_scope: bool) -> Binding | None:
     if not bindings:
         return None
-    before = [b for b in bindings if b.position <= position]
-    if before:
-        return before[-1]
+    for binding in reversed(bindings):  # the last one (in binding order) made before the read
+        if binding.position <= position:
+            return binding
     return bindings[-1] if not same_scope or len(bindings) == 1 else bindings[0]
 
 
@@ -415,15 +415,18 @@ def reaching(
     bindings = owner.scope.bindings[name]
     if owner.scope is not scope:
         return list(bindings)
-    on_path = {entry: depth for depth, entry in enumerate(use_path)}
     candidates: list[Binding] = []
+    on_path = None  # the blocks around the use, needed only for bindings after it
     for binding in bindings:
         if binding.position <= position:
-            if _dominates(binding, on_path, use_path):
+            if _dominates(binding, use_path):
                 candidates = [binding]
             else:
                 candidates.append(binding)
-        elif any(entry in on_path and entry in loops for entry in binding.path):
+            continue
+        if on_path is None:
+            on_path = set(use_path)
+        if any(entry in on_path and entry in loops for entry in binding.path):
             candidates.append(binding)  # loop-carried: a later iteration's value
     return candidates
 
@@ -434,14 +437,13 @@ def surely_bound(name: str, scope: Scope, position: tuple[int, int], use_path: t
     owner = lookup(name, scope, position)
     if owner is None or owner.scope is not scope:
         return False
-    on_path = {entry: depth for depth, entry in enumerate(use_path)}
     return any(
-        _dominates(b, on_path, use_path) for b in reaching(name, scope, position, use_path, loops)
+        _dominates(b, use_path) for b in reaching(name, scope, position, use_path, loops)
         if b.position <= position
     )
 
 
-def _dominates(binding: Binding, on_path: dict, use_path: tuple) -> bool:
+def _dominates(binding: Binding, use_path: tuple) -> bool:
     if binding.kind == "param" or not binding.path:
         return True
     block, index = binding.path[-1]
