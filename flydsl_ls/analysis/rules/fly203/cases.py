@@ -1079,3 +1079,16 @@ INVALID = [
         settings={"flydsl_version": "0.3.1"},
     ),
 ]
+
+# The struct view's name is one the kernel neither reads nor binds (`lds`, `lds2` are).
+_TAKEN = ("    tid = fx.thread_idx.x\n", "    tid = fx.thread_idx.x\n    lds = tid\n    lds2 = [lds, tid]\n")
+INVALID.append(
+    Invalid(
+        INVALID[0].code.replace(*_TAKEN, 1),
+        expected=INVALID[0].expected.replace(*_TAKEN, 1)
+        .replace("    lds = fx.SharedAllocator()", "    lds3 = fx.SharedAllocator()")
+        .replace(" = lds.", " = lds3."),
+        unsafe=INVALID[0].unsafe,
+        count=INVALID[0].count,
+    )
+)

@@ -1160,12 +1160,15 @@ class Planner(OffsetAlgebra, RegionPlan, Rewriter):
         return unbound_name(name, self._scope_at(kernel), self.model.module_scope, taken=taken)
 
     def _fresh_in_kernel(self, kernel, name: str) -> str:
-        taken = set()
-        for node in ast.walk(kernel):
-            if isinstance(node, ast.Name):
-                taken.add(node.id)
-            elif isinstance(node, ast.arg):
-                taken.add(node.arg)
+        # The names read, bound or taken as parameters anywhere in the kernel's span (its
+        # decorators included): the file's list of them, not a walk of a 3,000-line builder.
+        start = min((d.lineno, d.col_offset) for d in (kernel, *kernel.decorator_list))
+        end = (kernel.end_lineno, kernel.end_col_offset)
+        taken = {
+            node.id if isinstance(node, ast.Name) else node.arg
+            for node in self.model.nodes_of((ast.Name, ast.arg))
+            if start <= (node.lineno, node.col_offset) and (node.end_lineno, node.end_col_offset) <= end
+        }
         base, n = name, 2
         while name in taken:
             name, n = f"{base}{n}", n + 1
