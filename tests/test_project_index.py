@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flydsl_ls.analysis.model.project import ProjectIndex
 
 HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
@@ -228,3 +230,24 @@ def test_definers_read_top_level_defs_from_the_text_without_parsing(tmp_path, mo
     assert kern.definers("scale") == [(tmp_path / "passing.py").resolve()]
     assert kern.definers("fake") == []  # a line of a string
     assert parsed == []
+
+
+def test_definers_in_a_named_module_read_only_the_files_the_path_may_name(tmp_path, monkeypatch):
+    """`from pkg.common import f`: the files `pkg/common.py` and `pkg/common/__init__.py`
+    (any depth) are read for `def f`, no text of the project is searched, and the question
+    is recorded as before (a file gaining `def f` later makes it stale)."""
+    (tmp_path / "pkg" / "common").mkdir(parents=True)
+    (tmp_path / "pkg" / "common.py").write_text("def f():\n    pass\n")
+    (tmp_path / "pkg" / "common" / "__init__.py").write_text("def f():\n    pass\n")
+    (tmp_path / "pkg" / "uncommon.py").write_text("def f():\n    pass\n")  # another module's f
+    (tmp_path / "kern.py").write_text("from pkg.common import f\n")
+    index = ProjectIndex(files=sorted(tmp_path.rglob("*.py")))
+    monkeypatch.setattr(index, "_mentioning", lambda word: pytest.fail("searched the texts"))
+    kern = index.view(tmp_path / "kern.py", "")
+    assert kern.definers("f", ("pkg", "common")) == sorted(
+        [(tmp_path / "pkg" / "common.py").resolve(), (tmp_path / "pkg" / "common" / "__init__.py").resolve()]
+    )
+    assert kern.definers("f", ("common",)) == kern.definers("f", ("pkg", "common"))
+    assert kern.definers("f", ("other", "common")) == []
+    assert kern.definers("g", ("pkg", "common")) == []
+    assert index.dependencies(tmp_path / "kern.py").needles == {"def f", "def g"}

