@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.analysis.model import recovery
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
+from flydsl_ls.analysis.model.fields import FIELDS, child_fields
 from flydsl_ls.analysis.model.parsing import parse
 from flydsl_ls.analysis.model.project import ProjectView
 from flydsl_ls.analysis.model.scopes import Interrupted
@@ -166,7 +167,7 @@ def _run(
             raise Interrupted
         handle(node)
         parents.append(node)
-        for name in _child_fields(type(node)):
+        for name in FIELDS.get(type(node)) or child_fields(type(node)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -205,18 +206,6 @@ def handlers(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
                 found.append((node_type, attr))
     return tuple(found)
 
-
-# Fields that only ever hold operator/context singletons (ast.Load, ast.Add, ...): no
-# rule looks inside them, and skipping them saves a third of the walk.
-_SKIPPED_FIELDS = {"ctx", "op", "ops"}
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(node_type: type) -> tuple[str, ...]:
-    fields = _FIELDS.get(node_type)
-    if fields is None:
-        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)
-    return fields
 
 
 def syntax_error(source: str, error: Exception) -> Diagnostic:

@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from flydsl_ls.analysis.model.fields import FIELDS, child_fields
 from flydsl_ls.analysis.model.modules import RELATIVE
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -64,6 +65,9 @@ class Interrupted(Exception):
     """A ``stop`` callback said stop (an analysis a newer text made useless)."""
 
 
+_VISITORS: dict[type, Callable] = {}  # node type -> the ScopeBuilder method visiting it
+
+
 class ScopeBuilder(ast.NodeVisitor):
     """Builds the scope tree; remembers the scope each loaded name is read in."""
 
@@ -106,9 +110,16 @@ class ScopeBuilder(ast.NodeVisitor):
         # deprecated visit_Num/visit_Str first (an AttributeError per constant).
         pass
 
+    def visit(self, node):
+        # NodeVisitor.visit builds the method's name and looks it up for every node.
+        visitor = _VISITORS.get(type(node))
+        if visitor is None:
+            visitor = _VISITORS[type(node)] = getattr(ScopeBuilder, "visit_" + type(node).__name__, ScopeBuilder.generic_visit)
+        return visitor(self, node)
+
     def generic_visit(self, node):
-        for value in ast.iter_fields(node):
-            value = value[1]
+        for name in FIELDS.get(type(node)) or child_fields(type(node)):
+            value = getattr(node, name, None)
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
                     self._visit_body(value)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model import promotion
+from flydsl_ls.analysis.model.fields import FIELDS, child_fields
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
@@ -708,13 +709,9 @@ def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
     ``ast.Load`` for the whole tree): left out."""
     table: dict[int, ast.AST] = {}
     order: list[ast.AST] = [root]
-    fields_of = _CHILD_FIELDS
+    fields_of = FIELDS
     for node in order:  # grows as it goes: breadth first, as ast.walk
-        kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
-        for name in fields:
+        for name in fields_of.get(type(node)) or child_fields(type(node)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -726,8 +723,6 @@ def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
                 order.append(value)
     return table, order
 
-
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class SubtreeParents:
