@@ -440,3 +440,28 @@ def test_a_model_build_stops_when_asked():
     assert len(asked) == 3  # before each statement, the function body's among them
     model = SemanticModel(source, ast.parse(source), stop=lambda: False)
     assert {"f", "y"} <= set(model.module_scope.bindings)
+
+
+def test_a_type_is_the_same_whether_asked_alone_or_after_every_other():
+    """Answers are kept, but not those given while a loop-carried binding's type is being
+    worked out (partial: `a + w[k]` seen without the loop's own `a`): the first read of
+    `a` in the loop once came out `fx.Float32` after a walk of the tree, unknown alone."""
+    source = (
+        "import flydsl.expr as fx\n\n\ndef f(w, xs, n):\n    a = fx.Float32(0.0)\n"
+        "    for k in fx.range_constexpr(n):\n        a = a + w[k] * xs[k]\n"
+        "    if n:\n        a = a / (fx.Float32(1.0) + a)\n    return a\n"
+    )
+
+    def reads(tree):
+        return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "a" and isinstance(n.ctx, ast.Load)]
+
+    alone = []
+    for i in range(len(reads(ast.parse(source)))):
+        tree = ast.parse(source)
+        alone.append(SemanticModel(source, tree, None).type_of(reads(tree)[i]).name)
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree, None)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr):
+            model.type_of(node)
+    assert [model.type_of(read).name for read in reads(tree)] == alone

@@ -86,6 +86,10 @@ class SemanticModel:
         self._binding_types: dict[int, FxType | None] = {}
         self._param_modules: dict[int, str | None] = {}
         self._returned_types: dict[int, FxType] = {}  # id(def) -> what all its returns give
+        # type_of's answers (the node kept: its id is no other's), given only while no
+        # binding's or return's type is being worked out (a cycle's answers are partial).
+        self._types: dict[int, tuple[ast.AST, FxType]] = {}
+        self._typing = 0
         self._facts: dict[Callable, object] = {}
 
     @cached_property
@@ -324,6 +328,18 @@ class SemanticModel:
 
     # --- fx types ---------------------------------------------------------------
     def type_of(self, expr: ast.AST) -> FxType:
+        """The fx type ``expr`` gives (FLY103 and FLY301 ask of the same operands: 5,398
+        questions, 1,785 distinct, on aiter's 5.7k-line MoE kernel)."""
+        if self._typing:
+            return self._type_of(expr)
+        known = self._types.get(id(expr))
+        if known is not None and known[0] is expr:
+            return known[1]
+        found = self._type_of(expr)
+        self._types[id(expr)] = (expr, found)
+        return found
+
+    def _type_of(self, expr: ast.AST) -> FxType:
         if isinstance(expr, ast.Constant):
             value = expr.value
             if isinstance(value, bool):
@@ -387,7 +403,11 @@ class SemanticModel:
         if key in self._binding_types:
             return self._binding_types[key]
         self._binding_types[key] = None
-        result = self._compute_binding_type(binding)
+        self._typing += 1
+        try:
+            result = self._compute_binding_type(binding)
+        finally:
+            self._typing -= 1
         self._binding_types[key] = result
         return result
 
@@ -428,7 +448,11 @@ class SemanticModel:
             returned[key] = T.UNKNOWN_TYPE  # recursion guard
             values = [node.value for node in own_returns(function)]
             if values and all(v is not None for v in values):
-                kind = join([self.type_of(v) for v in values])
+                self._typing += 1
+                try:
+                    kind = join([self.type_of(v) for v in values])
+                finally:
+                    self._typing -= 1
                 if kind.known:
                     kind = FxType(kind.name, f"returned by {function.name}()", kind.line)
                 returned[key] = kind
