@@ -29,11 +29,7 @@ class ApiTable:
 
     def release_for(self, version: str) -> str | None:
         """The newest tabulated release at or before ``version`` (None if older than all)."""
-        best = None
-        for release in self.releases:
-            if at_least(version, release):
-                best = release
-        return best
+        return _newest_at_or_before(self.releases, version)
 
     def available(self, api: str, version: str | None) -> bool | None:
         """Whether ``api`` exists in ``version``; None when unknown (untracked API or
@@ -48,6 +44,15 @@ class ApiTable:
     def first_release(self, api: str) -> str | None:
         have = self.apis.get(api, ())
         return next((r for r in self.releases if r in have), None)
+
+
+@lru_cache(maxsize=64)  # asked for every API of every fix's text: 263k times over the corpus
+def _newest_at_or_before(releases: tuple[str, ...], version: str) -> str | None:
+    best = None
+    for release in releases:
+        if at_least(version, release):
+            best = release
+    return best
 
 
 @lru_cache(maxsize=1)
