@@ -266,7 +266,7 @@ def make_chunk(
         binding = lookup(name.id, builder.scope_of_node[id(name)], (name.lineno, name.col_offset))
         if binding is None or binding.scope is module:
             reads.add(name.id)
-    node_types = frozenset(type(node) for stmt in stmts for node in nodes_under(stmt))  # the types the engine visits
+    node_types = frozenset().union(*(map(type, nodes_under(stmt)) for stmt in stmts))  # the types the engine visits
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
     defines = frozenset(module.bindings)

@@ -784,18 +784,19 @@ def _calls_that_may_pass_modules(tree: ast.Module) -> list[ast.Call]:
     renames: list[tuple[str, str]] = []  # target = name
     calls = []
     for node in nodes_under(tree):
-        if isinstance(node, ast.Call):
+        kind = type(node)  # (the syntax classes have no subclasses)
+        if kind is ast.Call:
             calls.append(node)
-        elif isinstance(node, ast.Import):
+        elif kind is ast.Import:
             for alias in node.names:
                 if alias.asname:
                     if alias.name.split(".")[-1] in tails:
                         named.add(alias.asname)
                 elif alias.name.split(".")[0] in tails:
                     named.add(alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
+        elif kind is ast.ImportFrom:
             named.update(a.asname or a.name for a in node.names if a.name in tails)
-        elif isinstance(node, ast.Assign):
+        elif kind is ast.Assign:
             value, targets = node.value, [t.id for t in node.targets if isinstance(t, ast.Name)]
             if isinstance(value, ast.Name):
                 renames += [(target, value.id) for target in targets]
