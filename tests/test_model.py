@@ -465,3 +465,38 @@ def test_a_type_is_the_same_whether_asked_alone_or_after_every_other():
         if isinstance(node, ast.expr):
             model.type_of(node)
     assert [model.type_of(read).name for read in reads(tree)] == alone
+
+
+def test_binding_scope_is_the_scope_of_the_binding_lookup_finds_for_every_read():
+    """What make_chunk asks once per name and scope: position never moves a read's binding
+    to another scope (globals, nonlocals, class bodies, comprehensions, later bindings)."""
+    from flydsl_ls.analysis.model.scopes import ScopeBuilder, binding_scope, lookup
+
+    source = textwrap.dedent(
+        """
+        import flydsl.expr as fx
+        y = 1
+        def f(a):
+            global g, h
+            g = a + y + late
+            b = [x + a for x in range(a) if x > b]
+            class C:
+                a = a + 1
+                def m(self):
+                    return a + C + self
+            def inner():
+                nonlocal b
+                b = b + h
+                return undefined
+            return fx, C, inner, b
+        late = 2
+        h = [late for late in range(3)]
+        """
+    )
+    builder = ScopeBuilder(None)
+    builder.build(ast.parse(source))
+    assert len(builder.loads) > 20
+    for name in builder.loads:
+        scope = builder.scope_of_node[id(name)]
+        binding = lookup(name.id, scope, (name.lineno, name.col_offset))
+        assert binding_scope(name.id, scope) is (binding.scope if binding is not None else None), name.id
