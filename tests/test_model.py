@@ -467,10 +467,10 @@ def test_a_type_is_the_same_whether_asked_alone_or_after_every_other():
     assert [model.type_of(read).name for read in reads(tree)] == alone
 
 
-def test_binding_scope_is_the_scope_of_the_binding_lookup_finds_for_every_read():
-    """What make_chunk asks once per name and scope: position never moves a read's binding
-    to another scope (globals, nonlocals, class bodies, comprehensions, later bindings)."""
-    from flydsl_ls.analysis.model.scopes import ScopeBuilder, binding_scope, lookup
+def test_where_a_read_stands_never_moves_its_binding_to_another_scope():
+    """What make_chunk asks once per name and scope: the position picks among one scope's
+    bindings (globals, nonlocals, class bodies, comprehensions, later bindings)."""
+    from flydsl_ls.analysis.model.scopes import ScopeBuilder, lookup
 
     source = textwrap.dedent(
         """
@@ -495,8 +495,11 @@ def test_binding_scope_is_the_scope_of_the_binding_lookup_finds_for_every_read()
     )
     builder = ScopeBuilder(None)
     builder.build(ast.parse(source))
-    assert len(builder.loads) > 20
-    for name in builder.loads:
-        scope = builder.scope_of_node[id(name)]
-        binding = lookup(name.id, scope, (name.lineno, name.col_offset))
-        assert binding_scope(name.id, scope) is (binding.scope if binding is not None else None), name.id
+    reads = builder.loads
+    assert len(reads) > 20
+    for read in reads:
+        scope = builder.scope_of_node[id(read)]
+        here = lookup(read.id, scope, (read.lineno, read.col_offset))
+        for other in (r for r in reads if r.id == read.id and builder.scope_of_node[id(r)] is scope):
+            there = lookup(read.id, scope, (other.lineno, other.col_offset))
+            assert (here is None) == (there is None) and (here is None or here.scope is there.scope), read.id

@@ -361,23 +361,6 @@ def lookup(name: str, scope: Scope, position: tuple[int, int]) -> Binding | None
     return None
 
 
-def binding_scope(name: str, scope: Scope) -> Scope | None:
-    """The scope holding the binding ``lookup`` finds for a read of ``name`` in ``scope``
-    (None: none does), wherever in ``scope`` the read stands: the position picks among
-    that scope's bindings only."""
-    first = scope
-    current = scope
-    while current is not None:
-        if current is first or current.kind != "class":
-            if name in current.global_names:
-                current = _module_of(current)
-                return current if current.bindings.get(name) else None
-            if name in current.bindings and name not in current.nonlocal_names:
-                return current if current.bindings[name] else None
-        current = current.parent
-    return None
-
-
 def unbound_name(base: str, *scopes: Scope | None, taken: frozenset[str] | set[str] = frozenset()) -> str:
     """``base``, else ``base2``, ``base3``...: the first name none of ``scopes`` binds and
     not in ``taken``. Each name tried is looked up, none listed: an incremental analysis
