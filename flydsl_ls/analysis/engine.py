@@ -207,7 +207,6 @@ def handlers(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
     return tuple(found)
 
 
-
 def syntax_error(source: str, error: Exception) -> Diagnostic:
     index = LineIndex(source)
     lineno = getattr(error, "lineno", None) or 1
