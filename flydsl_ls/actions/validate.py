@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from functools import lru_cache
 
 from flydsl_ls.analysis.model.diagnostic import Diagnostic
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
@@ -57,6 +58,7 @@ def _within(inner: Range, outer: Range) -> bool:
     return outer.start <= inner.start and inner.end <= outer.end
 
 
+@lru_cache(maxsize=1024)  # the same few import lines, added by most fixes of a file
 def _parses_alone(content: str) -> bool:
     try:
         ast.parse(textwrap.dedent(content))
