@@ -742,15 +742,16 @@ def parent_table(root: ast.AST) -> dict[int, ast.AST]:
 
 def nodes_under(root: ast.AST) -> list[ast.AST]:
     """``root`` and every node under it, as ``ast.walk`` yields them (but for the shared
-    operator and context singletons), at a third of its cost."""
-    return _walk(root)[1]
+    operator and context singletons): ``_walk`` without the parent table, at about half
+    its cost."""
+    return _walk(root, parents=False)[1]
 
 
-def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
-    """The parent table of the nodes under ``root`` and every node in ``ast.walk`` order,
-    in one walk. The operator and context fields hold shared singletons (one
-    ``ast.Load`` for the whole tree): left out."""
-    table: dict[int, ast.AST] = {}
+def _walk(root: ast.AST, parents: bool = True) -> tuple[dict[int, ast.AST], list[ast.AST]]:
+    """The parent table of the nodes under ``root`` (left empty unless ``parents``) and
+    every node in ``ast.walk`` order, in one walk. The operator and
+    context fields hold shared singletons (one ``ast.Load`` for the whole tree): left out."""
+    table: dict[int, ast.AST] | None = {} if parents else None
     order: list[ast.AST] = [root]
     fields_of = FIELDS
     for node in order:  # grows as it goes: breadth first, as ast.walk
@@ -759,12 +760,14 @@ def _walk(root: ast.AST) -> tuple[dict[int, ast.AST], list[ast.AST]]:
             if type(value) is list:
                 for item in value:
                     if isinstance(item, ast.AST):
-                        table[id(item)] = node
                         order.append(item)
+                        if table is not None:
+                            table[id(item)] = node
             elif isinstance(value, ast.AST):
-                table[id(value)] = node
                 order.append(value)
-    return table, order
+                if table is not None:
+                    table[id(value)] = node
+    return table if table is not None else {}, order
 
 
 
