@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.analysis.model import recovery
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
-from flydsl_ls.analysis.model.fields import FIELDS, child_fields
+from flydsl_ls.analysis.model.fields import child_fields
 from flydsl_ls.analysis.model.parsing import parse
 from flydsl_ls.analysis.model.project import ProjectView
 from flydsl_ls.analysis.model.scopes import Interrupted
@@ -167,7 +167,7 @@ def _run(
             raise Interrupted
         handle(node)
         parents.append(node)
-        for name in FIELDS.get(type(node)) or child_fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:

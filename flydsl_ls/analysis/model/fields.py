@@ -6,14 +6,12 @@ from __future__ import annotations
 # whole tree, ``ast.Add``...): nothing under them binds, reads or is flagged, and skipping
 # them saves a third of a walk.
 _SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
-# Node type -> ``child_fields``: hot walks read it first (``FIELDS.get(t) or child_fields(t)``),
-# a call per node being a tenth of a walk.
-FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> ``child_fields``
 
 
 def child_fields(node_type: type) -> tuple[str, ...]:
     """``node_type``'s fields but those holding singletons, in declaration order."""
-    fields = FIELDS.get(node_type)
+    fields = _FIELDS.get(node_type)
     if fields is None:
-        fields = FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _SINGLETON_FIELDS)
+        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _SINGLETON_FIELDS)
     return fields

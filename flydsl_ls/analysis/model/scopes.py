@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.model.fields import FIELDS, child_fields
+from flydsl_ls.analysis.model.fields import child_fields
 from flydsl_ls.analysis.model.modules import RELATIVE
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -118,7 +118,7 @@ class ScopeBuilder(ast.NodeVisitor):
         return visitor(self, node)
 
     def generic_visit(self, node):
-        for name in FIELDS.get(type(node)) or child_fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):

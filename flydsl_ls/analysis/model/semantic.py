@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model import promotion
-from flydsl_ls.analysis.model.fields import FIELDS, child_fields
+from flydsl_ls.analysis.model.fields import child_fields
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
@@ -753,9 +753,8 @@ def _walk(root: ast.AST, parents: bool = True) -> tuple[dict[int, ast.AST], list
     context fields hold shared singletons (one ``ast.Load`` for the whole tree): left out."""
     table: dict[int, ast.AST] | None = {} if parents else None
     order: list[ast.AST] = [root]
-    fields_of = FIELDS
     for node in order:  # grows as it goes: breadth first, as ast.walk
-        for name in fields_of.get(type(node)) or child_fields(type(node)):
+        for name in child_fields(type(node)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
