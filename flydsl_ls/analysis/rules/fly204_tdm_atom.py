@@ -46,6 +46,10 @@ class TdmAtom(Rule):
         "src, dst = fx.rocdl.cdna5.tdm_partition(atom, gA, lds_a, coord)  # coord: i32 tile index"
     )
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._gathered_in: dict[int, set[str]] = {}  # id(function or module) -> ``_gathered``
+
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
         if symbol not in TDM_ATOM:
@@ -80,17 +84,21 @@ class TdmAtom(Rule):
         if not isinstance(tensor, ast.Name):
             return False
         function = self.ctx.enclosing_function()
-        root = function if function is not None else self.model.tree
-        for call in ast.walk(root):
-            if not isinstance(call, ast.Call):
-                continue
-            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-            if not any(word in name for word in _GATHER_WORDS):
-                continue
-            for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-                if isinstance(arg, ast.Name) and arg.id == tensor.id:
-                    return True
-        return False
+        return tensor.id in self._gathered(function if function is not None else self.model.tree)
+
+    def _gathered(self, root: ast.AST) -> set[str]:
+        """The names passed to the gather/scatter calls under ``root``, kept per root (a
+        5,000-line builder was walked again for each of its atoms)."""
+        found = self._gathered_in.get(id(root))
+        if found is None:
+            found = self._gathered_in[id(root)] = set()
+            for call in ast.walk(root):
+                if not isinstance(call, ast.Call):
+                    continue
+                name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+                if any(word in name for word in _GATHER_WORDS):
+                    found.update(arg.id for arg in [*call.args, *(kw.value for kw in call.keywords)] if isinstance(arg, ast.Name))
+        return found
 
     VALID = [
         Valid(

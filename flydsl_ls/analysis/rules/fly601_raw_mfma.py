@@ -418,8 +418,8 @@ class RawMfma(Rule):
         # for the use counts says so to the editor's incremental analysis (the whole file).
         self.model.use_counts  # noqa: B018
         found = []
-        for stmt in ast.walk(self.model.tree):
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        for stmt in self.model.nodes_of(ast.Assign):
+            if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue
             value = stmt.value
             if isinstance(value, ast.IfExp) and {self.model.resolve(value.body), self.model.resolve(value.orelse)} == {
