@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_ls.analysis.model.project import ProjectIndex
+from flydsl_ls.analysis.model.project import _WORD, ProjectIndex, _words_of
 
 HELPERS = "def reduce(m, a, b):\n    return m.arith.maximumf(a, b)\n"
 KERNEL = "import flydsl.expr as fx\nfrom helpers import reduce\n\n\ndef k(a, b):\n    return reduce(fx, a, b)\n"
@@ -42,6 +42,19 @@ def test_a_file_naming_the_function_but_not_its_module_is_not_scanned_for_caller
     assert helpers.module_arguments("reduce") == [{0: "flydsl.expr"}, {0: "flydsl.expr"}]
     assert (tmp_path / "numeric.py").resolve() not in index._scans
     assert (tmp_path / "kern.py").resolve() in index._scans
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def reduce(x):\n    return x + 1_000  # x2 y_z\n",
+        "éreduce = reduceé\nx—y a\u00a0b c\u2003d e\u2028f 変数=1 _private __dunder__\n",
+        "tab\there\x0bvt\x0cff\x1cfs\x85nel \ud800lone surrogate\ufffdreplaced",
+        "",
+    ],
+)
+def test_the_word_index_splits_a_text_as_the_word_pattern_does(text):
+    assert _words_of(text) == set(_WORD.findall(text))
 
 
 def test_the_first_questions_search_the_texts_as_the_word_index_answers(tmp_path):

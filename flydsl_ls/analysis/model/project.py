@@ -44,6 +44,7 @@ from flydsl_ls.analysis.model.sources import UnreadableFile, package_of, read_so
 
 _MAX_DEPTH = 6
 _WORD = re.compile(r"\w+")
+_NOT_WORD = bytes.maketrans(bytes(range(128)), bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(128)))
 _SEARCHES_BEFORE_INDEX = 100
 # A `global` or `nonlocal` statement (or text like one): a function body may bind names
 # outside its own scope only through them.
@@ -488,7 +489,7 @@ class ProjectIndex:
             words, file_words = {}, {}
             for path in self.all_files():
                 path = self._resolved(path)
-                file_words[path] = found = set(_WORD.findall(self._text(path)))
+                file_words[path] = found = _words_of(self._text(path))
                 for w in found:
                     words.setdefault(w, []).append(path)
             with self._lock:
@@ -538,7 +539,7 @@ class ProjectIndex:
             # New lists, not changed in place, and one assignment per word: readers take no
             # lock, and a word the file still has must never be seen without it (removed,
             # then added back, lost a caller to a reader in between).
-            words, old, new = self._words, self._file_words[path], set(_WORD.findall(text))
+            words, old, new = self._words, self._file_words[path], _words_of(text)
             for word in old - new:
                 words[word] = [p for p in words[word] if p != path]
             for word in new - old:
@@ -822,6 +823,16 @@ def _may_be_module(value: ast.expr, tails: frozenset[str], named: set[str]) -> b
 
 
 _MISSING = object()
+
+
+def _words_of(text: str) -> set[str]:
+    r"""The ``\w+`` runs of ``text``: every character no word has (an ASCII one) made a
+    space, then split, and only the pieces with other characters searched (half the time of
+    ``_WORD.findall`` over the corpus: 0.12 against 0.26 s, before any worker starts)."""
+    pieces = set(text.encode("utf-8", "surrogatepass").translate(_NOT_WORD).decode("utf-8", "surrogatepass").split())
+    if text.isascii():
+        return pieces
+    return {word for piece in pieces for word in ((piece,) if piece.isascii() else _WORD.findall(piece))}
 
 
 def _has_word(text: str, token: re.Pattern) -> bool:
