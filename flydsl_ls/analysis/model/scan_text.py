@@ -19,6 +19,7 @@ blanked (an f-string is kept: its braces hold code).
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from functools import lru_cache
 
@@ -41,6 +42,8 @@ _FROM_MODULE = re.compile(r"[ \t\f]*(?:from[ \t\f]+[\w. \t\f]+)?")
 _PLAIN_PARAMETERS = re.compile(r"def\s+\w+\s*\([^()]*\)")  # no call can be in them
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NOT_ASSIGNMENT = frozenset("=!<>+-*/%&|^@:")  # `==`, `<=`, `+=`, `:=` ...
+_AS_PARENTHESES = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"()[]{}\n")
 
 
 @lru_cache(maxsize=1)
@@ -174,15 +177,16 @@ class _Statements:
     def _lines(self) -> list[int]:
         if self._starts is None:
             lines = self.code.split("\n")
-            starts, depth, after_backslash = [], 0, False
-            position = 0
-            for text in lines:
-                starts.append(position)
+            # Each line's brackets alone, openers as `(` and closers as `)`: counted from
+            # these, the table costs a quarter of counting the six brackets in each line.
+            brackets = self.code.encode("utf-8", "surrogatepass").translate(_AS_PARENTHESES, _NOT_BRACKETS).split(b"\n")
+            depth, after_backslash = 0, False
+            for text, inside in zip(lines, brackets):
                 self._open.append(depth > 0 or after_backslash)
-                depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+                if inside:
+                    depth += 2 * inside.count(b"(") - len(inside)
                 after_backslash = text.endswith("\\")
-                position += len(text) + 1
-            self._starts = starts
+            self._starts = [0, *itertools.accumulate(len(text) + 1 for text in lines[:-1])]
         return self._starts
 
 
