@@ -264,3 +264,61 @@ def test_definers_in_a_named_module_read_only_the_files_the_path_may_name(tmp_pa
     assert kern.definers("f", ("other", "common")) == []
     assert kern.definers("g", ("pkg", "common")) == []
     assert index.dependencies(tmp_path / "kern.py").needles == {"def f", "def g"}
+
+
+def test_a_lent_model_is_read_by_the_lending_thread_only_until_unlent(tmp_path):
+    """A scan of a file being analysed reads the analysis's model of it: only a model of
+    the lent text and statements, only in the thread that lent it (another thread's scan
+    may run while the analysis disposes it), and not once it is unlent."""
+    import ast
+    import threading
+
+    from flydsl_ls.analysis.model.semantic import SemanticModel
+    from flydsl_ls.analysis.model.sources import package_of
+
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL, encoding="utf-8")
+    path, source = path.resolve(), KERNEL
+    index = ProjectIndex(files=[path])
+    tree = ast.parse(source)
+    model = SemanticModel(source, tree, package_of(path))
+    elsewhere = SemanticModel(source, ast.parse(source), package_of(path))  # the same text, other statements
+    with index.lending(path, source, tree):
+        index.lend_model(path, package_of(path), elsewhere)
+        assert index._lent_to_scan(path, source) == (tree, None)
+        index.lend_model(path, package_of(path), model)
+        assert index._lent_to_scan(path, source) == (tree, model)
+        assert index._lent_to_scan(path, source + "\n") == (None, None)
+        seen = []
+        reader = threading.Thread(target=lambda: seen.append(index._lent_to_scan(path, source)))
+        reader.start()
+        reader.join()
+        assert seen == [(tree, None)]
+        index.unlend_model(path, model)
+        assert index._lent_to_scan(path, source) == (tree, None)
+    assert index._lent_to_scan(path, source) == (None, None)
+
+
+def test_a_model_with_a_stub_for_the_docstring_is_lent(tmp_path):
+    """The analysis's module stands a chunk no rule visits (the module docstring) in as
+    `pass`: its other statements are the lent tree's, so the model is lent."""
+    import ast
+
+    from flydsl_ls.analysis.model.semantic import SemanticModel
+    from flydsl_ls.analysis.model.sources import package_of
+
+    source = '"""Kernels."""\n' + KERNEL
+    path = tmp_path / "k.py"
+    path.write_text(source, encoding="utf-8")
+    path = path.resolve()
+    index = ProjectIndex(files=[path])
+    tree = ast.parse(source)
+    stubbed = ast.Module(body=[ast.Pass(lineno=1, col_offset=0), ast.Pass(lineno=1, col_offset=5), *tree.body[1:]], type_ignores=[])
+    model = SemanticModel(source, stubbed, package_of(path))
+    with index.lending(path, source, tree):
+        index.lend_model(path, package_of(path), model)
+        assert index._lent_to_scan(path, source) == (tree, model)
+        index.unlend_model(path, model)
+        del stubbed.body[-1]  # a statement that binds a name is missing: not lent
+        index.lend_model(path, package_of(path), SemanticModel(source, stubbed, package_of(path)))
+        assert index._lent_to_scan(path, source) == (tree, None)

@@ -13,6 +13,7 @@ import pytest
 from flydsl_ls.analysis.model import project
 from flydsl_ls.analysis.model.project import Scanned, _calls_that_may_pass_modules, scan_source
 from flydsl_ls.analysis.model.scan_text import code_text, may_pass_modules, top_level_functions
+from flydsl_ls.analysis.model.semantic import nodes_under
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,14 +51,14 @@ CLEARED = {
 @pytest.mark.parametrize("name", PASSING)
 def test_a_call_that_may_pass_a_module_is_seen_in_the_text(name):
     source = PASSING[name]
-    assert _calls_that_may_pass_modules(ast.parse(source)), "the case must have such a call"
+    assert _calls_that_may_pass_modules(nodes_under(ast.parse(source))), "the case must have such a call"
     assert may_pass_modules(code_text(source))
 
 
 @pytest.mark.parametrize("name", CLEARED)
 def test_text_without_such_a_call_is_cleared(name):
     source = CLEARED[name]
-    assert not _calls_that_may_pass_modules(ast.parse(source))
+    assert not _calls_that_may_pass_modules(nodes_under(ast.parse(source)))
     assert not may_pass_modules(code_text(source))
 
 
@@ -101,7 +102,7 @@ def test_the_text_covers_the_tree_on_real_files(folder):
         source = path.read_text(encoding="utf-8")
         code = code_text(source)
         assert top_level_functions(code) == _tree_functions(source), path
-        if _calls_that_may_pass_modules(ast.parse(source)):
+        if _calls_that_may_pass_modules(nodes_under(ast.parse(source))):
             assert may_pass_modules(code), path
         else:
             cleared += not may_pass_modules(code)
@@ -140,7 +141,7 @@ def test_the_cut_tree_gives_the_whole_trees_calls_on_real_files():
     found = 0
     for path in sorted((ROOT / "flydsl_ls").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py")):
         source = path.read_text(encoding="utf-8")
-        if _calls_that_may_pass_modules(ast.parse(source)):
+        if _calls_that_may_pass_modules(nodes_under(ast.parse(source))):
             found += 1
             assert scan_source(source, path).calls == _whole_file_calls(source, path), path
     assert found
@@ -151,7 +152,7 @@ def _whole_file_calls(source: str, path: Path = Path("k.py")) -> list:
     from flydsl_ls.analysis.model.sources import package_of
 
     tree = ast.parse(source)
-    return project._calls_in(SemanticModel(source, tree, package_of(path)), _calls_that_may_pass_modules(tree))
+    return project._calls_in(SemanticModel(source, tree, package_of(path)), _calls_that_may_pass_modules(nodes_under(tree)))
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -159,3 +160,16 @@ def test_a_global_statement_is_seen_whatever_the_line_endings(newline):
     source = newline.join(["x = 1", "def f():", "    global x", "    x = 2", ""])
     assert project._BINDS_ELSEWHERE.search(source)
     assert not project._BINDS_ELSEWHERE.search("# global memory" + newline + "global_load(x)" + newline)
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_a_scan_reading_a_lent_model_finds_what_it_finds_alone(name):
+    """The analysis lends its own model of the file (``ProjectIndex.lend_model``): the
+    scan reads its nodes and bindings instead of cutting the tree and building a model."""
+    from flydsl_ls.analysis.model.semantic import SemanticModel
+    from flydsl_ls.analysis.model.sources import package_of
+
+    source, path = NESTED[name], Path("k.py")
+    tree = ast.parse(source)
+    lent = SemanticModel(source, tree, package_of(path))
+    assert scan_source(source, path, tree, lent).calls == scan_source(source, path).calls == _whole_file_calls(source)

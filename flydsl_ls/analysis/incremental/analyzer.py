@@ -437,8 +437,10 @@ class IncrementalAnalyzer:
                 stand_ins.update(policy.stand_ins(version, members))
             shared = Tracker()  # look-ups answered from caches the chunks share: count for all
             if model is not None:
-                model.dispose()
+                job.dispose(model)
             model, tree = job.reduced_model(members, shared, stand_ins or None, stop)
+            if not stand_ins and job.project is not None:
+                job.project.lend_model(job.package, model)  # read when the file is scanned as a caller
             statements = version.statements_by_chunk(tree)
             runs = {}
             for i in stale:
@@ -447,7 +449,7 @@ class IncrementalAnalyzer:
                 try:
                     found, errors = run_rules(model, job.node_rules, job.options, job.path, statements.get(i, []), stop)
                 except Interrupted:
-                    model.dispose()
+                    job.dispose(model)
                     raise
                 runs[i] = (found, errors, tracker)
             grown = False
@@ -486,8 +488,9 @@ class IncrementalAnalyzer:
         if len(edited) == 1 and not stand_ins:
             only = edited[0]
             if self._keep_for_hover(version, only, model, members, asked[only], everything[only]):
+                job.unlend(model)
                 return results, done
-        model.dispose()
+        job.dispose(model)
         return results, done
 
     def _analyse_module_rule(self, job: _Job, rule: type[Rule], policy: Policy) -> ChunkResult:
@@ -535,6 +538,15 @@ class _Job:
         return frozenset(node_type for rule in self.node_rules for node_type, _ in handlers(rule))
 
     index: LineIndex
+
+    def unlend(self, model: SemanticModel) -> None:
+        if self.project is not None:
+            self.project.unlend_model(model)
+
+    def dispose(self, model: SemanticModel) -> None:
+        """``model`` freed, and no longer lent to the project (``lend_model``)."""
+        self.unlend(model)
+        model.dispose()
 
     def reduced_model(
         self,

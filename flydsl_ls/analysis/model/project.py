@@ -142,7 +142,7 @@ class ProjectIndex:
     stats: IndexStats = field(default_factory=IndexStats)
     _scanned: dict[Path, Scanned] | None = None
     _scans: dict[Path, Scanned] = field(default_factory=dict)  # ``_scan``'s, read as asked (not adopted)
-    _lent: dict[Path, tuple[str, ast.Module]] = field(default_factory=dict)  # ``lending``
+    _lent: dict[Path, _Lent] = field(default_factory=dict)  # ``lending``
     _headers: dict[Path, SemanticModel | bool] = field(default_factory=dict)  # ``_header_of``'s (False: no parse)
     trees: dict[Path, tuple] = field(default_factory=dict)  # path -> (stamp, text, tree) from ``scan``
     # A check run's index (it checks every file it reads): the trees its scans and headers
@@ -611,12 +611,12 @@ class ProjectIndex:
             return self._read_once(self._scans, path, lambda _source: scan(path, self.trees))
         if self.store is not None and self.overlay is None:
             return self._read_once(self._scans, path, lambda source: self._stored_scan(source, path))
-        return self._read_once(self._scans, path, lambda source: scan_source(source, path, self._lent_tree(path, source)))
+        return self._read_once(self._scans, path, lambda source: scan_source(source, path, *self._lent_to_scan(path, source)))
 
     def _stored_scan(self, source: str, path: Path) -> Scanned:
         found = self.store.get(path, source)
         if found is None:
-            found = scan_source(source, path, self._lent_tree(path, source))
+            found = scan_source(source, path, *self._lent_to_scan(path, source))
             self.store.put(path, source, found)
         return found
 
@@ -628,17 +628,45 @@ class ProjectIndex:
         helpers: 70 ms of parsing). Not kept after: the trees of the files only opened
         would hold ~400 MB."""
         with self._lock:
-            self._lent[path] = (source, tree)
+            self._lent[path] = _Lent(source, tree)
         try:
             yield
         finally:
             with self._lock:
-                if self._lent.get(path, (None, None))[1] is tree:
+                lent = self._lent.get(path)
+                if lent is not None and lent.tree is tree:
                     del self._lent[path]
 
-    def _lent_tree(self, path: Path, source: str) -> ast.Module | None:
+    def lend_model(self, path: Path, package: str | None, model: SemanticModel) -> None:
+        """Within ``lending``, the analysis's model of the lent tree's statements (its own
+        module, when it holds every chunk but inert ones: a docstring stands in as `pass`),
+        to the thread analysing, until ``unlend_model``: a scan of the file reads that
+        model's nodes and bindings instead of walking the tree and building a model of its
+        own (~60 ms of a server's first analysis of aiter's 5.7k-line MoE kernel). They are
+        the nodes and bindings a scan reads in the cut tree it would build (``_around``):
+        an inert statement has none."""
+        with self._lock:
+            lent = self._lent.get(path)
+            if lent is not None and package == package_of(path):
+                mine, theirs = _active(lent.tree.body), _active(model.tree.body)
+                if len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs)):
+                    lent.model, lent.thread = model, threading.get_ident()
+
+    def unlend_model(self, path: Path, model: SemanticModel) -> None:
+        """``model`` is no longer to be read (it is about to be disposed)."""
+        with self._lock:
+            lent = self._lent.get(path)
+            if lent is not None and lent.model is model:
+                lent.model = lent.thread = None
+
+    def _lent_to_scan(self, path: Path, source: str) -> tuple[ast.Module | None, SemanticModel | None]:
+        """The tree lent for ``source`` (and the model, to the thread that lent it), if any:
+        what ``scan_source`` may read."""
         lent = self._lent.get(path)
-        return lent[1] if lent is not None and lent[0] == source else None
+        if lent is None or lent.source != source:
+            return None, None
+        model = lent.model
+        return lent.tree, model if model is not None and lent.thread == threading.get_ident() else None
 
     def _memo(self, cache: str, key, compute: Callable[[], list]) -> list:
         """``self.<cache>[key]``, computed once (outside the lock) and stored (under it). []
@@ -660,6 +688,22 @@ class ProjectIndex:
             if self._forgets == forgets:  # the dict now there: ``forget`` replaces _arguments
                 value = getattr(self, cache).setdefault(key, value)
         return value
+
+
+def _active(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements but those that hold no call, import or assignment and bind nothing
+    (`pass`, a docstring)."""
+    return [s for s in statements if not (type(s) is ast.Pass or (type(s) is ast.Expr and type(s.value) is ast.Constant))]
+
+
+@dataclass(eq=False)
+class _Lent:
+    """What an analysis of a file lends the index while it runs (``lending``)."""
+
+    source: str
+    tree: ast.Module
+    model: SemanticModel | None = None  # ``lend_model``'s, until ``unlend_model``
+    thread: int | None = None  # the thread that may read ``model``
 
 
 @dataclass
@@ -688,13 +732,20 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
     return _scan_of(source, path, kept)
 
 
-def scan_source(source: str, path: Path, tree: ast.Module | None = None) -> Scanned:
+def scan_source(source: str, path: Path, tree: ast.Module | None = None, model: SemanticModel | None = None) -> Scanned:
     """``scan`` of a text (an unsaved one, or one read already); ``tree``: its syntax tree,
-    when one was parsed already (it is only read)."""
-    return _scan_of(source, path, None, tree)
+    when one was parsed already (it is only read); ``model``: a model of that tree's
+    statements (``ProjectIndex.lend_model``), only read too."""
+    return _scan_of(source, path, None, tree, model)
 
 
-def _scan_of(source: str, path: Path, kept: Callable[[ast.Module], None] | None, tree: ast.Module | None = None) -> Scanned:
+def _scan_of(
+    source: str,
+    path: Path,
+    kept: Callable[[ast.Module], None] | None,
+    tree: ast.Module | None = None,
+    model: SemanticModel | None = None,
+) -> Scanned:
     """The top-level functions from the text (``scan_text``); the calls from the syntax
     tree, parsed only when the text says a call may pass a module (13 of the 213 real
     kernel files), and a module model built only for the files where the tree says one may
@@ -711,7 +762,9 @@ def _scan_of(source: str, path: Path, kept: Callable[[ast.Module], None] | None,
             tree = parse(source)
         except (SyntaxError, ValueError, RecursionError):
             return Scanned([], functions)
-    candidates = _calls_that_may_pass_modules(tree)
+    if model is not None:
+        return Scanned(_calls_in(model, _calls_that_may_pass_modules(model.nodes_of(_SCANNED))), functions)
+    candidates = _calls_that_may_pass_modules(nodes_under(tree))
     if not candidates:
         if kept is not None:
             kept(tree)
@@ -773,8 +826,12 @@ def _calls_in(model: SemanticModel, candidates: list[ast.Call]) -> list[tuple[st
     return calls
 
 
-def _calls_that_may_pass_modules(tree: ast.Module) -> list[ast.Call]:
-    """The calls that may pass a module, in ``ast.walk`` order (a necessary condition on
+_SCANNED = (ast.Call, ast.Import, ast.ImportFrom, ast.Assign)  # what ``_calls_that_may_pass_modules`` reads
+
+
+def _calls_that_may_pass_modules(nodes: list[ast.AST]) -> list[ast.Call]:
+    """The calls among ``nodes`` (a tree's, in ``ast.walk`` order, those of the ``_SCANNED``
+    types at least) that may pass a module, in their order (a necessary condition on
     each argument, from the tree alone: every other call passes none). The
     dotted path ``_static_dotted`` gives an argument starts at a name bound by an import or
     by an assignment of a name or attribute; and ``canonical_symbol`` makes it a module only
@@ -784,7 +841,7 @@ def _calls_that_may_pass_modules(tree: ast.Module) -> list[ast.Call]:
     named: set[str] = set()  # names that may stand for a module
     renames: list[tuple[str, str]] = []  # target = name
     calls = []
-    for node in nodes_under(tree):
+    for node in nodes:
         kind = type(node)  # (the syntax classes have no subclasses)
         if kind is ast.Call:
             calls.append(node)
@@ -1040,3 +1097,11 @@ class ProjectView:
     def lending(self, source: str, tree: ast.Module) -> AbstractContextManager[None]:
         """``ProjectIndex.lending`` for this file."""
         return self._index.lending(self.path, source, tree)
+
+    def lend_model(self, package: str | None, model: SemanticModel) -> None:
+        """``ProjectIndex.lend_model`` for this file."""
+        self._index.lend_model(self.path, package, model)
+
+    def unlend_model(self, model: SemanticModel) -> None:
+        """``ProjectIndex.unlend_model`` for this file."""
+        self._index.unlend_model(self.path, model)
