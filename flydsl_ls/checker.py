@@ -105,5 +105,5 @@ def check_path(path: Path, settings: Settings, project: ProjectIndex | None = No
     result = check_source(source, path, settings, project)
     diagnostics = result.diagnostics
     if result.model is not None:
-        diagnostics = without_broken_fixes(result.model.index, diagnostics)
+        diagnostics = without_broken_fixes(result.model.index, diagnostics, result.model.tree)
     return FileReport(path, source, diagnostics, internal_errors=result.internal_errors)

@@ -398,7 +398,7 @@ def _check_stdin(args, overrides, fixing, out) -> int:
     result = check_source(text, path, settings, project)
     diagnostics = result.diagnostics
     if not fixing and result.model is not None:
-        diagnostics = without_broken_fixes(result.model.index, diagnostics)  # as check_path does
+        diagnostics = without_broken_fixes(result.model.index, diagnostics, result.model.tree)  # as check_path does
     failed = len(result.internal_errors)
     for problem in result.internal_errors:
         _error(f"{shown}: internal error: {problem}")

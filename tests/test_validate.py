@@ -1,5 +1,7 @@
 """A fix is re-parsed (smallest enclosing statement) before it is offered."""
 
+import pytest
+
 from flydsl_ls.actions.validate import fix_parses, without_broken_fixes
 from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.model.diagnostic import Applicability, Edit, Fix
@@ -65,3 +67,54 @@ def test_a_header_followed_by_comments_gets_a_body():
     [header] = [d for d in result.diagnostics if d.code == "FLY104"]
     assert header.statement.end.line > header.statement.start.line
     assert fix_parses(result.model.index, header)
+
+
+# A function longer than validate._NARROWED_LINES, whose fixes name all of it (as FLY302's do).
+BIG = (
+    "import flydsl.expr as fx\n"
+    "def build(n):\n"
+    + "".join(f"    v{i} = fx.Int32(n) + {i}\n" for i in range(50))
+    + "    for i in range(4):\n"
+    "        acc = fx.Int32(i)\n"
+    "        acc = acc + 1\n"
+    "    return acc\n"
+)
+
+
+def _big_fix(*edits):
+    """A diagnostic on ``BIG`` whose fix makes ``edits`` and names the whole function."""
+    from flydsl_ls.analysis.model.diagnostic import Diagnostic
+
+    result = analyze(AnalysisRequest(BIG))
+    function = Range(Position(1, 0), Position(55, 14))
+    fix = Fix("t", Applicability.UNSAFE, tuple(Edit(Range(Position(*a), Position(*b)), text) for a, b, text in edits))
+    return result.model, Diagnostic("FLY302", "m", function, fix=fix, statement=function)
+
+
+@pytest.mark.parametrize(
+    "edits, parses",
+    [
+        ([((53, 14), (53, 22), "fx.Int64")], True),  # in the loop's body
+        ([((53, 14), (53, 22), "fx.Int64(")], False),
+        ([((52, 4), (55, 0), "with fx.scope():\n        acc = 0\n")], True),  # the loop replaced
+        ([((52, 4), (55, 0), "with fx.scope():\n    acc = 0\n")], False),  # its body left of it
+        ([((54, 0), (54, 8), "acc = acc + 1")], False),  # a line moved out of the loop: `return` then dedents to nothing
+        ([((1, 0), (1, 0), "@fx.jit\n"), ((53, 14), (53, 22), "fx.Int64")], True),  # a decorator, and the body
+        ([((1, 0), (1, 0), "@fx.jit(\n")], False),
+        ([((1, 0), (1, 0), "@fx.jit\n"), ((2, 0), (3, 0), "")], True),  # a statement deleted with its newline
+        ([((53, 0), (55, 0), "")], False),  # every statement of the loop's body deleted
+        ([((53, 0), (54, 0), ""), ((54, 0), (55, 0), "")], False),  # the same, one edit each
+        ([((53, 0), (54, 0), "")], True),  # one of two
+    ],
+)
+def test_a_long_statements_fix_parses_as_its_whole_statement_does(edits, parses):
+    """A fix in a long statement is parsed in the runs of statements it edits (a header
+    alone, with a body after it): the answer is the whole statement's."""
+    from flydsl_ls.actions import validate
+
+    model, diagnostic = _big_fix(*edits)
+    inside = list(diagnostic.fix.edits)
+    assert validate._statement_parses(model.index, diagnostic.statement, inside) is parses
+    assert fix_parses(model.index, diagnostic, model.tree) is parses
+    if parses:  # and it was the runs that said so
+        assert validate._run_parses(model.index, model.tree, inside)
