@@ -179,7 +179,7 @@ def _edited_run_parses(index: LineIndex, run: _Run, edits) -> int | None:
     for line in text.split("\n"):  # (a line ending in a lone \r keeps the next: it fails the test)
         if not line.startswith(indent) and line.strip():
             return None  # a line left of the block (or in a string): the whole statement decides
-        dedented.append(line[len(indent) :] if line.startswith(indent) else line)
+        dedented.append(line.removeprefix(indent))
     snippet = "\n".join(dedented)
     if run.header:
         snippet += "\n    pass\n"  # the body, which the edits left as it was
