@@ -66,9 +66,10 @@ class IndexCast(Rule):
         if boundaries.blocker is not None:
             self.report(node, f"{message} (no fix: {boundaries.blocker})")
             return
-        hazard = kind_change_hazard(self.value_uses(node, through_operators=True))
         unsafe = []
-        if hazard is not None and safe:
+        # (The constants' fixes are unsafe anyway: their uses are not followed again for it.)
+        hazard = kind_change_hazard(self.value_uses(node, through_operators=True)) if safe else None
+        if hazard is not None:
             unsafe.append(f"fx.Index's operators and kind differ from the raw value's at {hazard.describe()}")
         fx, imports = fx_alias(self.model)
         replacement = f"{fx}.Index({self.text(value)})"
