@@ -625,3 +625,17 @@ def test_a_range_over_several_statements_has_the_hints_of_the_whole_file():
             found += type_hints(model, max(Position(0, 0), Position(start, 0)), Position(end + 1, 0))
     full = type_hints(SemanticModel(text, ast.parse(text)), Position(0, 0), Position(count, 0))
     assert found == full and len(full) > 3
+
+
+def test_a_chunk_that_reads_a_name_is_visited_by_any_rules_and_one_that_reads_none_by_its_own():
+    """The node types of a chunk that reads a name are not listed (it holds an ast.Name,
+    which the default rules visit): it is analysed whatever rules run. Those of a chunk
+    that reads none are, and only rules visiting one of them analyse it."""
+    from flydsl_ls.analysis.incremental.chunks import split
+    from flydsl_ls.analysis.model.parsing import parse
+
+    text = '"""Kernels."""\nimport os\nx = os.sep\n'
+    docstring, imports, reader = split(text, parse(text).body, None)
+    assert reader.node_types is None and reader.visited_by(frozenset({ast.Call}))
+    assert imports.node_types == frozenset({ast.Import, ast.alias})
+    assert docstring.visited_by(frozenset({ast.Constant})) and not docstring.visited_by(frozenset({ast.Call, ast.Name}))

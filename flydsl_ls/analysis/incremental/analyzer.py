@@ -334,7 +334,7 @@ class IncrementalAnalyzer:
         live: dict[tuple, ChunkResult] = {}
         stale = []
         for index, chunk in enumerate(version.chunks):
-            if job.node_rules and chunk.node_types & handled:
+            if job.node_rules and chunk.visited_by(handled):
                 key = ("node", chunk)
                 result = self._reuse(key, version, lambda r, i=index: version.chunk_closure(i, r.asked, r.everything))
                 if result is None:

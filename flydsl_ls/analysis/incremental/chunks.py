@@ -39,9 +39,16 @@ class Chunk:
     name: str | None  # of a def or class
     defines: frozenset[str]  # module-level names it binds (``global`` ones included)
     reads: frozenset[str]  # names it reads from the module scope (or that resolve nowhere)
-    node_types: frozenset[type]
+    node_types: frozenset[type] | None  # those the engine visits in it; None: not listed (``visited_by``)
     always: bool  # every reduced module keeps it (imports, the docstring, star imports)
     cores: frozenset[ModuleScope]  # the whole-module rules' scopes whose core it is
+
+    def visited_by(self, handled: frozenset[type]) -> bool:
+        """Whether a handler of ``handled`` (node types) may run on its nodes. A chunk that
+        reads a name holds an ``ast.Name``, which the default rules visit: its node types
+        are not listed (a walk of every statement, ~20 ms of a first analysis of aiter's
+        5.7k-line MoE kernel), and it is visited by any rules."""
+        return self.node_types is None or not self.node_types.isdisjoint(handled)
 
     @cached_property
     def stub(self) -> str:
@@ -271,7 +278,7 @@ def make_chunk(
         if key not in owners:
             owners[key] = lookup(name.id, scope, (name.lineno, name.col_offset))
     reads = {name for (_, name), owner in owners.items() if owner is None or owner.scope is module}
-    node_types = frozenset().union(*(map(type, nodes_under(stmt)) for stmt in stmts))  # the types the engine visits
+    node_types = None if builder.loads else frozenset().union(*(map(type, nodes_under(stmt)) for stmt in stmts))
     kind, name = _kind(stmts, first)
     imports = any(b.kind == "import" for items in module.bindings.values() for b in items)
     defines = frozenset(module.bindings)
