@@ -37,7 +37,7 @@ def answers(root: Path, store: ScanStore | None) -> tuple:
 def no_scans(monkeypatch) -> list[Path]:
     scanned: list[Path] = []
     real = project.scan_source
-    monkeypatch.setattr(project, "scan_source", lambda source, path, tree=None: scanned.append(path) or real(source, path, tree))
+    monkeypatch.setattr(project, "scan_source", lambda source, path, *lent: scanned.append(path) or real(source, path, *lent))
     return scanned
 
 
