@@ -195,6 +195,8 @@ class WaitcntFacts:
         if helper is not None and helper.forwarder and helper.shim:
             value = self.call_value(helper, call)
             return Site(None, value, True)
+        if symbol is not None:  # another FlyDSL API: no helper imported from elsewhere either
+            return None
         if self._cannot_be_helper(call.func, ("s_waitcnt",)):  # a shim forwards to s_waitcnt
             return None
         sibling = self.sibling_helper(call.func)
@@ -222,6 +224,8 @@ class WaitcntFacts:
         helper = self.helper_called(call)
         if helper is not None:
             return helper.waitcnt_encoder
+        if self.model.resolve(call.func) is not None:  # a FlyDSL API (``_imported_elsewhere``)
+            return False
         if self._cannot_be_helper(call.func, tuple(COUNTER_PARAMS)):  # an encoder takes counts
             return False
         sibling = self.sibling_helper(call.func)
