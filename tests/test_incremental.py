@@ -639,3 +639,20 @@ def test_a_chunk_that_reads_a_name_is_visited_by_any_rules_and_one_that_reads_no
     assert reader.node_types is None and reader.visited_by(frozenset({ast.Call}))
     assert imports.node_types == frozenset({ast.Import, ast.alias})
     assert docstring.visited_by(frozenset({ast.Constant})) and not docstring.visited_by(frozenset({ast.Call, ast.Name}))
+
+
+def test_a_tracked_model_records_each_look_up_of_a_module_name_for_the_chunk_asking():
+    """A plain model keeps each read's binding; a reduced module's model looks it up each
+    time, so the chunk asking now records the module-level name it reads."""
+    from flydsl_ls.analysis.incremental.tracking import Tracker, TrackedModel
+
+    text = "import os\n\n\ndef f():\n    return os.sep\n"
+    tree = ast.parse(text)
+    read = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "os")
+    first, second = Tracker(), Tracker()
+    model = TrackedModel(text, tree, None, None, first)
+    assert model.binding_of(read).kind == "import" and "os" in first.looked_up
+    model.track(second)
+    assert model.binding_of(read).kind == "import" and "os" in second.looked_up
+    plain = SemanticModel(text, tree)
+    assert plain.binding_of(read) is plain.binding_of(read)

@@ -75,6 +75,11 @@ class TrackedModel(SemanticModel):
         self._tracker = tracker
         self.module_scope.bindings._tracker = tracker
 
+    def binding_of(self, name):
+        # Looked up each time: a kept answer would not record the module-level name it
+        # reads for the chunk asking now (``Tracker.looked_up``).
+        return self._look_up(name)
+
     def uses_of(self, binding):
         if binding.scope is self.module_scope:
             self._tracker.asked.add(binding.name)

@@ -50,6 +50,7 @@ RANGE_CONSTEXPR = {"fx.range_constexpr", "flyc.range_constexpr"}
 # (`def unpack(packed, arith, vector)`); a helper nobody calls takes the module its
 # namesakes in the file are passed.
 MODULE_PARAMETER_NAMES = frozenset({"arith", "vector", "scf", "buffer_ops", "rocdl", "llvm", "gpu", "memref", "math"})
+_UNASKED = object()  # ``binding_of`` has no answer kept for the read
 
 
 class SemanticModel:
@@ -83,6 +84,7 @@ class SemanticModel:
         self._calls_by_name = builder.calls_by_name
         self._loads = builder.loads
         self._dotted_cache: dict[int, str | None] = {}
+        self._bindings_of: dict[int, Binding | None] = {}  # ``binding_of``'s
         self._binding_types: dict[int, FxType | None] = {}
         self._param_modules: dict[int, str | None] = {}
         self._returned_types: dict[int, FxType] = {}  # id(def) -> what all its returns give
@@ -118,10 +120,19 @@ class SemanticModel:
         return self._scope_of_node.get(id(name))
 
     def binding_of(self, name: ast.Name) -> Binding | None:
+        """The binding a read of this tree sees, kept per read: most reads are asked about
+        by several rules (579,000 questions of 219,000 reads over the corpus)."""
+        key = id(name)
+        found = self._bindings_of.get(key, _UNASKED)
+        if found is _UNASKED:
+            if key not in self._scope_of_node:
+                return None  # not a read of this tree (kept for those only: their ids stay theirs)
+            found = self._bindings_of[key] = self._look_up(name)
+        return found
+
+    def _look_up(self, name: ast.Name) -> Binding | None:
         scope = self._scope_of_node.get(id(name))
-        if scope is None:
-            return None
-        return lookup(name.id, scope, (name.lineno, name.col_offset))
+        return lookup(name.id, scope, (name.lineno, name.col_offset)) if scope is not None else None
 
     def target_binding(self, name: ast.Name) -> Binding | None:
         """The binding that assigning to ``name`` (a Store) creates."""
