@@ -642,17 +642,24 @@ def test_a_chunk_that_reads_a_name_is_visited_by_any_rules_and_one_that_reads_no
 
 
 def test_a_tracked_model_records_each_look_up_of_a_module_name_for_the_chunk_asking():
-    """A plain model keeps each read's binding; a reduced module's model looks it up each
-    time, so the chunk asking now records the module-level name it reads."""
+    """A model keeps each read's binding; a reduced module's model records, on each ask,
+    the module-level name the look-up reads (found there, or nowhere), as looking it up
+    again would: for the chunk asking now."""
     from flydsl_ls.analysis.incremental.tracking import Tracker, TrackedModel
 
-    text = "import os\n\n\ndef f():\n    return os.sep\n"
+    text = (
+        "import os\n\n\ndef f(a):\n    b = a\n    return os.sep, b, missing, [c for c in a]\n\n\n"
+        "class K:\n    k = os\n\n    def m(self):\n        global g\n        g = k\n        return g\n"
+    )
     tree = ast.parse(text)
-    read = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "os")
-    first, second = Tracker(), Tracker()
-    model = TrackedModel(text, tree, None, None, first)
-    assert model.binding_of(read).kind == "import" and "os" in first.looked_up
-    model.track(second)
-    assert model.binding_of(read).kind == "import" and "os" in second.looked_up
-    plain = SemanticModel(text, tree)
-    assert plain.binding_of(read) is plain.binding_of(read)
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    kept, looked_up = (TrackedModel(text, tree, None, None, Tracker()) for _ in range(2))
+    for tracker in (Tracker(), Tracker()):  # the second chunk asks what the first asked
+        kept.track(tracker)
+        answers = [kept.binding_of(n) for n in reads]
+        looked_up.track(expected := Tracker())
+        assert [b and (b.name, b.kind) for b in answers] == [
+            b and (b.name, b.kind) for b in map(looked_up._look_up, reads)
+        ]
+        assert tracker.looked_up == expected.looked_up == {"os", "missing", "g", "k", "a", "c"} - {"a", "c"}
+    assert kept.binding_of(reads[0]) is kept.binding_of(reads[0])

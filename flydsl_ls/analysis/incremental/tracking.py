@@ -76,9 +76,12 @@ class TrackedModel(SemanticModel):
         self.module_scope.bindings._tracker = tracker
 
     def binding_of(self, name):
-        # Looked up each time: a kept answer would not record the module-level name it
-        # reads for the chunk asking now (``Tracker.looked_up``).
-        return self._look_up(name)
+        found = super().binding_of(name)
+        # A kept answer records what looking it up would: the module-level name read
+        # (found there, or nowhere), for the chunk asking now (``Tracker.looked_up``).
+        if (found is None or found.scope is self.module_scope) and id(name) in self._scope_of_node:
+            self._tracker.looked_up.add(name.id)
+        return found
 
     def uses_of(self, binding):
         if binding.scope is self.module_scope:
