@@ -118,3 +118,37 @@ def test_a_long_statements_fix_parses_as_its_whole_statement_does(edits, parses)
     assert fix_parses(model.index, diagnostic, model.tree) is parses
     if parses:  # and it was the runs that said so
         assert validate._run_parses(model.index, model.tree, inside)
+
+
+@pytest.mark.parametrize(
+    "header, parses",
+    [
+        ("    with fx.scope():", False),  # a `with` takes no `else:`
+        ("    while fx.Int32(n) > 0:", True),  # a `while` does
+        ("    if fx.Int32(n) > 1:", True),
+    ],
+)
+def test_a_header_edited_in_a_statement_with_other_clauses_is_parsed_with_them(header, parses):
+    """Only a statement whose body is its only block has its header parsed alone (with a
+    `pass` body): the `if` below has an `else:`, which a `with` header would not take."""
+    from flydsl_ls.actions import validate
+    from flydsl_ls.analysis.model.diagnostic import Diagnostic
+
+    source = (
+        "import flydsl.expr as fx\n"
+        "def build(n):\n"
+        + "".join(f"    v{i} = fx.Int32(n) + {i}\n" for i in range(45))
+        + "    if fx.Int32(n) > 0:\n"
+        "        acc = 1\n"
+        "    else:\n"
+        "        acc = 2\n"
+        "    return acc\n"
+    )
+    result = analyze(AnalysisRequest(source))
+    line = 47  # the `if` (0-based)
+    old = source.splitlines()[line]
+    edit = Edit(Range(Position(line, 0), Position(line, len(old))), header)
+    function = Range(Position(1, 0), Position(line + 4, 14))
+    diagnostic = Diagnostic("FLY302", "m", function, fix=Fix("t", Applicability.UNSAFE, (edit,)), statement=function)
+    assert validate._statement_parses(result.model.index, function, [edit]) is parses
+    assert fix_parses(result.model.index, diagnostic, result.model.tree) is parses

@@ -211,8 +211,12 @@ def _run_holding(tree: ast.Module, first: int, last: int) -> _Run | None:
             break
         blocks = _blocks(inside[0])
         block = next((b for b in blocks if _first_line(b[0]) <= first and b[-1].end_lineno >= last), [])
-        if not block and found is not None and blocks and found.start < (body := _first_line(blocks[0][0])) and last < body:
-            return found._replace(end=body - 1, count=0, header=True)
+        # A header alone when its body is the statement's only block: any compound header
+        # that takes `pass` takes that body (after an `if`'s, a `with` would not take `else:`).
+        if not block and len(blocks) == 1 and isinstance(inside[0], ast.stmt):
+            body = _first_line(blocks[0][0])
+            if found.start < body and last < body:
+                return found._replace(end=body - 1, count=0, header=True)
     return found
 
 
