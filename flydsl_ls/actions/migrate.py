@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.actions.elsewhere import OtherFiles
 from flydsl_ls.actions.fixes import FixOutcome, fix_all, wanted
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
+from flydsl_ls.analysis.model.statements import first_line
 from flydsl_ls.analysis.model.text import LineIndex, Position
 
 Lint = Callable[[str], list[Diagnostic]]
@@ -89,12 +90,8 @@ def _decorator_kind(node: ast.AST) -> str | None:
     return None
 
 
-def _first_line(node: ast.FunctionDef) -> int:
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-
-
 def _kernel(node: ast.FunctionDef, name: str, kind: str) -> Kernel:
-    return Kernel(name, kind, node.lineno, _first_line(node), node.end_lineno or node.lineno)
+    return Kernel(name, kind, node.lineno, first_line(node), node.end_lineno or node.lineno)
 
 
 def _functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -177,7 +174,7 @@ def scope_of(source: str, name: str | None = None, module: _Module | None = None
     while changed:
         changed = False
         for helper, node in list(candidates.items()):
-            own = (_first_line(node), node.end_lineno or node.lineno)
+            own = (first_line(node), node.end_lineno or node.lineno)
             used = [line for line in module.references.get(helper, []) if not own[0] <= line <= own[1]]
             if used and all(any(a <= line <= b for a, b in lines) for line in used):
                 helpers.append(helper)
@@ -342,7 +339,7 @@ def _rescope(text: str, names: list[str] | None, scope: Scope) -> Scope:
         roots = [k for k in (_find(tree, n) for n in names) if k is not None]
     lines = [(k.first_line, k.last_line) for k in roots]
     lines += [
-        (_first_line(node), node.end_lineno or node.lineno) for node in _functions(tree) if node.name in scope.helpers
+        (first_line(node), node.end_lineno or node.lineno) for node in _functions(tree) if node.name in scope.helpers
     ]
     index = LineIndex(text)
     spans = [(index.offset(Position(a - 1, 0)), _line_end(index, b - 1)) for a, b in sorted(lines)]

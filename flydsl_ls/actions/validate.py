@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from flydsl_ls.analysis.model.diagnostic import Diagnostic
+from flydsl_ls.analysis.model.statements import BLOCK_FIELDS, first_line
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
 
 
@@ -100,7 +101,6 @@ def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
 # its fix edits do not parse: FLY302's fixes name the whole function they rewrite, and
 # re-parsing those was 1.5 MB of text for 55 fixes over the corpus (half of all re-parsing).
 _NARROWED_LINES = 40
-_BLOCKS = ("body", "orelse", "finalbody", "handlers")  # (a match's cases have no lines of their own)
 
 
 class _Run(NamedTuple):
@@ -197,34 +197,29 @@ def _run_holding(tree: ast.Module, first: int, last: int) -> _Run | None:
     found = None
     block: list[ast.AST] = tree.body
     while block:
-        inside = [s for s in block if s.end_lineno >= first and _first_line(s) <= last]
-        if not inside or _first_line(inside[0]) > first or inside[-1].end_lineno < last:
+        inside = [s for s in block if s.end_lineno >= first and first_line(s) <= last]
+        if not inside or first_line(inside[0]) > first or inside[-1].end_lineno < last:
             break
         at, to = block.index(inside[0]), block.index(inside[-1])
-        if (at and block[at - 1].end_lineno >= _first_line(inside[0])) or (
-            to + 1 < len(block) and _first_line(block[to + 1]) <= inside[-1].end_lineno
+        if (at and block[at - 1].end_lineno >= first_line(inside[0])) or (
+            to + 1 < len(block) and first_line(block[to + 1]) <= inside[-1].end_lineno
         ):
             break
         if isinstance(inside[0], ast.stmt):
-            found = _Run(_first_line(inside[0]), inside[-1].end_lineno, inside[0].col_offset, block, len(inside))
+            found = _Run(first_line(inside[0]), inside[-1].end_lineno, inside[0].col_offset, block, len(inside))
         if len(inside) > 1:
             break
         blocks = _blocks(inside[0])
-        block = next((b for b in blocks if _first_line(b[0]) <= first and b[-1].end_lineno >= last), [])
+        block = next((b for b in blocks if first_line(b[0]) <= first and b[-1].end_lineno >= last), [])
         # A header alone when its body is the statement's only block: any compound header
         # that takes `pass` takes that body (after an `if`'s, a `with` would not take `else:`).
         if not block and len(blocks) == 1 and isinstance(inside[0], ast.stmt):
-            body = _first_line(blocks[0][0])
+            body = first_line(blocks[0][0])
             if found.start < body and last < body:
                 return found._replace(end=body - 1, count=0, header=True)
     return found
 
 
 def _blocks(node: ast.AST) -> list[list]:
-    blocks = [getattr(node, name, None) for name in _BLOCKS]
+    blocks = [getattr(node, name, None) for name in BLOCK_FIELDS]
     return [b for b in blocks if isinstance(b, list) and b]
-
-
-def _first_line(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", None)
-    return min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno

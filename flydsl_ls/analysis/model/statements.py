@@ -29,10 +29,20 @@ def delete_statement(model: SemanticModel, stmt: ast.stmt) -> Edit:
     return Edit(Range(Position(rng.start.line, 0), Position(rng.end.line + 1, 0)), "")
 
 
+# The fields of a node holding statement lists (a match's ``cases`` hold ``match_case``
+# nodes, which have no lines of their own).
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
+
+
+def first_line(node: ast.AST) -> int:
+    """The statement's first line (from 1), its decorators' included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
 def block_of(tree: ast.Module, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt]] | None:
     """(owner, statement list) holding ``stmt``."""
     for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody", "handlers"):
+        for field in BLOCK_FIELDS:
             block = getattr(node, field, None)
             if isinstance(block, list) and stmt in block:
                 return node, block
