@@ -158,8 +158,19 @@ def _whole_file_calls(source: str, path: Path = Path("k.py")) -> list:
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_a_global_statement_is_seen_whatever_the_line_endings(newline):
     source = newline.join(["x = 1", "def f():", "    global x", "    x = 2", ""])
-    assert project._BINDS_ELSEWHERE.search(source)
-    assert not project._BINDS_ELSEWHERE.search("# global memory" + newline + "global_load(x)" + newline)
+    assert project._binds_elsewhere(source)
+    assert not project._binds_elsewhere("# global memory" + newline + "global_load(x)" + newline)
+    assert project._binds_elsewhere("if a: global x" + newline)
+    assert project._binds_elsewhere("y = 1; \f nonlocal x" + newline)
+    assert project._binds_elsewhere("global \\" + newline + "    x")
+    assert not project._binds_elsewhere("y.global x" + newline + "global" + newline + "xglobal y")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_defs_starting_a_line_whatever_the_line_endings(newline):
+    source = newline.join(["def f(x):", "    def inner(): pass", "async  def g():", "  async def h(): pass", "undef k", "x = 1; def_ = 2", "def\tm(): pass", ""])
+    assert project._line_def_names(source) == {"f", "g", "m"}
+    assert project._line_def_names("def") == frozenset()
 
 
 @pytest.mark.parametrize("name", NESTED)

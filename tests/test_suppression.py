@@ -91,3 +91,10 @@ def test_directives():
         5: frozenset({"FLY101", "FLY104"}),
         6: None,
     }
+
+
+def test_directives_found_as_the_case_blind_pattern_finds_them():
+    """The whole text is searched in its lower case first; `ſ` is an `s` to the pattern."""
+    for text in ("x = 1  # FLYDSL: IGNORE\n", "x = 1  # NoQa\r\n", "x = 1  # flydſl: ignore\ny = 2\n", "é = 1  # noqa\r"):
+        assert [d.line for d in directives(text)] == [0], repr(text)
+    assert directives("x = 1  # flydsl ignore, no qa\n") == []

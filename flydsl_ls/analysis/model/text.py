@@ -129,9 +129,15 @@ def split_lines(text: str) -> list[str]:
     """The lines of ``text``, each with its line end. Only \n, \r\n and \r end lines for
     ast and LSP; str.splitlines knows more line ends, but is much faster: it is used when
     the text has none of the others."""
-    if _OTHER_LINE_ENDS.search(text) is None:
+    if _no_other_line_ends(text):
         return text.splitlines(keepends=True)
     return _LINE.findall(text)[:-1]
+
+
+def _no_other_line_ends(text: str) -> bool:
+    if text.isascii():  # five scans for a character are 40x faster than the pattern's one
+        return not any(end in text for end in "\v\f\x1c\x1d\x1e")
+    return _OTHER_LINE_ENDS.search(text) is None
 
 
 def apply_edits(text: str, edits) -> str:
