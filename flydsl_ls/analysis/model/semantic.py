@@ -281,7 +281,7 @@ class SemanticModel:
         scope = self._scope_of_node.get(id(name))
         if scope is None:
             return None
-        binding = lookup(name.id, scope, (name.lineno, name.col_offset))
+        binding = self.binding_of(name)  # kept: the rules asked of most names already
         if binding is None:
             if hasattr(builtins, name.id):  # `len` after `from ...dialects.vector import *`
                 return None
