@@ -503,3 +503,25 @@ def test_where_a_read_stands_never_moves_its_binding_to_another_scope():
         for other in (r for r in reads if r.id == read.id and builder.scope_of_node[id(r)] is scope):
             there = lookup(read.id, scope, (other.lineno, other.col_offset))
             assert (here is None) == (there is None) and (here is None or here.scope is there.scope), read.id
+
+
+def test_child_fields_leave_out_only_fields_without_nodes():
+    """A walk reads only the fields that may hold nodes: the singletons' (`ctx`, `op`) and
+    the scalars' of the ASDL signature (a Name's `id`) are skipped, and no node is ever
+    found in one (every node of this package's own sources)."""
+    from pathlib import Path
+
+    from flydsl_ls.analysis.model.fields import child_fields
+
+    assert child_fields(ast.Name) == ()
+    assert child_fields(ast.Attribute) == ("value",)
+    assert child_fields(ast.FunctionDef) == ("args", "body", "decorator_list", "returns")
+    assert child_fields(ast.ImportFrom) == ("names",)
+    assert child_fields(ast.Dict) == ("keys", "values")
+    package = Path(__file__).resolve().parent.parent / "flydsl_ls"
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for name in set(node._fields) - set(child_fields(type(node))) - {"ctx", "op", "ops"}:
+                value = getattr(node, name, None)
+                held = value if isinstance(value, list) else [value]
+                assert not any(isinstance(item, ast.AST) for item in held), (path, type(node).__name__, name)
