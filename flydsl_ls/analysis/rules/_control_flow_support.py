@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.rewrite import module_alias
-from flydsl_ls.analysis.model.semantic import SemanticModel
+from flydsl_ls.analysis.model.semantic import SemanticModel, nodes_under
 from flydsl_ls.analysis.model.text import Position, Range
 
 JIT_DECORATORS = {"flyc.kernel", "flyc.jit"}
@@ -205,7 +205,7 @@ def carried_names(roots: list[ast.AST]) -> set[str]:
     (also `x.a = ...`, `x[i] = ...`) or calls a method on (`x.m(...)`)."""
     names: set[str] = set()
     for root in roots:
-        for node in ast.walk(root):
+        for node in nodes_under(root):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
             elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):

@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.model.semantic import nodes_under
 from flydsl_ls.analysis.model.versions import at_least, parse
 from flydsl_ls.analysis.rules._tdm_tile import tile_row
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
@@ -92,7 +93,7 @@ class TdmAtom(Rule):
         found = self._gathered_in.get(id(root))
         if found is None:
             found = self._gathered_in[id(root)] = set()
-            for call in ast.walk(root):
+            for call in nodes_under(root):
                 if not isinstance(call, ast.Call):
                     continue
                 name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")

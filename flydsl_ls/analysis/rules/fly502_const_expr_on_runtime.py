@@ -1,6 +1,6 @@
 import ast
 
-from flydsl_ls.analysis.model.semantic import RAW_ID_CALLS, TYPED_INDEX_ACCESSORS
+from flydsl_ls.analysis.model.semantic import RAW_ID_CALLS, TYPED_INDEX_ACCESSORS, nodes_under
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
 CONST_EXPR = {"fx.const_expr", "flyc.const_expr"}
@@ -46,14 +46,14 @@ class ConstExprOnRuntime(Rule):
         )
 
     def _runtime(self, arg: ast.expr) -> str | None:
-        for sub in ast.walk(arg):
+        for sub in nodes_under(arg):
             if isinstance(sub, ast.Attribute) and self.model.resolve(sub) in TYPED_INDEX_ACCESSORS:
                 return f"`{ast.unparse(sub)}`"
             if isinstance(sub, ast.Call) and self.model.resolve(sub.func) in _RUNTIME_CALLS:
                 return f"`{ast.unparse(sub.func)}(...)`"
         # Positive evidence only: a name or raw op whose value is a runtime fx/IR value
         # (`fx.Index(NPF)` of a Python constant is known while tracing).
-        for sub in ast.walk(arg):
+        for sub in nodes_under(arg):
             if isinstance(sub, (ast.Name, ast.Call)):
                 kind = self.model.type_of(sub)
                 if kind.is_raw or (isinstance(sub, ast.Name) and (kind.is_typed or kind.name == "fx.Boolean")):

@@ -1,5 +1,6 @@
 import ast
 
+from flydsl_ls.analysis.model.semantic import nodes_under
 from flydsl_ls.analysis.rules import _control_flow_support as cf
 from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
 
@@ -131,5 +132,5 @@ class JitCallInLoop(Rule):
 def _launches(function: ast.AST) -> bool:
     return any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "launch"
-        for n in ast.walk(function)
+        for n in nodes_under(function)
     )

@@ -4,6 +4,7 @@ import ast
 import re
 
 from flydsl_ls.analysis.model.diagnostic import Edit
+from flydsl_ls.analysis.model.semantic import nodes_under
 from flydsl_ls.analysis.model.text import Position, Range
 from flydsl_ls.analysis.rules import _control_flow_support as cf
 from flydsl_ls.analysis.rules.fly302.syntax import (
@@ -57,7 +58,7 @@ class IfMigration:
                 else_with = None
             if has_else and else_with is None:
                 raise NoFix("its else block is not filled right after the then block")
-            allowed = {id(n) for w in (then_with, else_with) if w for n in ast.walk(w.items[0].context_expr)}
+            allowed = {id(n) for w in (then_with, else_with) if w for n in nodes_under(w.items[0].context_expr)}
             binding = self._binding_at(parent.targets[0])
             for use in self.model.uses_of(binding) if binding else ():
                 if id(use) not in allowed:
@@ -253,7 +254,7 @@ class IfMigration:
             ]
 
         for stmt in with_stmt.body:
-            for sub in ast.walk(stmt):
+            for sub in nodes_under(stmt):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and earlier(scope, sub.id):
                     raise NoFix(
                         f"the body rebinds `{sub.id}` (defined before it), which a Python `if` "
