@@ -45,26 +45,36 @@ def ungrouped_range(model: SemanticModel, node: ast.AST, content: str) -> Range:
     or a class's own parentheses, nor those that part a keyword from it (`not(x)`)."""
     index = model.index
     rng = index.node_range(node)
-    if not isinstance(node, ast.expr) or not _atomic_text(content):
-        return rng
-    parent = model.parent_map(model.tree).get(id(node))
-    if isinstance(parent, ast.ClassDef) or (isinstance(parent, ast.Call) and node is not parent.func):
+    if not isinstance(node, ast.expr):
         return rng
     text = index.text
     start, end = index.offset(rng.start), index.offset(rng.end)
-    while True:
-        before = start
-        while before > 0 and text[before - 1] in " \t":
-            before -= 1
-        after = end
-        while after < len(text) and text[after] in " \t":
-            after += 1
-        if before == 0 or after >= len(text) or text[before - 1] != "(" or text[after] != ")":
-            break
-        if (before > 1 and _word(text[before - 2])) or (after + 1 < len(text) and _word(text[after + 1])):
+    around = _parentheses_around(text, start, end)
+    if around is None or not _atomic_text(content):
+        return rng  # most nodes: no parentheses around, nothing to parse
+    parent = model.parent_map(model.tree).get(id(node))
+    if isinstance(parent, ast.ClassDef) or (isinstance(parent, ast.Call) and node is not parent.func):
+        return rng
+    while around is not None:
+        opening, closing = around
+        if (opening > 0 and _word(text[opening - 1])) or (closing + 1 < len(text) and _word(text[closing + 1])):
             break  # `not(x)`, `return(x)`: the parentheses also separate a keyword
-        start, end = before - 1, after + 1
+        start, end = opening, closing + 1
+        around = _parentheses_around(text, start, end)
     return Range(index.position_at(start), index.position_at(end))
+
+
+def _parentheses_around(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The offsets of the `(` and the `)` around ``text[start:end]``, spaces apart."""
+    before = start
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    if before == 0 or after >= len(text) or text[before - 1] != "(" or text[after] != ")":
+        return None
+    return before - 1, after
 
 
 def _word(char: str) -> bool:
@@ -72,11 +82,13 @@ def _word(char: str) -> bool:
 
 
 def _atomic_text(content: str) -> bool:
+    if "\n" in content:
+        return False
     try:
         tree = ast.parse(content.strip(), mode="eval")
     except SyntaxError:
         return False
-    return "\n" not in content and isinstance(tree.body, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+    return isinstance(tree.body, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
 
 
 def _is_atom(node: ast.expr) -> bool:

@@ -252,8 +252,9 @@ class SemanticModel:
     def resolve(self, expr: ast.AST) -> str | None:
         """Canonical FlyDSL symbol of a name or attribute chain (``fx.arith.addf``)."""
         key = id(expr)
-        if key in self._resolved:
-            return self._resolved[key]
+        canon = self._resolved.get(key, _UNASKED)  # asked 1.4 million times over the corpus
+        if canon is not _UNASKED:
+            return canon
         dotted = self.dotted(expr)
         canon = canonical_symbol(dotted) if dotted else None
         if dotted and canon is None and self.project is not None:
@@ -265,8 +266,9 @@ class SemanticModel:
     def dotted(self, expr: ast.AST) -> str | None:
         """Absolute dotted path of a name or attribute chain, through aliases."""
         key = id(expr)
-        if key in self._dotted_cache:
-            return self._dotted_cache[key]
+        known = self._dotted_cache.get(key, _UNASKED)
+        if known is not _UNASKED:
+            return known
         self._dotted_cache[key] = None  # cycle guard
         result = None
         if isinstance(expr, ast.Name):
