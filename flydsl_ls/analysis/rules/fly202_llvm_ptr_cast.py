@@ -22,6 +22,7 @@ INT_TO_PTR_HELPERS = {
 # ptr + offset * dtype_bytes, then a hand-made global pointer: the offset math stays.
 ELEMENT_PTR_HELPERS = {"shim.mem_ops.get_llvm_ptr", "shim.mem_ops.element_ptr"}
 RAW_INT_TO_PTR = {"mlir.llvm.IntToPtrOp", "mlir.llvm.inttoptr"}
+_REPORTED = frozenset((*INT_TO_PTR_HELPERS, *ELEMENT_PTR_HELPERS, *RAW_INT_TO_PTR))  # the calls visit_Call reports
 
 # Calls that only re-type an address on its way from fx.ptrtoint to the int-to-ptr cast.
 _PASS_THROUGH = {
@@ -101,7 +102,7 @@ class LlvmPtrCast(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)
-        if symbol is None or is_shim_definition(self.ctx.path):
+        if symbol not in _REPORTED or is_shim_definition(self.ctx.path):
             return  # a shim's own body implements the legacy helpers: its callers are reported
         spelled = spelled_callee(node.func)
         if symbol in INT_TO_PTR_HELPERS:

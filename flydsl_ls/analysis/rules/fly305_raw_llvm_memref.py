@@ -106,6 +106,8 @@ class RawLlvmMemref(Rule):
         if not symbol:
             return
         module, _, op = symbol.rpartition(".")
+        if module not in ("mlir.llvm", "mlir.memref"):
+            return
         spelled = spelled_callee(node.func)
         if module == "mlir.llvm" and op in LLVM_KINDS and op not in LLVM_KEEP:
             kind = LLVM_KINDS[op]
