@@ -141,17 +141,16 @@ def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule
 def _run(
     tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None, stop: Callable[[], bool] | None
 ) -> list[str]:
-    dispatch: dict[type, list] = {}
+    dispatch: dict[type, list[tuple[str, Callable]]] = {}  # node type -> (rule code, handler)
     for rule in rules:
         for node_type, attr in handlers(type(rule)):
-            dispatch.setdefault(node_type, []).append(getattr(rule, attr))
+            dispatch.setdefault(node_type, []).append((rule.code, getattr(rule, attr)))
     errors: list[str] = []
     failed: set[str] = set()
     parents = ctx.parents
 
     def handle(node: ast.AST) -> None:
-        for handler in dispatch.get(type(node), ()):
-            code = handler.__self__.code
+        for code, handler in dispatch.get(type(node), ()):
             if code in failed:
                 continue
             try:
