@@ -111,13 +111,14 @@ def may_pass_modules(code: str) -> bool:
             new = found - named
             named |= new
             waiting += [name for name in new if name in renames]
-    found = _passed_pattern(frozenset(named)).finditer(code[::-1])
-    passed = [len(code) - match.end(1) for match in found]
-    if not passed:
+    # From the end of the text, up to the first word passed outside the ignored spans.
+    passed = (len(code) - match.end(1) for match in _passed_pattern(frozenset(named)).finditer(code[::-1]))
+    first = next(passed, None)
+    if first is None:
         return False
     ignored = sorted(_imports(code) + [m.span() for m in _PLAIN_PARAMETERS.finditer(code) if _starts_word(code, m.start())])
     starts = [a for a, _ in ignored]
-    for position in passed:
+    for position in itertools.chain((first,), passed):
         at = bisect.bisect_right(starts, position) - 1
         if at < 0 or position >= ignored[at][1]:  # the spans do not overlap
             return True
