@@ -199,12 +199,12 @@ def _scan(paths: list[Path]) -> dict[Path, Scanned]:
     """What the project index asks of ``paths`` (by resolved path). The worker keeps the
     trees it parsed: if it checks one of these files, it does not parse it again."""
     found = {}
-    for path in paths:
+    for path in map(Path.resolve, paths):
         try:
             with _bounded(file_time_bound()):
-                found[path.resolve()] = scan(path.resolve(), _project.trees)
+                found[path] = scan(path, _project.trees)
         except _TooSlow:  # its own check will say so
-            found[path.resolve()] = Scanned()
+            found[path] = Scanned()
     return found
 
 
