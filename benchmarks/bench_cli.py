@@ -8,7 +8,8 @@ Times whole processes (interpreter start-up included), output to /dev/null:
 
 - ``ruff no-cache``: ``ruff check --no-cache --select ALL``; ``ruff cached``: the same with
   a filled cache;
-- ``cold``: ``flydsl-ls check --no-cache`` (worker per core); ``cold -j1``: one process;
+- ``cold``: ``flydsl-ls check --no-cache`` (worker per core), each run just after a ruff
+  run, whose ratios are printed too (run by run: the host's speed drifts); ``cold -j1``: one process;
   then one more cold run with ``--timings``, whose report (workspace facts built once,
   module calls scanned once, each worker's files, models built and idle time) is printed;
   ``cold+write``: an empty cache, filled by the run;
@@ -109,7 +110,16 @@ def main() -> int:
         else:
             print("ruff not found (--ruff PATH, or pip install ruff into /tmp/ruff-venv): no ruff columns")
 
-        cold, outputs["cold"] = timed([*ours, "--no-cache"], env, args.cold_runs, scratch)
+        # Each cold run right after a ruff run: this host's speed drifts by a third within
+        # minutes, which the medians of two separate series take for a difference.
+        cold, paired = [], []
+        for _ in range(args.cold_runs):
+            if ruff:
+                reference = timed([ruff, "check", "--no-cache", "--select", "ALL", *trees], env, 1, scratch)[0][0]
+            times, outputs["cold"] = timed([*ours, "--no-cache"], env, 1, scratch)
+            cold += times
+            if ruff:
+                paired.append(times[0] / reference)
         rows.append((f"cold (-j{os.cpu_count()})", cold))
         report = subprocess.run(
             [*ours, "--no-cache", "--timings"], env=env, cwd=scratch, capture_output=True, check=False
@@ -149,6 +159,11 @@ def main() -> int:
                 reference = base["ruff cached"] if name.startswith("warm") else base["ruff no-cache"]
                 against = f"{statistics.median(times) / reference:7.1f}x"
             print(f"{name:<40} {min(times):8.2f} {statistics.median(times):9.2f} {against:>8}")
+        if paired:
+            print(
+                f"\ncold vs ruff no-cache, run by run (each cold run just after a ruff run): "
+                f"median {statistics.median(paired):.1f}x, {min(paired):.1f}x to {max(paired):.1f}x"
+            )
         same = len(set(outputs.values())) == 1
         print(f"\nflydsl-ls outputs identical across cold, -j1, cold+write and warm: {'yes' if same else 'NO'}")
         if ruff:
