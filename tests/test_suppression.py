@@ -9,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_ls.analysis.model.suppression import FLYDSL, NOQA, _comments, _line_of, _line_starts, directives, suppressions
+from flydsl_ls.analysis.model.suppression import FLYDSL, NOQA, _comments, directives, suppressions
+from flydsl_ls.analysis.model.text import LineIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(p for folder in ("flydsl_ls", "tests", "examples", "benchmarks") for p in (ROOT / folder).rglob("*.py"))
 
 
 def _scanned(text: str) -> list[tuple[tuple[int, int], str]]:
-    starts = _line_starts(text)
+    index = LineIndex(text)
     found = []
     for offset, comment in _comments(text):
-        line = _line_of(starts, offset)
-        found.append(((line + 1, offset - starts[line]), comment))
+        line, column = index.position_at(offset)
+        found.append(((line + 1, column), comment))
     return found
 
 

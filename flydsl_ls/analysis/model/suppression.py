@@ -9,9 +9,10 @@ every keystroke of a file that has a ``# noqa`` anywhere).
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
+
+from flydsl_ls.analysis.model.text import LineIndex
 
 FLYDSL, NOQA = "flydsl", "noqa"
 _IGNORE = re.compile(r"#\s*flydsl:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -54,14 +55,13 @@ def directives(source: str) -> list[Directive]:
     if not _may_hold_directive(source):
         return []
     found: list[Directive] = []
-    line_starts: list[int] | None = None
+    index: LineIndex | None = None
     for offset, comment in _comments(source):
         if _CANDIDATE.search(comment) is None:
             continue
-        if line_starts is None:
-            line_starts = _line_starts(source)
-        line = _line_of(line_starts, offset)
-        column = offset - line_starts[line]
+        if index is None:
+            index = LineIndex(source)
+        line, column = index.position_at(offset)
         for kind, pattern in ((FLYDSL, _IGNORE), (NOQA, _NOQA)):
             for match in pattern.finditer(comment):
                 text = match.group("codes")
@@ -153,18 +153,3 @@ def _comments(source: str):
             pos = end_match.start() if end_match else length
         else:
             pos = body.end()
-
-
-_LINE_END = re.compile(r"\r\n?|\n")
-
-
-def _line_starts(source: str) -> list[int]:
-    if "\r" not in source:  # the lines' lengths summed in C: 3x faster than the pattern
-        return list(itertools.accumulate(map((1).__add__, map(len, source.split("\n")[:-1])), initial=0))
-    return [0, *(m.end() for m in _LINE_END.finditer(source))]
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    import bisect
-
-    return bisect.bisect_right(starts, offset) - 1
