@@ -213,11 +213,7 @@ async function runServerCommand(
   args: unknown[],
   next: (command: string, args: unknown[]) => vscode.ProviderResult<unknown>,
 ): Promise<unknown> {
-  if (command === 'flydsl-ls.migrateKernel' && args.length === 0) {
-    // From the palette: the server's code action at the cursor names the kernel there, and
-    // runs this command again with [uri, version, name].
-    return vscode.commands.executeCommand('editor.action.codeAction', { kind: MIGRATE_KIND, apply: 'first' });
-  }
+  if (command === 'flydsl-ls.migrateKernel' && args.length === 0) return migrateAtCursor();
   if (RUNS_CODE.has(command) && !vscode.workspace.isTrusted) {
     void vscode.window.showWarningMessage(`FlyDSL: ${command} runs the workspace's code: trust the workspace first.`);
     return undefined;
@@ -244,6 +240,31 @@ async function runServerCommand(
   }
   if (ok && command === 'flydsl-ls.showIsa') linkIsa(result);
   return result;
+}
+
+/** Migrate This Kernel from the palette: the server's code action at the cursor names the
+ * kernel there; its command runs this one again with [uri, version, name] and answers with
+ * the server's result. Asked for directly rather than through editor.action.codeAction, which
+ * does nothing, silently, when the editor has lost focus. */
+async function migrateAtCursor(): Promise<unknown> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showErrorMessage('FlyDSL: open a kernel file and put the cursor in a kernel to migrate it.');
+    return undefined;
+  }
+  const actions =
+    (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      editor.document.uri,
+      editor.selection,
+      MIGRATE_KIND,
+    )) ?? [];
+  const action = actions.find((a) => a.command?.command === 'flydsl-ls.migrateKernel' && a.command.arguments?.length);
+  if (!action?.command) {
+    void vscode.window.showInformationMessage('FlyDSL: no kernel with a fix to migrate at the cursor.');
+    return undefined;
+  }
+  return vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
 }
 
 // --- the ISA linked to its source (Show ISA, compiled with line info) ---------------------------

@@ -447,7 +447,8 @@ async function migrateKernel(): Promise<void> {
   const original = doc.getText();
   const inside = original.split('\n').indexOf('    lane, warp = _lane_and_warp()');
   await place(editor, new vscode.Position(inside, 4));
-  await vscode.commands.executeCommand('flydsl-ls.migrateKernel');
+  const result = (await vscode.commands.executeCommand('flydsl-ls.migrateKernel')) as Record<string, unknown> | undefined;
+  assert.ok(result?.applied, `the migration was applied: ${JSON.stringify(result)}`);
   await until('the migration in the buffer', () => (doc.getText() !== original ? true : undefined), 60_000);
   await vscode.commands.executeCommand('workbench.action.files.save');
   await until('the save', () => (!doc.isDirty ? true : undefined), 60_000);
