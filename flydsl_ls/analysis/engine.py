@@ -20,7 +20,7 @@ from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.model.suppression import directives, is_suppressed, suppressions
 from flydsl_ls.analysis.model.text import LineIndex, Position, Range
 from flydsl_ls.analysis.rules import ALL_RULES, SYNTAX_ERROR
-from flydsl_ls.analysis.rules.base import Rule
+from flydsl_ls.analysis.rules.base import Callees, Rule
 from flydsl_ls.analysis.rules.context import AnalysisOptions, RuleContext
 
 log = logging.getLogger(__name__)
@@ -141,16 +141,43 @@ def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule
 def _run(
     tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None, stop: Callable[[], bool] | None
 ) -> list[str]:
-    dispatch: dict[type, list[tuple[str, Callable]]] = {}  # node type -> (rule code, handler)
+    # node type -> (rule code, handler); for ast.Call, None: ``call_handlers`` picks them
+    dispatch: dict[type, list[tuple[str, Callable]] | None] = {}
+    calls: list[tuple[str, Callable, Callees | None]] = []  # the visit_Call handlers, in rule order
     for rule in rules:
         for node_type, attr in handlers(type(rule)):
-            dispatch.setdefault(node_type, []).append((rule.code, getattr(rule, attr)))
+            if node_type is ast.Call:
+                calls.append((rule.code, getattr(rule, attr), rule.callees))
+            else:
+                dispatch.setdefault(node_type, []).append((rule.code, getattr(rule, attr)))
+    every_call = [(code, handler) for code, handler, _ in calls]
+    if any(callees is not None for _, _, callees in calls):
+        dispatch[ast.Call] = None
+    elif calls:
+        dispatch[ast.Call] = every_call
+    by_callee: dict[str | None, list[tuple[str, Callable]]] = {}  # the callee's symbol -> its handlers
+    resolve = ctx.model.resolve
     errors: list[str] = []
     failed: set[str] = set()
     parents = ctx.parents
 
+    def call_handlers(node: ast.Call) -> list[tuple[str, Callable]]:
+        try:
+            symbol = resolve(node.func)
+        except Exception:
+            return every_call  # each rule meets the failure itself, as when it resolved alone
+        found = by_callee.get(symbol)
+        if found is None:
+            found = by_callee[symbol] = [
+                (code, handler)
+                for code, handler, callees in calls
+                if callees is None or (symbol is not None and callees.take(symbol))
+            ]
+        return found
+
     def handle(node: ast.AST) -> None:
-        for code, handler in dispatch.get(type(node), ()):
+        found = dispatch.get(type(node), ())
+        for code, handler in found if found is not None else call_handlers(node):
             if code in failed:
                 continue
             try:

@@ -16,7 +16,7 @@ from flydsl_ls.analysis.rules._buffer_access import chosen_class
 from flydsl_ls.analysis.rules._operands import kind_as_it_was
 from flydsl_ls.analysis.rules._raw_dialect_support import ATOM, is_float_type, precedence
 from flydsl_ls.analysis.rules._control_flow_support import method_call_state
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 ARITH_VALUE = "fx.arith.ArithValue"
 
@@ -82,6 +82,8 @@ class ArithValueWrapper(Rule):
     fix_title = "Remove the ArithValue wrapper"
     example_before = "acc = ArithValue(val) + peer"
     example_after = "acc = val + peer  # val is already fx.Float32"
+
+    callees = Callees(symbols=frozenset({ARITH_VALUE}))
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.resolve(node.func) != ARITH_VALUE:

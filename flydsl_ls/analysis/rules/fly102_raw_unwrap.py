@@ -4,7 +4,7 @@ from flydsl_ls.analysis.model.rewrite import fx_alias, replacement_text
 from flydsl_ls.analysis.model.valueflow import value_kind
 from flydsl_ls.analysis.rules._control_flow_support import call_base, method_call_state
 from flydsl_ls.analysis.rules._parameter_kind import parameter_kind
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 # `buffer_ops._unwrap_value` (FlyDSL's and aiter's buffer_ops shims) unwraps as `_to_raw` does:
 # `.ir_value()` of an fx value, the raw value of an ArithValue, a raw value as it is.
@@ -69,6 +69,8 @@ class RawUnwrap(Rule):
     fix_title_either = "Replace with fx.as_ir_value(v)"
     example_before = "cond = arith.unwrap(idx >= limit)"
     example_after = "cond = (idx >= limit).ir_value()"
+
+    callees = Callees(symbols=frozenset(UNWRAPPERS))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.valueflow import kind_change_hazard
 from flydsl_ls.analysis.rules._boundary import raw_boundaries
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 INDEX_CASTS = {"fx.arith.index_cast", "fx.index_cast"}
 INDEX_CONSTANTS = {"fx.arith.index"}
@@ -37,6 +37,8 @@ class IndexCast(Rule):
     fix_title = "Replace with fx.Index(v)"
     example_before = "off = arith.index_cast(T.index, x)"
     example_after = "off = fx.Index(x)"
+
+    callees = Callees(symbols=frozenset(INDEX_CASTS | INDEX_CONSTANTS | CONSTANTS))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.rewrite import replacement_text
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 # Builders whose shapes, strides and bounds are compile-time Python ints.
 STATIC_BUILDERS = {
@@ -40,6 +40,8 @@ class RedundantWrap(Rule):
     deprecated_tag = False
     example_before = "tile = fx.make_layout(fx.Int32(BLOCK), fx.Int32(1))"
     example_after = "tile = fx.make_layout(BLOCK, 1)"
+
+    callees = Callees(prefixes=("fx.",))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

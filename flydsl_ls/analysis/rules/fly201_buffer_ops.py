@@ -23,7 +23,7 @@ from flydsl_ls.analysis.rules._buffer_access import (
     file_helper,
     read_access,
 )
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 CREATE = SHIM + "create_buffer_resource"
 FROM_ADDR = SHIM + "create_buffer_resource_from_addr"
@@ -175,6 +175,8 @@ class BufferOps(Rule):
         self._plans: dict[int, Plan] = {}
         self._kept: set[int] = set()  # id() of definitions whose resource the guide keeps
         self._pointer_params: set[int] = set()  # id() of helper parameters given pointers, not tensors
+
+    callees = Callees(prefixes=(SHIM,))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

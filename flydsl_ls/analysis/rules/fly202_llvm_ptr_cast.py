@@ -10,7 +10,7 @@ from flydsl_ls.analysis.rules._llvm_pointer_support import (
     llvm_address_space,
 )
 from flydsl_ls.analysis.rules._raw_dialect_support import is_shim_definition
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid, call_argument
 
 # Legacy helpers that turn an integer address into an !llvm.ptr with a hard-coded
 # address space, and the address space each one defaults to.
@@ -99,6 +99,8 @@ class LlvmPtrCast(Rule):
         "p = buffer_ops.create_llvm_ptr(lds_idx, address_space=3)"
     )
     example_after = "lds_idx = fx.Index(fx.ptrtoint(lds.x.ptr))\np = lds.x.ptr.llvm_ptr"
+
+    callees = Callees(symbols=_REPORTED)
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

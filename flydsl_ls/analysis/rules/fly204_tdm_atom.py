@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model.semantic import nodes_under
 from flydsl_ls.analysis.model.versions import at_least, parse
 from flydsl_ls.analysis.rules._tdm_tile import tile_row
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 TDM_ATOM = {"fx.rocdl.make_tdm_atom", "fx.rocdl.cdna5.make_tdm_atom"}
 TILED_SINCE = "0.3.4"  # guide 000 (pinned 0.3.4.1) documents cdna5.make_tiled_tdm_atom
@@ -50,6 +50,8 @@ class TdmAtom(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._gathered_in: dict[int, set[str]] = {}  # id(function or module) -> ``_gathered``
+
+    callees = Callees(symbols=frozenset(TDM_ATOM))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

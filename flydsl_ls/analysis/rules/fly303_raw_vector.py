@@ -4,7 +4,7 @@ from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.valueflow import value_kind
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
 from flydsl_ls.analysis.rules._boundary import raw_boundaries
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 VECTOR_MODULES = ("mlir.vector", "shim.vector")
 OPS = {"extract", "bitcast", "splat", "broadcast", "from_elements", "load", "store", "load_op", "extract_strided_slice"}
@@ -78,6 +78,8 @@ class RawVector(Rule):
     fix_title = "Use fx.Vector"
     example_before = "x = vector.extract(v, static_position=[0], dynamic_position=[])"
     example_after = "x = fx.Vector(v)[0]"
+
+    callees = Callees(modules=frozenset(VECTOR_MODULES))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.rules import _raw_dialect_support as S
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 # flydsl.expr.math.__all__ (FlyDSL 0.5.0): typed wrappers with the raw ops' positional
 # operands, re-exported on fx. fma and absf have the guide's own spelling (fx.fma, fx.absf).
@@ -54,6 +54,8 @@ class RawMath(Rule):
     fix_title = "Use the fx.math wrapper"
     example_before = "y = mlir_math.fma(a, b, c)"
     example_after = "y = fx.fma(a, b, c)"
+
+    callees = Callees(symbols=frozenset({CALL_INTRINSIC}), modules=frozenset({"mlir.math"}))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

@@ -4,7 +4,7 @@ from flydsl_ls.analysis.model.diagnostic import Severity
 from flydsl_ls.analysis.model.locate import spelled as spelled_callee
 from flydsl_ls.analysis.model.semantic import SemanticModel
 from flydsl_ls.analysis.rules._raw_dialect_support import is_shim_definition
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid, call_argument
 
 LLVM_KINDS = {
     "load": "load", "LoadOp": "load", "store": "store", "StoreOp": "store",
@@ -98,6 +98,8 @@ class RawLlvmMemref(Rule):
     fix_safety = "none"
     example_before = "p = llvm.GEPOp(ptr_ty, base, [idx], elem_type=T.f32)\nv = llvm.load(T.f32, p)"
     example_after = "t = fx.make_view(fx.get_iter(buf), fx.make_layout(n, 1))\nv = t[idx]"
+
+    callees = Callees(modules=frozenset({"mlir.llvm", "mlir.memref"}))
 
     def visit_Call(self, node: ast.Call) -> None:
         if is_shim_definition(self.ctx.path):  # the helper layers' own bodies: their callers are reported

@@ -3,7 +3,7 @@ import ast
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.statements import delete_statement
 from flydsl_ls.analysis.model.versions import at_least, parse
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 RAW_BARRIERS = {
     "mlir.rocdl.sched_barrier": "sched_barrier",
@@ -51,6 +51,8 @@ class RawSchedBarrier(Rule):
     fix_title = "Use the fx.rocdl wrapper"
     example_before = "rocdl_dialect.sched_group_barrier(mask_attr, 1, 0)"
     example_after = "fx.rocdl.sched_group_barrier(mask_attr, 1, 0)"
+
+    callees = Callees(symbols=frozenset({CALL_INTRINSIC, *RAW_BARRIERS}))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

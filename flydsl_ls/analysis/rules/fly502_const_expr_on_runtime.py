@@ -1,7 +1,7 @@
 import ast
 
 from flydsl_ls.analysis.model.semantic import RAW_ID_CALLS, TYPED_INDEX_ACCESSORS, nodes_under
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 CONST_EXPR = {"fx.const_expr", "flyc.const_expr"}
 # Calls whose result is a per-lane runtime value.
@@ -31,6 +31,8 @@ class ConstExprOnRuntime(Rule):
     deprecated_tag = False
     example_before = "if const_expr(fx.thread_idx.x == 0):\n    fx.printf('lane 0')"
     example_after = "if fx.thread_idx.x == 0:\n    fx.printf('lane 0')"
+
+    callees = Callees(symbols=frozenset(CONST_EXPR))
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.resolve(node.func) not in CONST_EXPR or len(node.args) != 1:

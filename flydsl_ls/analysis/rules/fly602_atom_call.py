@@ -2,7 +2,7 @@ import ast
 
 from flydsl_ls.analysis.model.rewrite import fx_alias
 from flydsl_ls.analysis.model.scopes import lookup
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid
 
 # legacy call -> (modern name, positional arity of the 1:1 form, keywords it may carry)
 ATOM_CALLS = {
@@ -42,6 +42,8 @@ class AtomCall(Rule):
     deprecated_tag = False
     example_before = "fx.copy_atom_call(atom, fx.slice(tiles, (None, idx)), r)"
     example_after = "fx.copy(atom, fx.slice(tiles, (None, idx)), r)"
+
+    callees = Callees(symbols=frozenset(ATOM_CALLS))
 
     def visit_Call(self, node: ast.Call) -> None:
         symbol = self.model.resolve(node.func)

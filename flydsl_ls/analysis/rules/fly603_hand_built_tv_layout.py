@@ -13,7 +13,7 @@ from flydsl_ls.analysis.rules._tv_layout import (
     pairs,
     why_none,
 )
-from flydsl_ls.analysis.rules.base import Invalid, Rule, Valid, call_argument
+from flydsl_ls.analysis.rules.base import Callees, Invalid, Rule, Valid, call_argument
 
 TILED_COPY = {"fx.make_tiled_copy"}
 _LAYOUT_BUILDERS = {
@@ -83,6 +83,8 @@ class HandBuiltTvLayout(Rule):
     example_after = (
         "fx.make_tiled_copy_tv(atom, fx.make_layout((16, (2, 2)), (2, (1, 32))), fx.make_layout((1, 4), (1, 1)))"
     )
+
+    callees = Callees(symbols=frozenset(TILED_COPY))
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.resolve(node.func) not in TILED_COPY:
