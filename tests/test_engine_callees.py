@@ -10,7 +10,7 @@ import pytest
 
 from flydsl_ls.analysis.engine import AnalysisRequest, analyze
 from flydsl_ls.analysis.rules import ALL_RULES
-from flydsl_ls.analysis.rules.base import Callees
+from flydsl_ls.analysis.rules.base import Callees, Rule
 from tests.rule_cases import CaseProject, all_cases, options
 
 FILTERED = [rule for rule in ALL_RULES if rule.callees is not None]
@@ -54,3 +54,29 @@ def test_callees_take_symbols_modules_and_prefixes():
     assert callees.take("fx.a.b") and not callees.take("fx.a.bc")
     assert callees.take("mlir.math.exp2") and not callees.take("mlir.math") and not callees.take("mlir.mathx.exp2")
     assert callees.take("shim.buffer_ops.buffer_load") and not callees.take("shim.vector.load")
+
+
+class _BrokenOnCalls(Rule):  # fails on the first call or name it is handed
+    code = "FLY999"
+    visits = 0
+
+    def visit_Call(self, node):
+        type(self).visits += 1
+        raise ValueError("broken")
+
+    def visit_Name(self, node):
+        type(self).visits += 1
+        raise KeyError("broken")
+
+
+def test_a_crashing_rule_is_dropped_and_the_others_still_report():
+    from flydsl_ls.analysis.rules.fly101_arith_value_wrapper import ArithValueWrapper
+
+    source = "from flydsl.expr.arith import ArithValue\n\ndef f(x):\n    a = ArithValue(x)\n    return ArithValue(a)\n"
+    alone = analyze(AnalysisRequest(source, rules=[ArithValueWrapper])).diagnostics
+    _BrokenOnCalls.visits = 0
+    result = analyze(AnalysisRequest(source, rules=[_BrokenOnCalls, ArithValueWrapper]))
+    assert [d.message for d in result.diagnostics] == [d.message for d in alone] and len(alone) == 2
+    assert _BrokenOnCalls.visits == 1  # not asked again after it failed
+    assert len(result.internal_errors) == 1
+    assert result.internal_errors[0].startswith("FLY999 crashed at line ")
