@@ -12,8 +12,9 @@ FLY702 question) are built once per run, in this process, before the workers sta
 inherit them. With several workers, each file's module calls and top-level functions are
 then scanned once, by one worker, and every worker answers the callers and definers
 questions from that scan instead of building the model of nearly every file. Files are
-handed out one at a time, the largest first, so that no worker is left with a large file
-while the others are idle at the end. The cyclic garbage collector is off while files are
+taken one at a time, the largest first, so that no worker is left with a large file while
+the others are idle at the end; but a worker takes first a file it has parsed already
+(``_Queue``). The cyclic garbage collector is off while files are
 checked: the models a run keeps are long-lived, and each full collection walked all of
 them (about 40% of a run's CPU time on the real corpus).
 """
@@ -130,7 +131,9 @@ def run_jobs(
         method = "fork" if "fork" in methods else "spawn"
         context = multiprocessing.get_context(method)
         # Forked workers inherit the facts; spawned ones get a copy each.
-        initargs = (files, None if method == "fork" else _facts)
+        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))  # largest first
+        queue = _Queue(jobs, order, context)
+        initargs = (files, None if method == "fork" else _facts, queue)
         results: list[FileResult | None] = [None] * len(jobs)
         with _stopped_on_interrupt(
             ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs)
@@ -143,11 +146,12 @@ def run_jobs(
                 scanned.update(found)
             timings.scans, timings.passing = len(scanned), sum(1 for s in scanned.values() if s.calls)
             timings.scan_seconds = time.time() - scan_start
-            order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))  # largest first
-            shared = _Shared(scanned)  # pickled into each job, read once per worker
-            futures = {pool.submit(_run, jobs[i], shared): i for i in order}
-            for future, i in futures.items():
-                results[i] = future.result()
+            shared = _Shared(scanned)  # pickled into each task, read once per worker
+            # A task per job; each worker picks the job it runs (``_Queue.take``).
+            futures = [pool.submit(_run_next, shared) for _ in order]
+            for future in futures:
+                i, result = future.result()
+                results[i] = result
         return results
     finally:
         timings.end = time.time()
@@ -217,14 +221,57 @@ def _size(path: Path) -> int:
 
 _GARBAGE_CHECK = 3_000_000
 _project: ProjectIndex | None = None  # the worker's
+_queue: _Queue | None = None  # the worker's view of the run's jobs
 _facts: WorkspaceFacts | None = None  # the run's, while it runs
 
 
-def _start_worker(files: list[Path], facts: WorkspaceFacts | None) -> None:
+def _start_worker(files: list[Path], facts: WorkspaceFacts | None, queue: _Queue) -> None:
+    global _queue
     # Ctrl-C reaches the whole process group: the parent stops the run and its workers,
     # which would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _queue = queue
     _start(files, facts)
+
+
+class _Queue:
+    """The run's jobs, shared by its workers: each takes, of the jobs no worker took yet,
+    the largest whose file it has parsed already (a module its earlier files import, read
+    for their resolution), else the largest. Handed out in a fixed order, a file a worker
+    had parsed went to the other one in half the cases, which parsed it again: 74 of the
+    corpus's files, 1.9 MB of source."""
+
+    def __init__(self, jobs: list[FileJob], order: list[int], context):
+        self.jobs = jobs
+        self.order = order
+        self.paths = [jobs[i].path.resolve() for i in order]
+        self.taken = context.RawArray("b", len(order))  # shared memory: 1 once a worker took it
+        self.lock = context.Lock()
+
+    def take(self, project: ProjectIndex) -> int:
+        """The index of the job this worker runs next (in ``jobs``)."""
+        with self.lock:
+            taken = self.taken
+            first = None
+            for at, path in enumerate(self.paths):
+                if taken[at]:
+                    continue
+                if first is None:
+                    first = at
+                if project.holds(path):
+                    break
+            else:
+                at = first
+            if at is None:
+                raise RuntimeError("no job left: more tasks than jobs")
+            taken[at] = 1
+        return self.order[at]
+
+
+def _run_next(shared: _Shared) -> tuple[int, FileResult]:
+    assert _queue is not None and _project is not None
+    index = _queue.take(_project)
+    return index, _run(_queue.jobs[index], shared)
 
 
 def _start(files: list[Path], facts: WorkspaceFacts | None) -> None:

@@ -100,3 +100,26 @@ def test_two_workers_scan_each_file_once(project):
     # land on the other worker depends on which worker takes which file (9 or 10 were seen).
     built = sum(int(re.search(r"(\d+) module models built", line).group(1)) for line in lines if line.startswith("worker "))
     assert built <= 7 + 4
+
+
+def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_path):
+    import multiprocessing
+
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.config import Settings
+    from flydsl_ls.runner import FileJob, _Queue
+
+    paths = []
+    for name, size in (("small.py", 10), ("large.py", 300), ("middle.py", 100), ("held.py", 50)):
+        (tmp_path / name).write_text("x = 1\n" * size)
+        paths.append(tmp_path / name)
+    jobs = [FileJob(path, Settings()) for path in paths]
+    order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
+    queue = _Queue(jobs, order, multiprocessing.get_context())
+    worker = ProjectIndex(files=paths)
+    worker.keep_trees = True
+    worker.model_of(paths[3].resolve())  # held.py, read for another file's resolution
+    worker.trees[paths[0].resolve()] = None  # small.py, kept by the scan
+    assert [queue.take(worker) for _ in jobs] == [3, 0, 1, 2]  # held, small (kept), then large, middle
+    with pytest.raises(RuntimeError):
+        queue.take(worker)

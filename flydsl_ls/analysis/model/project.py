@@ -171,6 +171,13 @@ class ProjectIndex:
         texts = {path: self._text(path) for path in self._file_words}
         return WorkspaceFacts(dict(self._paths), texts, self._words, self._file_words, time.perf_counter() - start)
 
+    def holds(self, path: Path) -> bool:
+        """``path`` (resolved) was parsed here already: its tree is kept, or its model built."""
+        if path in self.trees:
+            return True
+        known = self._modules.get(path)
+        return known is not None and known.model is not None
+
     @property
     def adopted(self) -> bool:
         return self._scanned is not None
