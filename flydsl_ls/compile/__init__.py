@@ -12,21 +12,45 @@ The public surface, for the CLI and the language server:
 Nothing here imports torch or flydsl; only the worker process does.
 """
 
-from flydsl_ls.compile.examples import Example, choose_example, find_examples, split_target
-from flydsl_ls.compile.isa import IsaReport, KernelResources, parse_isa, parse_isa_file
-from flydsl_ls.compile.launch import describe as describe_gpu
-from flydsl_ls.compile.launch import detect_gpu
-from flydsl_ls.compile.result import (
-    CompileError,
-    CompileResult,
-    GpuCheck,
-    KernelOutput,
-    LaunchReport,
-    Status,
-)
-from flydsl_ls.compile.service import DEFAULT_ARCH, CompileService
-from flydsl_ls.compile.toolchain import Toolchain, find_toolchain
-from flydsl_ls.compile.verify import IrComparison, compare_results, strip_locations
+# Read on first use (PEP 562): `check` loads the package for its argument parser only, and
+# the service would bring asyncio and subprocess machinery in (20 ms of a run's start-up).
+_EXPORTS = {
+    "Example": ("flydsl_ls.compile.examples", "Example"),
+    "choose_example": ("flydsl_ls.compile.examples", "choose_example"),
+    "find_examples": ("flydsl_ls.compile.examples", "find_examples"),
+    "split_target": ("flydsl_ls.compile.examples", "split_target"),
+    "IsaReport": ("flydsl_ls.compile.isa", "IsaReport"),
+    "KernelResources": ("flydsl_ls.compile.isa", "KernelResources"),
+    "parse_isa": ("flydsl_ls.compile.isa", "parse_isa"),
+    "parse_isa_file": ("flydsl_ls.compile.isa", "parse_isa_file"),
+    "describe_gpu": ("flydsl_ls.compile.launch", "describe"),
+    "detect_gpu": ("flydsl_ls.compile.launch", "detect_gpu"),
+    "CompileError": ("flydsl_ls.compile.result", "CompileError"),
+    "CompileResult": ("flydsl_ls.compile.result", "CompileResult"),
+    "GpuCheck": ("flydsl_ls.compile.result", "GpuCheck"),
+    "KernelOutput": ("flydsl_ls.compile.result", "KernelOutput"),
+    "LaunchReport": ("flydsl_ls.compile.result", "LaunchReport"),
+    "Status": ("flydsl_ls.compile.result", "Status"),
+    "DEFAULT_ARCH": ("flydsl_ls.compile.service", "DEFAULT_ARCH"),
+    "CompileService": ("flydsl_ls.compile.service", "CompileService"),
+    "Toolchain": ("flydsl_ls.compile.toolchain", "Toolchain"),
+    "find_toolchain": ("flydsl_ls.compile.toolchain", "find_toolchain"),
+    "IrComparison": ("flydsl_ls.compile.verify", "IrComparison"),
+    "compare_results": ("flydsl_ls.compile.verify", "compare_results"),
+    "strip_locations": ("flydsl_ls.compile.verify", "strip_locations"),
+}
+
+
+def __getattr__(name: str):
+    found = _EXPORTS.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(found[0]), found[1])
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_ARCH",
