@@ -81,7 +81,7 @@ class WaitcntFacts:
     _siblings: dict = field(default_factory=dict)  # (module, function) -> (facts, Helper | None) | None
     _sibling_paths: dict = field(default_factory=dict)  # dotted -> the module defining it | None
     _path_of_node: dict = field(default_factory=dict)  # id(called name or attribute) -> the same
-    _texts: dict = field(default_factory=dict)  # sibling module -> its text
+    _mentions: dict = field(default_factory=dict)  # (sibling module, words) -> its text has one
     # While `waitcnt_counts` asks "what if this unknown were x": (hole key, x). See hole_key.
     hole: tuple | None = None
 
@@ -288,10 +288,11 @@ class WaitcntFacts:
         path = self._sibling_path(func)
         if path is None:
             return True
-        text = self._texts.get(path)
-        if text is None:
-            text = self._texts[path] = self.model.project.index.text_of(path)
-        return not any(word in text for word in words)
+        mentioned = self._mentions.get((path, words))
+        if mentioned is None:  # a whole module searched: once per module, not per call
+            text = self.model.project.index.text_of(path)
+            mentioned = self._mentions[path, words] = any(word in text for word in words)
+        return not mentioned
 
     def helper_called_binding(self, name: ast.Name) -> bool:
         binding = self.model.binding_of(name)
