@@ -726,7 +726,7 @@ def scan(path: Path, keep: dict | None = None) -> Scanned:
     """``path``'s calls that pass dialect modules, as ``ProjectIndex._module_calls`` finds
     them, and its top-level functions, as ``definers`` reads them (``scan_source``).
     ``keep``: where to leave the text and tree read (by path), for ``ProjectIndex.keep_trees``,
-    when it was parsed and no model was built of it."""
+    when it was parsed."""
     try:
         stat = path.stat()
         source = read_source(path)
@@ -758,7 +758,7 @@ def _scan_of(
     tree, parsed only when the text says a call may pass a module (13 of the 213 real
     kernel files), and a module model built only for the files where the tree says one may
     (5 of them), disposed at once: nothing of it is kept. A file that does not parse passes
-    nothing. ``kept``: given the tree parsed, when no model was built."""
+    nothing. ``kept``: given the tree parsed (the file's own model may be built of it)."""
     if tree is not None:  # what the text says, the tree says exactly
         functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     else:
@@ -773,9 +773,9 @@ def _scan_of(
     if model is not None:
         return Scanned(_calls_in(model, _calls_that_may_pass_modules(model.nodes_of(_SCANNED))), functions)
     candidates = _calls_that_may_pass_modules(nodes_under(tree))
+    if kept is not None:
+        kept(tree)  # whole: the model below is built on a cut copy
     if not candidates:
-        if kept is not None:
-            kept(tree)
         return Scanned([], functions)
     try:
         model = SemanticModel(source, _around(tree, source, candidates), package_of(path))
