@@ -511,17 +511,17 @@ def test_child_fields_leave_out_only_fields_without_nodes():
     found in one (every node of this package's own sources)."""
     from pathlib import Path
 
-    from flydsl_ls.analysis.model.fields import child_fields
+    from flydsl_ls.analysis.model.fields import CHILD_FIELDS
 
-    assert child_fields(ast.Name) == ()
-    assert child_fields(ast.Attribute) == ("value",)
-    assert child_fields(ast.FunctionDef) == ("args", "body", "decorator_list", "returns")
-    assert child_fields(ast.ImportFrom) == ("names",)
-    assert child_fields(ast.Dict) == ("keys", "values")
+    assert CHILD_FIELDS[ast.Name] == ()
+    assert CHILD_FIELDS[ast.Attribute] == ("value",)
+    assert CHILD_FIELDS[ast.FunctionDef] == ("args", "body", "decorator_list", "returns")
+    assert CHILD_FIELDS[ast.ImportFrom] == ("names",)
+    assert CHILD_FIELDS[ast.Dict] == ("keys", "values")
     package = Path(__file__).resolve().parent.parent / "flydsl_ls"
     for path in sorted(package.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            for name in set(node._fields) - set(child_fields(type(node))) - {"ctx", "op", "ops"}:
+            for name in set(node._fields) - set(CHILD_FIELDS[type(node)]) - {"ctx", "op", "ops"}:
                 value = getattr(node, name, None)
                 held = value if isinstance(value, list) else [value]
                 assert not any(isinstance(item, ast.AST) for item in held), (path, type(node).__name__, name)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from flydsl_ls.analysis.model import recovery
 from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Diagnostic, Severity
-from flydsl_ls.analysis.model.fields import child_fields
+from flydsl_ls.analysis.model.fields import CHILD_FIELDS
 from flydsl_ls.analysis.model.parsing import parse
 from flydsl_ls.analysis.model.project import ProjectView
 from flydsl_ls.analysis.model.scopes import Interrupted
@@ -159,7 +159,6 @@ def _run(
     resolve = ctx.model.resolve
     errors: list[str] = []
     parents = ctx.parents
-    fields_of: dict[type, tuple[str, ...]] = {}
 
     def call_handlers(node: ast.Call) -> list[tuple[str, Callable]]:
         try:
@@ -208,10 +207,7 @@ def _run(
             except Exception as error:
                 failed(code, node, error)
         parents.append(node)
-        fields = fields_of.get(node_type)
-        if fields is None:
-            fields = fields_of[node_type] = child_fields(node_type)
-        for name in fields:
+        for name in CHILD_FIELDS[node_type]:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:

@@ -11,17 +11,20 @@ _SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
 # ASDL's built-in types: a field of one holds a name, a string or a number, never a node.
 # Skipping them (a Name's `id`, a Constant's `value`) halves the fields a walk reads.
 _SCALAR_TYPES = frozenset({"identifier", "string", "constant", "int"})
-_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> ``child_fields``
 
 
-def child_fields(node_type: type) -> tuple[str, ...]:
-    """``node_type``'s fields that may hold nodes, but those holding singletons, in
-    declaration order."""
-    fields = _FIELDS.get(node_type)
-    if fields is None:
+class _ChildFields(dict):
+    """Node type -> its fields that may hold nodes, but those holding singletons, in
+    declaration order. Filled on first use: the walks read it as ``CHILD_FIELDS[type(node)]``,
+    a look-up where a call per node cost more."""
+
+    def __missing__(self, node_type: type) -> tuple[str, ...]:
         skipped = _SINGLETON_FIELDS | _scalar_fields(node_type)
-        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in skipped)
-    return fields
+        fields = self[node_type] = tuple(f for f in node_type._fields if f not in skipped)
+        return fields
+
+
+CHILD_FIELDS = _ChildFields()
 
 
 def _scalar_fields(node_type: type) -> frozenset[str]:

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flydsl_ls.analysis.model.fields import child_fields
+from flydsl_ls.analysis.model.fields import CHILD_FIELDS
 from flydsl_ls.analysis.model.modules import RELATIVE
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -66,7 +66,6 @@ class Interrupted(Exception):
 
 
 _VISITORS: dict[type, Callable] = {}  # node type -> the ScopeBuilder method visiting it
-_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # node type -> ``child_fields``
 
 
 def _visitor_of(node_type: type) -> Callable:
@@ -123,11 +122,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def generic_visit(self, node):
         # ``visit`` written out (a call fewer per node): most nodes are reached from here.
-        node_type = type(node)
-        fields = _FIELDS_OF.get(node_type)
-        if fields is None:
-            fields = _FIELDS_OF[node_type] = child_fields(node_type)
-        for name in fields:
+        for name in CHILD_FIELDS[type(node)]:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):

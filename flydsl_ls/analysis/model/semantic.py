@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from flydsl_ls.analysis.model import fxtypes as T
 from flydsl_ls.analysis.model import promotion
-from flydsl_ls.analysis.model.fields import child_fields
+from flydsl_ls.analysis.model.fields import CHILD_FIELDS
 from flydsl_ls.analysis.model.fxtypes import FxType, join
 from flydsl_ls.analysis.model.intbounds import int_bounds
 from flydsl_ls.analysis.model.modules import canonical_symbol, is_module
@@ -767,7 +767,7 @@ def _walk(root: ast.AST, parents: bool = True) -> tuple[dict[int, ast.AST], list
     table: dict[int, ast.AST] | None = {} if parents else None
     order: list[ast.AST] = [root]
     for node in order:  # grows as it goes: breadth first, as ast.walk
-        for name in child_fields(type(node)):
+        for name in CHILD_FIELDS[type(node)]:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
