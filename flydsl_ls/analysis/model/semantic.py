@@ -293,6 +293,20 @@ class SemanticModel:
             return None
         return self.binding_dotted(binding)
 
+    def may_name_symbol(self, name: ast.Name) -> bool:
+        """``resolve`` may give the read ``name`` a symbol other than a module passed in as
+        a parameter: it reads an import, an alias of a name or attribute, a function (a
+        hand-rolled unwrap), or nothing this file binds (a star import): what
+        ``binding_dotted`` follows. Most reads (locals computed, loop variables) are none of
+        these: rules looking for an API under any name skip them unresolved."""
+        binding = self.binding_of(name)
+        if binding is None:
+            return True
+        kind = binding.kind
+        if kind in ("assign", "annassign", "walrus"):
+            return isinstance(binding.value, (ast.Name, ast.Attribute))
+        return kind in ("import", "def")
+
     def binding_dotted(self, binding: Binding) -> str | None:
         if binding.kind == "import":
             return binding.dotted

@@ -56,7 +56,7 @@ class PrivateRewriter(Rule):
         # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls. A
         # parameter resolves to a module passed in, never to one (and resolving every
         # parameter asks the project who passes it what).
-        if isinstance(node.ctx, ast.Load) and getattr(self.model.binding_of(node), "kind", None) != "param":
+        if isinstance(node.ctx, ast.Load) and self.model.may_name_symbol(node):
             self._check(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:

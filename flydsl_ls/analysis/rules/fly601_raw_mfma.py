@@ -193,8 +193,8 @@ class RawMfma(Rule):
             # who passes it what): skip those that cannot name an intrinsic.
             if isinstance(arg, ast.Attribute) and decode(arg.attr) is None:
                 continue  # its symbol ends in the attribute's name (or a module's)
-            if isinstance(arg, ast.Name) and getattr(self.model.binding_of(arg), "kind", None) == "param":
-                continue  # a parameter resolves to a module passed in, never to a function
+            if isinstance(arg, ast.Name) and not self.model.may_name_symbol(arg):
+                continue  # a local computed, or a parameter: a module passed in, never a function
             symbol = self.model.resolve(arg)
             if not symbol or not symbol.startswith(("fx.rocdl.", "mlir.rocdl.")):
                 continue

@@ -153,7 +153,7 @@ class DeprecatedApi(Rule):
         if not isinstance(node.ctx, ast.Load):
             return
         binding = self.model.binding_of(node)
-        if binding is None or binding.kind not in ("import", "assign"):
+        if binding is None or binding.kind not in ("import", "assign") or not self.model.may_name_symbol(node):
             return  # only an import or an alias can name a deprecated API bare
         self._flag_symbol(node)
 
