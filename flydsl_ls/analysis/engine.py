@@ -206,8 +206,11 @@ def _run(
                 handler(node)
             except Exception as error:
                 failed(code, node, error)
+        fields = CHILD_FIELDS[node_type]
+        if not fields:
+            return  # a leaf (half of all nodes are names): no child to be the parent of
         parents.append(node)
-        for name in CHILD_FIELDS[node_type]:
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
