@@ -407,7 +407,15 @@ class ProjectIndex:
             # scanned 14 (538 ms), 10 now (311 ms).
             module = view.module_key.rsplit(".", 1)[-1]
             for path in self._mentioning(function):
-                if path == view.path or function not in (text := self._text(path)) or module not in text:
+                if path == view.path:
+                    continue
+                # A caller's import spells the module's last name as a word of its own: the
+                # word index says so without searching the whole text (1.7% of a CLI run).
+                words = self._file_words.get(path)
+                if words is not None:
+                    if function not in words or module not in words:
+                        continue
+                elif function not in (text := self._text(path)) or module not in text:
                     continue
                 found += [passed for callee, passed in self._module_calls(path) if callee == key]
             return found
