@@ -82,7 +82,10 @@ def main() -> int:
     try:
         trees = []
         for i, path in enumerate(paths):
-            copy = scratch / "trees" / f"{i}-{path.name}"
+            # Under its own name: a package's imports (`from kernels.common import ...`)
+            # resolve in the copy as in the tree. Renamed (`0-kernels`), they did not: 100
+            # lines of the corpus's output differed, and the run took ~3% less time.
+            copy = scratch / "trees" / str(i) / path.name
             shutil.copytree(path, copy, ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache", ".flydsl-ls-cache"))
             trees.append(str(copy.relative_to(scratch)))
         package = scratch / "install"

@@ -132,7 +132,7 @@ def run_jobs(
         context = multiprocessing.get_context(method)
         # Forked workers inherit the facts; spawned ones get a copy each.
         order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))  # largest first
-        queue = _Queue(jobs, order, context)
+        queue = _Queue(jobs, order, context, _facts.paths)
         initargs = (files, None if method == "fork" else _facts, queue)
         results: list[FileResult | None] = [None] * len(jobs)
         with _stopped_on_interrupt(
@@ -244,10 +244,12 @@ class _Queue:
     had parsed went to the other one in half the cases, which parsed it again: 74 of the
     corpus's files, 1.9 MB of source."""
 
-    def __init__(self, jobs: list[FileJob], order: list[int], context):
+    def __init__(self, jobs: list[FileJob], order: list[int], context, resolved: dict[Path, Path]):
         self.jobs = jobs
         self.order = order
-        self.paths = [jobs[i].path.resolve() for i in order]
+        # ``resolved``: the workspace facts' paths, as given -> resolved (before the workers
+        # start, every millisecond here is one the run waits for)
+        self.paths = [resolved.get(jobs[i].path) or jobs[i].path.resolve() for i in order]
         self.taken = context.RawArray("b", len(order))  # shared memory: 1 once a worker took it
         self.lock = context.Lock()
 

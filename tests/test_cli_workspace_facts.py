@@ -115,7 +115,7 @@ def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_
         paths.append(tmp_path / name)
     jobs = [FileJob(path, Settings()) for path in paths]
     order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
-    queue = _Queue(jobs, order, multiprocessing.get_context())
+    queue = _Queue(jobs, order, multiprocessing.get_context(), {})
     worker = ProjectIndex(files=paths)
     worker.keep_trees = True
     worker.model_of(paths[3].resolve())  # held.py, read for another file's resolution
