@@ -1,5 +1,7 @@
 """A fix is re-parsed (smallest enclosing statement) before it is offered."""
 
+import ast
+
 import pytest
 
 from flydsl_ls.actions.validate import fix_parses, without_broken_fixes
@@ -152,3 +154,24 @@ def test_a_header_edited_in_a_statement_with_other_clauses_is_parsed_with_them(h
     diagnostic = Diagnostic("FLY302", "m", function, fix=Fix("t", Applicability.UNSAFE, (edit,)), statement=function)
     assert validate._statement_parses(result.model.index, function, [edit]) is parses
     assert fix_parses(result.model.index, diagnostic, result.model.tree) is parses
+
+
+@pytest.mark.parametrize(
+    "continued",
+    ['    y = g(x, """\nabc""")\n', "    y = g(\nx)\n", "    if g(x, '''\nabc'''):\n        x = 1\n"],
+    ids=["string", "bracket", "header"],
+)
+def test_a_statement_with_a_line_left_of_its_first_parses(continued):
+    """A string's or a bracket's line at column 0 inside an indented statement: Python
+    parses it in place, so must the check (dedented, it did not, and the fix was withheld)."""
+    from flydsl_ls.actions import validate
+
+    source = "def f(x):\n" + continued + "    return x\n"
+    model = analyze(AnalysisRequest(source)).model
+    statement = model.tree.body[0].body[0]
+    last = statement.test if isinstance(statement, ast.If) else statement  # a header: to its colon
+    end = Position(last.end_lineno - 1, last.end_col_offset + isinstance(statement, ast.If))
+    where = Range(Position(statement.lineno - 1, statement.col_offset), end)
+    assert validate._statement_parses(model.index, where, [])
+    broken = Edit(Range(Position(1, 4), Position(1, 5)), "(")
+    assert not validate._statement_parses(model.index, where, [broken])

@@ -75,7 +75,8 @@ def _parses_alone(content: str) -> bool:
 
 
 def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
-    # Take whole lines so that dedent sees the statement's own indentation.
+    # Whole lines, parsed at the statement's own indentation inside an `if` (dedented, a
+    # statement with a line left of its first, a string's or a bracket's, did not parse).
     start = Position(statement.start.line, 0)
     base = index.offset(start)
     text = index.slice(Range(start, statement.end))
@@ -83,12 +84,13 @@ def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
         lo = index.offset(edit.range.start) - base
         hi = index.offset(edit.range.end) - base
         text = text[:lo] + edit.content + text[hi:]
-    snippet = textwrap.dedent(text)
-    if not snippet.endswith("\n"):
-        snippet += "\n"
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
+    snippet = text if text.endswith("\n") else text + "\n"
     code = [line for line in snippet.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if code and code[-1].rstrip().endswith(":"):  # a compound statement's header (comments may follow): a body
-        snippet += "    pass\n"
+        snippet += indent + "    pass\n"
+    if indent:
+        snippet = "if 1:\n" + snippet
     try:
         ast.parse(snippet)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
