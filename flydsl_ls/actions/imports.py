@@ -12,6 +12,7 @@ import ast
 
 from flydsl_ls.actions.textdiff import minimal_edits
 from flydsl_ls.actions.unused_locals import stale_local_edits
+from flydsl_ls.analysis.model.deep import on_deep_stack
 from flydsl_ls.analysis.model.diagnostic import Edit
 from flydsl_ls.analysis.model.scopes import Binding
 from flydsl_ls.analysis.model.semantic import SemanticModel
@@ -22,8 +23,14 @@ ImportKey = tuple[str, str, str]  # (bound name, dotted target, enclosing def na
 
 
 def _model(text: str) -> SemanticModel | None:
-    try:
+    def build() -> SemanticModel:
         return SemanticModel(text, ast.parse(text))
+
+    try:
+        try:
+            return build()
+        except RecursionError:  # deeper than the recursion limit: the imports still go
+            return on_deep_stack(build)
     except (SyntaxError, ValueError, RecursionError):
         return None
 
