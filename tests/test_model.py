@@ -525,3 +525,22 @@ def test_child_fields_leave_out_only_fields_without_nodes():
                 value = getattr(node, name, None)
                 held = value if isinstance(value, list) else [value]
                 assert not any(isinstance(item, ast.AST) for item in held), (path, type(node).__name__, name)
+
+
+def test_may_name_symbol_keeps_every_read_that_resolves():
+    """``may_name_symbol`` mirrors what ``binding_dotted`` follows: no read it clears
+    resolves to a symbol but through a parameter (over every rule case's code)."""
+    from tests.rule_cases import all_cases
+
+    checked = 0
+    for _rule, _kind, _index, case in all_cases():
+        try:
+            tree = ast.parse(case.code)
+        except SyntaxError:
+            continue
+        model = SemanticModel(case.code, tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not model.may_name_symbol(node):
+                assert model.binding_of(node).kind == "param" or model.resolve(node) is None, case.code
+                checked += 1
+    assert checked > 1000
