@@ -120,10 +120,15 @@ def run_jobs(
     global _facts
     timings = timings if timings is not None else RunTimings()
     workers = min(workers, len(jobs))
-    timings.facts = _facts = ProjectIndex(files=files).workspace_facts()
-    timings.workers, timings.start = workers, time.time()
+    # The collector is off for the whole run, here as in the workers: what the run builds
+    # lives until it ends. Left on, this process spent half its time during a `-j2` run of the
+    # corpus collecting while it read the workers' results (0.18 -> 0.09 s), time taken
+    # from the workers' two cores.
     collecting = gc.isenabled()
+    gc.disable()
     try:
+        timings.facts = _facts = ProjectIndex(files=files).workspace_facts()
+        timings.workers, timings.start = workers, time.time()
         if workers <= 1:
             _start(files, None)
             return [_run(job) for job in jobs]
@@ -158,7 +163,7 @@ def run_jobs(
     finally:
         timings.end = time.time()
         _facts = None
-        if collecting:  # -j1 checked in this process
+        if collecting:
             # Frozen first: the run's objects, all young while the collector was off, would
             # otherwise be traversed by its next collections (2.5 s over the 213 corpus files).
             gc.freeze()

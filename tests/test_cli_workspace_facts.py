@@ -122,3 +122,30 @@ def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_
     worker.trees[paths[0].resolve()] = None  # small.py, kept by the scan
     assert [queue.take(worker) for _ in jobs] == [3, 0, 1, 2]  # held, small (kept), then large, middle
     assert queue.take(worker) is None
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_collector_is_off_while_a_run_builds_and_reads_and_on_after(project, monkeypatch, workers):
+    """The main process holds the run's facts and results until it ends: collecting while
+    they are built and read (the workers' results) was half its time in a `-j2` run."""
+    import gc
+
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.config import Settings
+    from flydsl_ls.runner import FileJob, run_jobs
+
+    seen = []
+    facts = ProjectIndex.workspace_facts
+
+    def workspace_facts(index):
+        seen.append(gc.isenabled())
+        return facts(index)
+
+    monkeypatch.setattr(ProjectIndex, "workspace_facts", workspace_facts)
+    paths = sorted((project / "kernels").glob("*.py"))
+    assert gc.isenabled()
+    results = run_jobs([FileJob(path, Settings()) for path in paths], paths, workers)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert [r.error for r in results] == [None] * len(paths)
+    assert any(d.code == "FLY402" for r in results for d in r.diagnostics)
