@@ -89,6 +89,7 @@ def required_apis(content: str, fx: str) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=4096)  # 11,300 questions over the corpus, 2,800 distinct (most fixes repeat a text)
 def missing_in(content: str, fx: str, version: str | None) -> tuple[str, str | None] | None:
     """(api, release that brings it) for the first API of ``content`` absent in ``version``."""
     if not version:

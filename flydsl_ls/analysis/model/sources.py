@@ -67,8 +67,12 @@ def decode_source(raw: bytes) -> str:
 @lru_cache(maxsize=1024)
 def package_of(path: Path) -> str | None:
     """Dotted package of a file, from the ``__init__.py`` files above it."""
+    return _package_of_folder(path.resolve().parent)
+
+
+@lru_cache(maxsize=1024)  # a file is asked of as given and resolved: its folder once
+def _package_of_folder(folder: Path) -> str:
     parts: list[str] = []
-    folder = path.resolve().parent
     while (folder / "__init__.py").is_file():
         parts.append(folder.name)
         if folder.parent == folder:
