@@ -193,12 +193,18 @@ def resolve_version(
     if setting:
         return ResolvedVersion(setting, "setting")
     if directory is not None:
-        pinned = pinned_version(directory.resolve())
+        pinned = _pinned_at(directory)
         if pinned is not None:
             return pinned
     return installed_version(interpreter)
 
 
+@lru_cache(maxsize=256)  # a check asks of each file's folder, twice per file
+def _pinned_at(directory: Path) -> ResolvedVersion | None:
+    return pinned_version(directory.resolve())
+
+
 def clear_cache() -> None:
     pinned_version.cache_clear()
+    _pinned_at.cache_clear()
     installed_version.cache_clear()
