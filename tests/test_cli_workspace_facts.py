@@ -149,3 +149,26 @@ def test_the_collector_is_off_while_a_run_builds_and_reads_and_on_after(project,
     assert gc.isenabled()
     assert [r.error for r in results] == [None] * len(paths)
     assert any(d.code == "FLY402" for r in results for d in r.diagnostics)
+
+
+def test_a_one_shot_check_runs_without_the_collector_and_an_in_process_one_restores_it(project):
+    """The command's process ends without freeing what it built (``_exit_now``): collecting
+    meanwhile only traverses what lives to the end. Called in process (``main`` without
+    ``exit_at_once``), the caller's collector is left as it was."""
+    probe = (
+        "import gc, sys\n"
+        "import flydsl_ls.cli as cli\n"
+        "ending = cli._exit_now\n"
+        "cli._exit_now = lambda code: (print('collecting', gc.isenabled()), ending(code))\n"
+        "cli.main(['check', '--no-cache', 'kernels'], exit_at_once=True)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, timeout=300, env=environment, check=False)
+    assert done.stdout.splitlines()[-1] == "collecting False", done.stdout + done.stderr
+    import gc
+
+    from flydsl_ls.cli import main
+
+    assert gc.isenabled()
+    main(["check", "--no-cache", "-j1", str(project / "kernels")])
+    assert gc.isenabled()
