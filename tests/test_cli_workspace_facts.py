@@ -115,13 +115,45 @@ def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_
         paths.append(tmp_path / name)
     jobs = [FileJob(path, Settings()) for path in paths]
     order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
-    queue = _Queue(jobs, order, multiprocessing.get_context(), {})
+    queue = _Queue(jobs, order, multiprocessing.get_context(), ProjectIndex(files=paths).workspace_facts())
     worker = ProjectIndex(files=paths)
     worker.keep_trees = True
     worker.model_of(paths[3].resolve())  # held.py, read for another file's resolution
     worker.trees[paths[0].resolve()] = None  # small.py, kept by the scan
     assert [queue.take(worker) for _ in jobs] == [3, 0, 1, 2]  # held, small (kept), then large, middle
     assert queue.take(worker) is None
+
+
+def test_a_worker_takes_next_the_largest_file_naming_a_large_module_it_parsed(tmp_path):
+    """The importers of a large module go to the worker that parsed it (for the first of
+    them): the other worker would parse it again for the same names."""
+    import multiprocessing
+
+    from flydsl_ls.analysis.model.project import ProjectIndex
+    from flydsl_ls.config import Settings
+    from flydsl_ls.runner import _SHARED_MODULE_CHARACTERS, FileJob, _Queue
+
+    texts = {
+        "common.py": "x = 1\n" * (_SHARED_MODULE_CHARACTERS // 6 + 1),  # large
+        "helpers.py": "y = 2\n" * 500,  # small: parsed again costs little
+        "big.py": "z = 3\n" * 400,
+        "user.py": "from common import x\n" + "a = x\n" * 100,
+        "user_of_helpers.py": "from helpers import y\n" + "b = y\n" * 200,
+    }
+    paths = []
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+        paths.append(tmp_path / name)
+    jobs = [FileJob(path, Settings()) for path in paths]
+    order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
+    queue = _Queue(jobs, order, multiprocessing.get_context(), ProjectIndex(files=paths).workspace_facts())
+    worker = ProjectIndex(files=paths)
+    worker.keep_trees = True
+    taken = queue.take(worker)
+    assert paths[taken].name == "common.py"  # the largest
+    worker.model_of(paths[taken].resolve())
+    worker.model_of(paths[1].resolve())  # helpers.py, read for someone's resolution
+    assert [paths[queue.take(worker)].name for _ in range(4)] == ["helpers.py", "user.py", "big.py", "user_of_helpers.py"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
