@@ -1,5 +1,6 @@
-"""A rule's ``callees`` (the calls the engine hands its ``visit_Call``) never hide a finding:
-each rule that declares them finds the same with them as when it is handed every call, over
+"""A rule's ``callees`` (the calls the engine hands its ``visit_Call``) and its
+``symbol_reads`` (the names it hands its ``visit_Name``) never hide a finding: each rule that
+declares them finds the same with them as when it is handed every call and every name, over
 the code of every rule's cases."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from flydsl_ls.analysis.rules.base import Callees, Rule
 from tests.rule_cases import CaseProject, all_cases, options
 
 FILTERED = [rule for rule in ALL_RULES if rule.callees is not None]
+SYMBOL_READERS = [rule for rule in ALL_RULES if rule.symbol_reads]
 
 
 def _findings(rule, source: str, settings: dict, project: CaseProject | None) -> list[tuple]:
@@ -27,8 +29,12 @@ def test_most_call_rules_declare_their_callees():
     assert len(FILTERED) >= 14, [rule.code for rule in FILTERED]
 
 
-@pytest.mark.parametrize("rule", FILTERED, ids=lambda rule: rule.code)
-def test_callees_hide_no_finding(rule, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("rule", "declared"),
+    [(rule, "callees") for rule in FILTERED] + [(rule, "symbol_reads") for rule in SYMBOL_READERS],
+    ids=lambda value: value.code if isinstance(value, type) else value,
+)
+def test_declared_filters_hide_no_finding(rule, declared, tmp_path, monkeypatch):
     checked = found = 0
     for other, _kind, index, case in all_cases():
         source = case.code
@@ -40,13 +46,17 @@ def test_callees_hide_no_finding(rule, tmp_path, monkeypatch):
         project = CaseProject(tmp_path / f"{other.code}-{_kind}-{index}", files, source) if files else None
         settings = case.settings
         with_callees = _findings(rule, source, settings, project)
-        monkeypatch.setattr(rule, "callees", None)
+        monkeypatch.setattr(rule, declared, None if declared == "callees" else False)
         every_call = _findings(rule, source, settings, project)
         monkeypatch.undo()
         assert with_callees == every_call, (other.code, _kind, index)
         checked += 1
         found += bool(every_call)
     assert checked > 100 and found > 0  # the rule's own cases are among them
+
+
+def test_the_name_rules_declare_symbol_reads():
+    assert {rule.code for rule in SYMBOL_READERS} == {"FLY503", "FLY901"}
 
 
 def test_callees_take_symbols_modules_and_prefixes():

@@ -141,13 +141,16 @@ def finish(source: str, diagnostics: list[Diagnostic], rules: Sequence[type[Rule
 def _run(
     tree: ast.Module, rules: list[Rule], ctx: RuleContext, roots: Sequence[ast.stmt] | None, stop: Callable[[], bool] | None
 ) -> list[str]:
-    # node type -> (rule code, handler); for ast.Call, None: ``call_handlers`` picks them
+    # node type -> (rule code, handler); for ast.Call and ast.Name, None: ``picked`` picks them
     dispatch: dict[type, list[tuple[str, Callable]] | None] = {}
     calls: list[tuple[str, Callable, Callees | None]] = []  # the visit_Call handlers, in rule order
+    names: list[tuple[str, Callable, bool]] = []  # the visit_Name handlers, and whether symbol reads only
     for rule in rules:
         for node_type, attr in handlers(type(rule)):
             if node_type is ast.Call:
                 calls.append((rule.code, getattr(rule, attr), rule.callees))
+            elif node_type is ast.Name:
+                names.append((rule.code, getattr(rule, attr), rule.symbol_reads))
             else:
                 dispatch.setdefault(node_type, []).append((rule.code, getattr(rule, attr)))
     every_call = [(code, handler) for code, handler, _ in calls]
@@ -155,8 +158,15 @@ def _run(
         dispatch[ast.Call] = None
     elif calls:
         dispatch[ast.Call] = every_call
+    every_name = [(code, handler) for code, handler, _ in names]
+    any_name = [(code, handler) for code, handler, symbols in names if not symbols]
+    if any(symbols for _, _, symbols in names):
+        dispatch[ast.Name] = None
+    elif names:
+        dispatch[ast.Name] = every_name
     by_callee: dict[str | None, list[tuple[str, Callable]]] = {}  # the callee's symbol -> its handlers
     resolve = ctx.model.resolve
+    may_name_symbol = ctx.model.may_name_symbol
     errors: list[str] = []
     parents = ctx.parents
 
@@ -174,9 +184,18 @@ def _run(
             ]
         return found
 
+    def name_handlers(node: ast.Name) -> list[tuple[str, Callable]]:
+        try:
+            symbolic = type(node.ctx) is ast.Load and may_name_symbol(node)
+        except Exception:
+            return every_name  # each rule meets the failure itself
+        return every_name if symbolic else any_name
+
+    picked = {ast.Call: call_handlers, ast.Name: name_handlers}
+
     def failed(code: str, node: ast.AST, error: Exception) -> None:
         """One broken rule must not hide the others: it is dropped for the rest of the walk."""
-        nonlocal every_call
+        nonlocal every_call, every_name, any_name
         line = getattr(node, "lineno", 0)
         errors.append(f"{code} crashed at line {line}: {type(error).__name__}: {error}")
         log.exception("rule %s failed", code)
@@ -186,10 +205,12 @@ def _run(
         calls[:] = [c for c in calls if c[0] != code]
         every_call = [h for h in every_call if h[0] != code]
         by_callee.clear()
+        every_name = [h for h in every_name if h[0] != code]
+        any_name = [h for h in any_name if h[0] != code]
 
     def handle(node: ast.AST) -> None:
         found = dispatch.get(type(node), ())
-        for code, handler in found if found is not None else call_handlers(node):
+        for code, handler in found if found is not None else picked[type(node)](node):
             try:
                 handler(node)
             except Exception as error:
@@ -201,7 +222,7 @@ def _run(
         if stop is not None and isinstance(node, ast.stmt) and stop():
             raise Interrupted
         found = dispatch.get(node_type, ())
-        for code, handler in found if found is not None else call_handlers(node):
+        for code, handler in found if found is not None else picked[node_type](node):
             try:
                 handler(node)
             except Exception as error:

@@ -90,6 +90,9 @@ class Rule:
     module_scope: ClassVar[ModuleScope | None] = None
     # The calls ``visit_Call`` acts on; None: every call (it reads more than the callee).
     callees: ClassVar[Callees | None] = None
+    # ``visit_Name`` acts only on reads that may name a symbol (``may_name_symbol``): the
+    # engine hands it no other name (most of a file's names are locals).
+    symbol_reads: ClassVar[bool] = False
 
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx

@@ -46,6 +46,7 @@ class PrivateRewriter(Rule):
     fix_safety = "unsafe for `f = ASTRewriter.transform(f)` right after `def f` (`@flyc.jit` on the def); none otherwise"
     example_before = "helper = ASTRewriter.transform(helper)"
     example_after = "@flyc.jit\ndef helper(...): ..."
+    symbol_reads = True  # visit_Name: an import or an alias may name the API bare
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         # Its symbol ends in its attribute (or a module's name): only these can be one.

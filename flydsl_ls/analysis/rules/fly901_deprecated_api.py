@@ -145,6 +145,7 @@ class DeprecatedApi(Rule):
     fix_safety = "safe for `.maximumf`/`.minimumf`/`.shuffle_xor`/`.exp2` with FlyDSL 0.5.0+, unsafe before; `.shrui` safe with fx or raw operands; the `tdm_ops` import safe; none for the rest"
     example_before = "m = acc.maximumf(peer)"
     example_after = "m = fx.max(acc, peer)  # acc, peer: fx.Float32"
+    symbol_reads = True  # visit_Name: an import or an alias may name the API bare
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._flag_symbol(node)
