@@ -62,7 +62,7 @@ def check_source(
     model = None
     if project is not None and path is not None:
         # The project may already hold this file's model (read as a sibling or caller).
-        known = project.model_of(path.resolve())
+        known = project.model_of(project.resolved(path))
         model = known if known is not None and known.source == source else None
     result = analyze(request, model=model)
     if not keep_model and result.model is not None and result.model is not model:  # not the project's

@@ -322,3 +322,16 @@ def test_a_model_with_a_stub_for_the_docstring_is_lent(tmp_path):
         del stubbed.body[-1]  # a statement that binds a name is missing: not lent
         index.lend_model(path, package_of(path), SemanticModel(source, stubbed, package_of(path)))
         assert index._lent_to_scan(path, source) == (tree, None)
+
+
+def test_a_path_is_resolved_once_as_given_and_as_resolved(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "k.py").write_text("x = 1\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    index = ProjectIndex(files=[])
+    given = tmp_path / "link" / "k.py"
+    assert index.resolved(given) == tmp_path.resolve() / "real" / "k.py"
+    monkeypatch.setattr(Path, "resolve", lambda self, strict=False: pytest.fail(f"resolved {self} again"))
+    assert index.resolved(given) == index.resolved(index.resolved(given)) == tmp_path.resolve() / "real" / "k.py"
+    view = index.view(given, None)
+    assert view.path == tmp_path.resolve() / "real" / "k.py" and view.root == tmp_path.resolve() / "real"

@@ -55,7 +55,11 @@ _ASYNC_PREFIX = re.compile(r"async[ \t]+")
 
 def package_root(path: Path, package: str | None) -> Path:
     """The folder that holds the top-level package of a file in ``package``."""
-    folder = path.resolve().parent
+    return _package_folder(path.resolve(), package)
+
+
+def _package_folder(resolved: Path, package: str | None) -> Path:
+    folder = resolved.parent
     for _ in (package.split(".") if package else []):
         folder = folder.parent
     return folder
@@ -302,7 +306,7 @@ class ProjectIndex:
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
         """What a SemanticModel of ``path`` asks about the rest of the project."""
-        return ProjectView(self, path.resolve(), package) if path is not None else None
+        return ProjectView(self, self.resolved(path), package) if path is not None else None
 
     def _module_file(self, root: Path, parts: list[str]) -> Path | None:
         key = (root, *parts)
@@ -345,7 +349,7 @@ class ProjectIndex:
         what those asked in turn (models remember answers: the closure is what counts)."""
         found = Consulted()
         seen: set[Path] = set()
-        todo = [path.resolve()]
+        todo = [self.resolved(path)]
         with self._lock:  # what other threads record meanwhile waits
             while todo:
                 current = todo.pop()
@@ -467,7 +471,7 @@ class ProjectIndex:
         named = self._module_names
         if named is None or named[0] is not files:
             table: dict[str, list[Path]] = {}
-            for path in map(self._resolved, files):
+            for path in map(self.resolved, files):
                 table.setdefault(path.stem, []).append(path)
                 if path.name == "__init__.py":
                     table.setdefault(path.parent.name, []).append(path)
@@ -485,14 +489,14 @@ class ProjectIndex:
         the word index, built then (~0.3 s: a server's first analysis, which asks ~45, would
         have waited for it)."""
         if not _WORD.fullmatch(word):
-            return [self._resolved(path) for path in self.all_files()]
+            return [self.resolved(path) for path in self.all_files()]
         words = self._words
         if words is None and self._searches < _SEARCHES_BEFORE_INDEX:
             self._searches += 1  # a count to switch by: a lost update between threads is harmless
             # The word, then no word character: a literal first is searched fast (a look-behind
             # first made each question 50-70 ms for a word in tens of files, not ~3 ms).
             token = re.compile(rf"{re.escape(word)}(?!\w)")
-            found = [self._resolved(path) for path in self.all_files()]
+            found = [self.resolved(path) for path in self.all_files()]
             return [path for path in found if word in (text := self._text(path)) and _has_word(text, token)]
         return (words if words is not None else self._word_index()).get(word, [])
 
@@ -504,7 +508,7 @@ class ProjectIndex:
             forgets = self._forgets
             words, file_words = {}, {}
             for path in self.all_files():
-                path = self._resolved(path)
+                path = self.resolved(path)
                 file_words[path] = found = _words_of(self._text(path))
                 for w in found:
                     words.setdefault(w, []).append(path)
@@ -524,13 +528,13 @@ class ProjectIndex:
     def drop_model(self, path: Path) -> None:
         """Free the model kept of ``path`` (read again if asked): memory only, every answer
         stays, unlike ``forget``."""
-        path = self._resolved(path)
+        path = self.resolved(path)
         with self._lock:
             self._modules.pop(path, None)
 
     def forget(self, path: Path) -> None:
         """A file changed on disk: drop what was read from it and every caller answer."""
-        path = self._resolved(path)
+        path = self.resolved(path)
         with self._lock:
             self._forgets += 1
             self.generation += 1
@@ -563,12 +567,15 @@ class ProjectIndex:
             self._file_words[path] = new
             self._texts.setdefault(path, text)
 
-    def _resolved(self, path: Path) -> Path:
+    def resolved(self, path: Path) -> Path:
+        """``path`` resolved, once per path (as given and as resolved) for the index's life:
+        a check asked ~13 times per file (its view, its package root, its dependencies...)."""
         resolved = self._paths.get(path)
         if resolved is None:
             resolved = path.resolve()
             with self._lock:
                 self._paths[path] = resolved
+                self._paths.setdefault(resolved, resolved)
         return resolved
 
     def _line_defs(self, path: Path) -> frozenset[str]:
@@ -1074,18 +1081,18 @@ class _IndexWindow:
         self._index, self._path = index, path
 
     def model_of(self, path: Path) -> SemanticModel | None:
-        self._index._record(self._path, read=self._index._resolved(path))
+        self._index._record(self._path, read=self._index.resolved(path))
         return self._index.model_of(path)
 
     def view(self, path: Path | None, package: str | None) -> ProjectView | None:
         if path is not None:
-            self._index._record(self._path, read=self._index._resolved(path))
+            self._index._record(self._path, read=self._index.resolved(path))
         return self._index.view(path, package)
 
     def text_of(self, path: Path) -> str:
         """The text ``model_of`` would read (recorded as read, as it is): a filter before
         building a module's model."""
-        resolved = self._index._resolved(path)
+        resolved = self._index.resolved(path)
         self._index._record(self._path, read=resolved)
         edited = self._index._overlaid(resolved)
         return edited if edited is not None else self._index._text(resolved)
@@ -1102,7 +1109,7 @@ class ProjectView:
         self._index = index
         self.path = path  # resolved
         self.package = package
-        self.root = package_root(path, package)
+        self.root = _package_folder(path, package)
         try:
             parts = path.with_suffix("").relative_to(self.root).parts
         except ValueError:
