@@ -329,9 +329,9 @@ def test_a_path_is_resolved_once_as_given_and_as_resolved(tmp_path, monkeypatch)
     (tmp_path / "real" / "k.py").write_text("x = 1\n")
     (tmp_path / "link").symlink_to(tmp_path / "real")
     index = ProjectIndex(files=[])
-    given = tmp_path / "link" / "k.py"
-    assert index.resolved(given) == tmp_path.resolve() / "real" / "k.py"
+    given, real = tmp_path / "link" / "k.py", tmp_path.resolve() / "real"
+    assert index.resolved(given) == real / "k.py"
     monkeypatch.setattr(Path, "resolve", lambda self, strict=False: pytest.fail(f"resolved {self} again"))
-    assert index.resolved(given) == index.resolved(index.resolved(given)) == tmp_path.resolve() / "real" / "k.py"
+    assert index.resolved(given) == index.resolved(real / "k.py") == real / "k.py"
     view = index.view(given, None)
-    assert view.path == tmp_path.resolve() / "real" / "k.py" and view.root == tmp_path.resolve() / "real"
+    assert view.path == real / "k.py" and view.root == real
