@@ -102,7 +102,9 @@ def test_two_workers_scan_each_file_once(project):
     assert built <= 7 + 4
 
 
-def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_path):
+def _queue_and_worker(folder: Path, texts: dict[str, str]):
+    """The run queue of ``texts`` (name -> text, written to ``folder``), largest first as a
+    run orders them, and the index of a worker taking from it; and the paths."""
     import multiprocessing
 
     from flydsl_ls.analysis.model.project import ProjectIndex
@@ -110,28 +112,30 @@ def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_
     from flydsl_ls.runner import FileJob, _Queue
 
     paths = []
-    for name, size in (("small.py", 10), ("large.py", 300), ("middle.py", 100), ("held.py", 50)):
-        (tmp_path / name).write_text("x = 1\n" * size)
-        paths.append(tmp_path / name)
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+        paths.append(folder / name)
     jobs = [FileJob(path, Settings()) for path in paths]
     order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
     queue = _Queue(jobs, order, multiprocessing.get_context(), ProjectIndex(files=paths).workspace_facts())
     worker = ProjectIndex(files=paths)
     worker.keep_trees = True
+    return queue, worker, paths
+
+
+def test_a_worker_takes_the_largest_file_it_parsed_already_else_the_largest(tmp_path):
+    sizes = (("small.py", 10), ("large.py", 300), ("middle.py", 100), ("held.py", 50))
+    queue, worker, paths = _queue_and_worker(tmp_path, {name: "x = 1\n" * size for name, size in sizes})
     worker.model_of(paths[3].resolve())  # held.py, read for another file's resolution
     worker.trees[paths[0].resolve()] = None  # small.py, kept by the scan
-    assert [queue.take(worker) for _ in jobs] == [3, 0, 1, 2]  # held, small (kept), then large, middle
+    assert [queue.take(worker) for _ in paths] == [3, 0, 1, 2]  # held, small (kept), then large, middle
     assert queue.take(worker) is None
 
 
 def test_a_worker_takes_next_the_largest_file_naming_a_large_module_it_parsed(tmp_path):
     """The importers of a large module go to the worker that parsed it (for the first of
     them): the other worker would parse it again for the same names."""
-    import multiprocessing
-
-    from flydsl_ls.analysis.model.project import ProjectIndex
-    from flydsl_ls.config import Settings
-    from flydsl_ls.runner import _SHARED_MODULE_CHARACTERS, FileJob, _Queue
+    from flydsl_ls.runner import _SHARED_MODULE_CHARACTERS
 
     texts = {
         "common.py": "x = 1\n" * (_SHARED_MODULE_CHARACTERS // 6 + 1),  # large
@@ -140,15 +144,7 @@ def test_a_worker_takes_next_the_largest_file_naming_a_large_module_it_parsed(tm
         "user.py": "from common import x\n" + "a = x\n" * 100,
         "user_of_helpers.py": "from helpers import y\n" + "b = y\n" * 200,
     }
-    paths = []
-    for name, text in texts.items():
-        (tmp_path / name).write_text(text)
-        paths.append(tmp_path / name)
-    jobs = [FileJob(path, Settings()) for path in paths]
-    order = sorted(range(len(jobs)), key=lambda i: -paths[i].stat().st_size)
-    queue = _Queue(jobs, order, multiprocessing.get_context(), ProjectIndex(files=paths).workspace_facts())
-    worker = ProjectIndex(files=paths)
-    worker.keep_trees = True
+    queue, worker, paths = _queue_and_worker(tmp_path, texts)
     taken = queue.take(worker)
     assert paths[taken].name == "common.py"  # the largest
     worker.model_of(paths[taken].resolve())
