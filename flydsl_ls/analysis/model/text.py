@@ -7,6 +7,7 @@ negotiate UTF-8; ruff-style CLI output shows 1-based code-point columns.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from typing import Literal, NamedTuple
@@ -33,6 +34,10 @@ class Range(NamedTuple):
 
     def overlaps(self, other: Range) -> bool:
         return not (self.end <= other.start or other.end <= self.start)
+
+
+_position = functools.partial(tuple.__new__, Position)
+_range = functools.partial(tuple.__new__, Range)
 
 
 class LineIndex:
@@ -74,16 +79,20 @@ class LineIndex:
     # --- ast (1-based line, UTF-8 byte column) -----------------------------
     def from_ast(self, lineno: int, byte_col: int) -> Position:
         line = lineno - 1
-        text = self.line_text(line)
-        if text.isascii():
-            return Position(line, min(byte_col, len(text)))
+        if 0 <= line < len(self.lines):
+            text = self.lines[line]
+            if text.isascii():  # its end of line too: the column is a byte's, up to it
+                end = len(text) - (2 if text.endswith("\r\n") else 1 if text.endswith(("\n", "\r")) else 0)
+                return _position((line, byte_col if byte_col <= end else end))
+            text = text.rstrip("\r\n")
+        else:
+            text = ""
         return Position(line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace")))
 
     def node_range(self, node) -> Range:
-        return Range(
-            self.from_ast(node.lineno, node.col_offset),
-            self.from_ast(node.end_lineno, node.end_col_offset),
-        )
+        # Built as tuples: the named tuples' own constructors are Python calls (the engine
+        # asks for a range per finding, per fix edit, per statement).
+        return _range((self.from_ast(node.lineno, node.col_offset), self.from_ast(node.end_lineno, node.end_col_offset)))
 
     # --- offsets ------------------------------------------------------------
     def offset(self, pos: Position) -> int:
