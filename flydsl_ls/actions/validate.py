@@ -65,13 +65,8 @@ def _within(inner: Range, outer: Range) -> bool:
     return outer.start <= inner.start and inner.end <= outer.end
 
 
-@lru_cache(maxsize=1024)  # the same few import lines, added by most fixes of a file
 def _parses_alone(content: str) -> bool:
-    try:
-        ast.parse(textwrap.dedent(content))
-    except SyntaxError:
-        return False
-    return True
+    return _snippet_parses(textwrap.dedent(content))  # the same few import lines, for most fixes of a file
 
 
 def _statement_parses(index: LineIndex, statement: Range, edits) -> bool:

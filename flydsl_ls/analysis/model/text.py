@@ -79,14 +79,11 @@ class LineIndex:
     # --- ast (1-based line, UTF-8 byte column) -----------------------------
     def from_ast(self, lineno: int, byte_col: int) -> Position:
         line = lineno - 1
-        if 0 <= line < len(self.lines):
-            text = self.lines[line]
-            if text.isascii():  # its end of line too: the column is a byte's, up to it
-                end = len(text) - (2 if text.endswith("\r\n") else 1 if text.endswith(("\n", "\r")) else 0)
-                return _position((line, byte_col if byte_col <= end else end))
-            text = text.rstrip("\r\n")
-        else:
-            text = ""
+        if 0 <= line < len(self.lines) and (text := self.lines[line]).isascii():
+            # A byte is a character: the column, up to the line's end (read without a copy)
+            end = len(text) - (2 if text.endswith("\r\n") else 1 if text.endswith(("\n", "\r")) else 0)
+            return _position((line, byte_col if byte_col <= end else end))
+        text = self.line_text(line)
         return Position(line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace")))
 
     def node_range(self, node) -> Range:
