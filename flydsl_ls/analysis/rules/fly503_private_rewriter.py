@@ -54,11 +54,10 @@ class PrivateRewriter(Rule):
             self._check(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls. A
-        # parameter resolves to a module passed in, never to one (and resolving every
-        # parameter asks the project who passes it what).
-        if isinstance(node.ctx, ast.Load) and self.model.may_name_symbol(node):
-            self._check(node)
+        # Aliases: `scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch` then calls. The
+        # engine hands over only the reads that may name a symbol (``symbol_reads``): not a
+        # parameter, which resolves to a module passed in, never to one.
+        self._check(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:

@@ -186,14 +186,14 @@ class RawMfma(Rule):
     def _intrinsics_passed(self, call: ast.Call) -> None:
         """`self._mfma(rocdl.mfma_f32_32x32x8f16, a, b, c)`: the intrinsic handed to a helper
         that calls it (FlyDSL's flash_attn_utils). No fix: the call is in the helper."""
-        for arg in [*call.args, *(k.value for k in call.keywords)]:
-            if not isinstance(arg, (ast.Attribute, ast.Name)):
-                continue
+        for arg in [*call.args, *(k.value for k in call.keywords)] if call.keywords else call.args:
             # Resolving every argument of every call is costly (a parameter asks the project
             # who passes it what): skip those that cannot name an intrinsic.
-            if isinstance(arg, ast.Attribute) and decode(arg.attr) is None:
-                continue  # its symbol ends in the attribute's name (or a module's)
-            if isinstance(arg, ast.Name) and not self.model.may_name_symbol(arg):
+            kind = type(arg)
+            if kind is ast.Attribute:
+                if decode(arg.attr) is None:
+                    continue  # its symbol ends in the attribute's name (or a module's)
+            elif kind is not ast.Name or not self.model.may_name_symbol(arg):
                 continue  # a local computed, or a parameter: a module passed in, never a function
             symbol = self.model.resolve(arg)
             if not symbol or not symbol.startswith(("fx.rocdl.", "mlir.rocdl.")):

@@ -151,10 +151,10 @@ class DeprecatedApi(Rule):
         self._flag_symbol(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if not isinstance(node.ctx, ast.Load):
-            return
+        # A read that may name a symbol (``symbol_reads``): an import, an alias, a def, or
+        # no binding of this file's.
         binding = self.model.binding_of(node)
-        if binding is None or binding.kind not in ("import", "assign") or not self.model.may_name_symbol(node):
+        if binding is None or binding.kind not in ("import", "assign"):
             return  # only an import or an alias can name a deprecated API bare
         self._flag_symbol(node)
 
