@@ -20,7 +20,7 @@ SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Scope:
     kind: str  # module | function | class | lambda | comprehension
     node: ast.AST
@@ -34,7 +34,7 @@ class Scope:
         self.bindings.setdefault(binding.name, []).append(binding)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     name: str
     kind: str  # import | assign | augassign | annassign | param | for | with | def | class | walrus | except | comprehension
