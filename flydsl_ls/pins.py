@@ -123,14 +123,21 @@ _PROJECT_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 def pinned_version(directory: Path) -> ResolvedVersion | None:
     """The nearest pin at or above ``directory``, up to the project's root folder."""
     for folder in (directory, *directory.parents):
-        for pattern, reader in _PIN_FILES:
-            for candidate in sorted(folder.glob(pattern)):
-                version = reader(candidate)
-                if version:
-                    return ResolvedVersion(version, str(candidate))
-        if any((folder / marker).exists() for marker in _PROJECT_ROOT_MARKERS):
-            return None
+        pinned, root = _pin_in(folder)
+        if pinned is not None or root:
+            return pinned
     return None
+
+
+@lru_cache(maxsize=256)  # the folders of a tree share their parents: each globbed once
+def _pin_in(folder: Path) -> tuple[ResolvedVersion | None, bool]:
+    """The pin in ``folder`` itself, and whether it is a project's root folder."""
+    for pattern, reader in _PIN_FILES:
+        for candidate in sorted(folder.glob(pattern)):
+            version = reader(candidate)
+            if version:
+                return ResolvedVersion(version, str(candidate)), True
+    return None, any((folder / marker).exists() for marker in _PROJECT_ROOT_MARKERS)
 
 
 @lru_cache(maxsize=8)
@@ -206,5 +213,6 @@ def _pinned_at(directory: Path) -> ResolvedVersion | None:
 
 def clear_cache() -> None:
     pinned_version.cache_clear()
+    _pin_in.cache_clear()
     _pinned_at.cache_clear()
     installed_version.cache_clear()
