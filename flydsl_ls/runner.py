@@ -210,7 +210,7 @@ def _scan(paths: list[Path]) -> dict[Path, Scanned]:
     """What the project index asks of ``paths`` (by resolved path). The worker keeps the
     trees it parsed: if it checks one of these files, it does not parse it again."""
     found = {}
-    for path in map(Path.resolve, paths):
+    for path in map(_project.resolved, paths):  # the facts' (resolved before the workers forked)
         try:
             with _bounded(file_time_bound()):
                 found[path] = scan(path, _project.trees)

@@ -65,6 +65,7 @@ def decode_source(raw: bytes) -> str:
 
 
 @lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)  # asked of each file for its model, its header and its check
 def package_of(path: Path) -> str | None:
     """Dotted package of a file, from the ``__init__.py`` files above it."""
     return _package_of_folder(path.resolve().parent)
