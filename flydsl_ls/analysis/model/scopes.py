@@ -359,8 +359,13 @@ def lookup(name: str, scope: Scope, position: tuple[int, int]) -> Binding | None
             if name in current.global_names:
                 current = _module_of(current)
                 return _pick(current.bindings.get(name), position, current is first)
-            if name in current.bindings and name not in current.nonlocal_names:
-                return _pick(current.bindings[name], position, current is first)
+            bindings = current.bindings.get(name)
+            if bindings and name not in current.nonlocal_names:
+                # ``_pick`` written out: a call fewer for each of the corpus's 270,000 lookups
+                for binding in reversed(bindings):
+                    if binding.position <= position:
+                        return binding
+                return bindings[-1] if current is not first or len(bindings) == 1 else bindings[0]
         current = current.parent
     return None
 

@@ -126,14 +126,11 @@ class SemanticModel:
         key = id(name)
         found = self._bindings_of.get(key, _UNASKED)
         if found is _UNASKED:
-            if key not in self._scope_of_node:
+            scope = self._scope_of_node.get(key)
+            if scope is None:
                 return None  # not a read of this tree (kept for those only: their ids stay theirs)
-            found = self._bindings_of[key] = self._look_up(name)
+            found = self._bindings_of[key] = lookup(name.id, scope, (name.lineno, name.col_offset))
         return found
-
-    def _look_up(self, name: ast.Name) -> Binding | None:
-        scope = self._scope_of_node.get(id(name))
-        return lookup(name.id, scope, (name.lineno, name.col_offset)) if scope is not None else None
 
     def target_binding(self, name: ast.Name) -> Binding | None:
         """The binding that assigning to ``name`` (a Store) creates."""
