@@ -1,4 +1,5 @@
-"""Checking (and fixing) the files of one ``check`` run, in worker processes.
+"""Checking (and fixing) the files of one ``check`` run, in worker processes (this process
+is one of them).
 
 Every worker reads the project (sibling modules, callers in other files, the files the
 workspace-wide rules look through) from its own ``ProjectIndex`` over the same list of
@@ -26,6 +27,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -138,17 +140,22 @@ def run_jobs(
         # Forked workers inherit the facts; spawned ones get a copy each.
         order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))  # largest first
         queue = _Queue(jobs, order, context, _facts)
-        initargs = (files, None if method == "fork" else _facts, queue)
+        shares = _ScanShares(_shares(files, workers * 4), context)
+        initargs = (files, None if method == "fork" else _facts, queue, shares)
         results: list[FileResult | None] = [None] * len(jobs)
+        # This process is one of the workers: one process fewer to start, and the results
+        # of its files are not pickled and read back.
         with _stopped_on_interrupt(
-            ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs)
+            ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_start_worker, initargs=initargs)
         ) as pool:
             # First the module calls of every file, once for the run: otherwise each worker
             # builds the model of nearly every file to learn who passes modules to whom.
             scan_start = time.time()
-            scanned: dict[Path, Scanned] = {}
-            for found in pool.map(_scan, _shares(files, workers * 4)):
-                scanned.update(found)
+            scanning = [pool.submit(_scan_shares) for _ in range(workers - 1)]
+            _start_worker(files, _facts, queue, shares, interruptible=True)
+            scanned = _scan_shares()
+            for future in scanning:
+                scanned.update(future.result())
             timings.scans, timings.passing = len(scanned), sum(1 for s in scanned.values() if s.calls)
             timings.scan_seconds = time.time() - scan_start
             shared = _Shared(scanned)  # pickled into each task, read once per worker
@@ -156,6 +163,17 @@ def run_jobs(
             # round trip through this process cost each worker ~0.1 s over the corpus.
             tasks = -(-len(order) // _JOBS_PER_TASK)
             futures = [pool.submit(_run_next, shared, _JOBS_PER_TASK) for _ in range(tasks)]
+            _project.adopt(scanned)
+            # The pool's threads here hand the other workers their next tasks: waiting the
+            # default 5 ms for this thread to let go of the interpreter left them idle
+            # (0.09 s of a `-j2` run over the corpus; 0.04 s at 0.5 ms).
+            switching = sys.getswitchinterval()
+            sys.setswitchinterval(0.0005)
+            try:
+                while (index := queue.take(_project)) is not None:
+                    results[index] = _run(jobs[index])
+            finally:
+                sys.setswitchinterval(switching)
             for future in futures:
                 for i, result in future.result():
                     results[i] = result
@@ -230,18 +248,52 @@ _GARBAGE_CHECK = 3_000_000
 _JOBS_PER_TASK = 4
 # A module this large is worth checking in the worker that parsed it for its importers.
 _SHARED_MODULE_CHARACTERS = 16_000
-_project: ProjectIndex | None = None  # the worker's
+# The worker's; this process's after a run with several workers, until the next run (freed
+# now, its models would cost a one-shot check's end what the run saved).
+_project: ProjectIndex | None = None
 _queue: _Queue | None = None  # the worker's view of the run's jobs
+_scan_work: _ScanShares | None = None  # the worker's view of the run's scan
 _facts: WorkspaceFacts | None = None  # the run's, while it runs
 
 
-def _start_worker(files: list[Path], facts: WorkspaceFacts | None, queue: _Queue) -> None:
-    global _queue
-    # Ctrl-C reaches the whole process group: the parent stops the run and its workers,
-    # which would otherwise each print a KeyboardInterrupt traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _queue = queue
+def _start_worker(
+    files: list[Path], facts: WorkspaceFacts | None, queue: _Queue, shares: _ScanShares, interruptible: bool = False
+) -> None:
+    """``interruptible``: this is the run's own process, which Ctrl-C stops."""
+    global _queue, _scan_work
+    if not interruptible:
+        # Ctrl-C reaches the whole process group: the parent stops the run and its workers,
+        # which would otherwise each print a KeyboardInterrupt traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _queue, _scan_work = queue, shares
     _start(files, facts)
+
+
+class _ScanShares:
+    """The run's files in shares of about equal bytes, handed out one at a time to the
+    workers that scan them (``_scan_shares``)."""
+
+    def __init__(self, shares: list[list[Path]], context):
+        self.shares = shares
+        self.next = context.RawValue("i", 0)
+        self.lock = context.Lock()
+
+    def take(self) -> list[Path] | None:
+        with self.lock:
+            at = self.next.value
+            if at >= len(self.shares):
+                return None
+            self.next.value = at + 1
+        return self.shares[at]
+
+
+def _scan_shares() -> dict[Path, Scanned]:
+    """``_scan`` of the shares this worker takes, until none is left."""
+    assert _scan_work is not None
+    found: dict[Path, Scanned] = {}
+    while (share := _scan_work.take()) is not None:
+        found.update(_scan(share))
+    return found
 
 
 class _Queue:

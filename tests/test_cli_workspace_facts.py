@@ -179,6 +179,20 @@ def test_the_collector_is_off_while_a_run_builds_and_reads_and_on_after(project,
     assert any(d.code == "FLY402" for r in results for d in r.diagnostics)
 
 
+def test_with_several_workers_this_process_is_one_of_them(project):
+    """A `-j2` run forks one worker and checks files here too: no process more to start,
+    and no result of this one's pickled and read back. The findings are those of `-j1`."""
+    from flydsl_ls.config import Settings
+    from flydsl_ls.runner import FileJob, run_jobs
+
+    paths = sorted((project / "kernels").glob("*.py"))
+    jobs = [FileJob(path, Settings()) for path in paths]
+    alone, together = run_jobs(jobs, paths, 1), run_jobs(jobs, paths, 2)
+    assert os.getpid() in {r.timing.worker for r in together}
+    assert [r.diagnostics for r in together] == [r.diagnostics for r in alone]
+    assert any(r.diagnostics for r in together)
+
+
 def test_a_one_shot_check_runs_without_the_collector_and_an_in_process_one_restores_it(project):
     """The command's process ends without freeing what it built (``_exit_now``): collecting
     meanwhile only traverses what lives to the end. Called in process (``main`` without
