@@ -62,6 +62,11 @@ class RawThreadId(Rule):
         if isinstance(operand, ast.Call):
             self._flag(operand)
         elif isinstance(operand, ast.Name):  # a load, or an AugAssign target
+            # The bindings reaching it are among those of its name where it is bound: most
+            # operands (loop indices, parameters, sums) have no call among them.
+            owner = self.model.binding_of(operand)
+            if owner is None or not any(type(b.value) is ast.Call for b in owner.scope.bindings[operand.id]):
+                return
             for binding in self.model.reaching_bindings(operand):
                 if isinstance(binding.value, ast.Call):
                     self._flag(binding.value)
