@@ -990,6 +990,8 @@ def _binds_elsewhere(source: str) -> bool:
     """``source`` may hold a `global` or `nonlocal` statement (or text like one): a function
     body may bind names outside its own scope only through them. The keyword starts its
     line, or follows a `;`, a `:` or a lone `\\r`, with blanks between."""
+    if "global" not in source and "nonlocal" not in source:
+        return False  # the substrings first: the pattern has no literal prefix to skip to
     for match in _GLOBAL_KEYWORD.finditer(source):
         before = match.start()
         while before > 0 and source[before - 1] in " \t\f":
