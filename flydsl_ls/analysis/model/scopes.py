@@ -107,7 +107,7 @@ class ScopeBuilder(ast.NodeVisitor):
             self.block_path = (*outer, (id(stmts), index))
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
                 self.loop_entries.add(self.block_path[-1])
-            self.visit(stmt)
+            (_VISITORS.get(type(stmt)) or _visitor_of(type(stmt)))(self, stmt)  # ``visit``, a call fewer
         self.block_path = outer
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -337,8 +337,10 @@ class ScopeBuilder(ast.NodeVisitor):
         self.path_of_node[id(node)] = self.block_path
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load):
-            self._record_load(node)
+        if type(node.ctx) is ast.Load:  # ``_record_load`` written out: most names are reads
+            self.loads.append(node)
+            self.scope_of_node[id(node)] = self.scope
+            self.path_of_node[id(node)] = self.block_path
         elif isinstance(node.ctx, ast.Del):
             pass
         else:  # a Store outside the statements above (e.g. match patterns)
