@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument(
         "-j", "--jobs", type=_positive, default=None,
-        help="worker processes (default: one per core; 1 checks in this process)",
+        help="processes that check files, this one among them (default: one per core; 1: this one alone)",
     )
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     check.add_argument(

@@ -646,6 +646,11 @@ def test_a_tracked_model_records_each_look_up_of_a_module_name_for_the_chunk_ask
     the module-level name the look-up reads (found there, or nowhere), as looking it up
     again would: for the chunk asking now."""
     from flydsl_ls.analysis.incremental.tracking import Tracker, TrackedModel
+    from flydsl_ls.analysis.model.scopes import lookup
+
+    def look_up(model, name):  # what ``binding_of`` answers, asked afresh
+        scope = model.scope_of(name)
+        return lookup(name.id, scope, (name.lineno, name.col_offset)) if scope is not None else None
 
     text = (
         "import os\n\n\ndef f(a):\n    b = a\n    return os.sep, b, missing, [c for c in a]\n\n\n"
@@ -659,7 +664,7 @@ def test_a_tracked_model_records_each_look_up_of_a_module_name_for_the_chunk_ask
         answers = [kept.binding_of(n) for n in reads]
         looked_up.track(expected := Tracker())
         assert [b and (b.name, b.kind) for b in answers] == [
-            b and (b.name, b.kind) for b in map(looked_up._look_up, reads)
+            b and (b.name, b.kind) for b in (look_up(looked_up, n) for n in reads)
         ]
         assert tracker.looked_up == expected.looked_up == {"os", "missing", "g", "k", "a", "c"} - {"a", "c"}
     assert kept.binding_of(reads[0]) is kept.binding_of(reads[0])
