@@ -141,7 +141,10 @@ class ScopeBuilder(ast.NodeVisitor):
         self.scope = scope
         return scope
 
-    def _bind(self, name: str, kind: str, node: ast.AST, at=None, **extra) -> Binding:
+    def _bind(
+        self, name: str, kind: str, node: ast.AST, at=None,
+        dotted=None, value=None, annotation=None, iter=None, param_index=None,  # Binding's fields
+    ) -> Binding:
         scope = self.scope
         if kind != "comprehension":
             while scope.kind == "comprehension":  # walrus binds in the enclosing scope
@@ -150,7 +153,10 @@ class ScopeBuilder(ast.NodeVisitor):
             scope = self.module_scope
         elif name in scope.nonlocal_names:
             scope = _enclosing_binder(scope, name)
-        binding = Binding(name, kind, node, scope, at or _pos(node), path=self.block_path, **extra)
+        # Positional: 81,000 bindings over the corpus, each a keyword dictionary fewer.
+        binding = Binding(
+            name, kind, node, scope, at or _pos(node), dotted, value, annotation, iter, param_index, self.block_path
+        )
         scope.add(binding)
         return binding
 
