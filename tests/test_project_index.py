@@ -335,3 +335,25 @@ def test_a_path_is_resolved_once_as_given_and_as_resolved(tmp_path, monkeypatch)
     assert index.resolved(given) == index.resolved(real / "k.py") == real / "k.py"
     view = index.view(given, None)
     assert view.path == real / "k.py" and view.root == real
+
+
+def test_field_settings_are_every_value_given_the_field_in_tree_order():
+    """A keyword argument, an assignment to an attribute of that name (once per statement,
+    whatever its targets) and a class body's assignment to the name; not a plain name's."""
+    import ast
+
+    from flydsl_ls.analysis.model.project import field_settings
+    from flydsl_ls.analysis.model.semantic import SemanticModel
+
+    text = (
+        "class Traits:\n    VMCNT_0 = 0x3F70\n    other: int = 1\n\n"
+        "t = Traits(VMCNT_0=0x0F70)\n"
+        "t.VMCNT_0 = o.VMCNT_0 = 0x1F70\n"
+        "VMCNT_0 = 5\n"
+        "def f(x):\n    x.VMCNT_0: int = 7\n    g(other=2, VMCNT_0=9)\n"
+    )
+    model = SemanticModel(text, ast.parse(text))
+    # In ``ast.walk`` order: the class and the module's assignments first, then what lies deeper.
+    assert [ast.unparse(v) for v in field_settings(model, "VMCNT_0")] == ["16240", "8048", "7", "3952", "9"]
+    assert [ast.unparse(v) for v in field_settings(model, "other")] == ["1", "2"]
+    assert field_settings(model, "missing") == []

@@ -821,21 +821,34 @@ def _around(tree: ast.Module, source: str, calls: list[ast.Call]) -> ast.Module:
 
 def field_settings(model: SemanticModel, name: str) -> list[ast.expr]:
     """The values ``model``'s tree gives a field ``name`` (see ``ProjectIndex.field_settings``)."""
-    found = []
-    for node in model.nodes_of((ast.keyword, ast.Assign, ast.AnnAssign, ast.ClassDef)):
-        if isinstance(node, ast.keyword) and node.arg == name:
-            found.append(node.value)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Attribute) and t.attr == name for t in targets):
-                found.append(node.value)
-        elif isinstance(node, ast.ClassDef):
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                    if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                        found.append(stmt.value)
-    return found
+    return model.facts(_FieldSettings).get(name, [])
+
+
+class _FieldSettings(dict):
+    """Field name -> the values a model's tree gives it, in the tree's order: a keyword
+    argument, an assignment to an attribute of that name, a class body's assignment to
+    the name. Built in one pass over the tree: searched again for each field asked, it
+    was 0.8% of a one-process check of the corpus."""
+
+    def __init__(self, model: SemanticModel):
+        super().__init__()
+        for node in model.nodes_of((ast.keyword, ast.Assign, ast.AnnAssign, ast.ClassDef)):
+            if isinstance(node, ast.keyword):
+                if node.arg is not None:
+                    self.setdefault(node.arg, []).append(node.value)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                if node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    self._add({t.attr for t in targets if isinstance(t, ast.Attribute)}, node.value)
+            else:
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                        self._add({t.id for t in targets if isinstance(t, ast.Name)}, stmt.value)
+
+    def _add(self, names: set[str], value: ast.expr) -> None:
+        for name in names:
+            self.setdefault(name, []).append(value)
 
 
 def _calls_in(model: SemanticModel, candidates: list[ast.Call]) -> list[tuple[str, dict]]:
