@@ -64,7 +64,6 @@ def decode_source(raw: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-@lru_cache(maxsize=1024)
 @lru_cache(maxsize=4096)  # asked of each file for its model, its header and its check
 def package_of(path: Path) -> str | None:
     """Dotted package of a file, from the ``__init__.py`` files above it."""
