@@ -119,7 +119,7 @@ def run_jobs(
     if not jobs:
         return []
     import flydsl_ls.checker  # noqa: F401 - imported once, before the workers fork
-    global _facts
+    global _facts, _project
     timings = timings if timings is not None else RunTimings()
     workers = min(workers, len(jobs))
     # The collector is off for the whole run, here as in the workers: what the run builds
@@ -182,6 +182,12 @@ def run_jobs(
         timings.end = time.time()
         _facts = None
         if collecting:
+            # The caller lives on (`--watch`, a test): this process's models go now, or the
+            # freeze below would keep them, cycles and all, for the process's life.
+            if _project is not None:
+                _project.dispose()
+                _project = None
+                gc.collect()  # the index's own cycles: quick once the models are gone
             # Frozen first: the run's objects, all young while the collector was off, would
             # otherwise be traversed by its next collections (2.5 s over the 213 corpus files).
             gc.freeze()
@@ -248,8 +254,8 @@ _GARBAGE_CHECK = 3_000_000
 _JOBS_PER_TASK = 4
 # A module this large is worth checking in the worker that parsed it for its importers.
 _SHARED_MODULE_CHARACTERS = 16_000
-# The worker's; this process's after a run with several workers, until the next run (freed
-# now, its models would cost a one-shot check's end what the run saved).
+# The worker's; this process's after a run that ends it (a one-shot check: freeing its
+# models would cost the check's end what the run saved), disposed after any other.
 _project: ProjectIndex | None = None
 _queue: _Queue | None = None  # the worker's view of the run's jobs
 _scan_work: _ScanShares | None = None  # the worker's view of the run's scan

@@ -532,6 +532,19 @@ class ProjectIndex:
         with self._lock:
             self._modules.pop(path, None)
 
+    def dispose(self) -> None:
+        """Free every model read, at once (``SemanticModel.dispose`` breaks their cycles): what
+        the collector would otherwise find later, or never, once the caller freezes what
+        lives. The index is empty afterwards."""
+        with self._lock:
+            models = [known.model for known in self._modules.values() if known.model is not None]
+            models += [header for header in self._headers.values() if header]
+            self._modules.clear()
+            self._headers.clear()
+            self.trees.clear()
+        for model in models:
+            model.dispose()
+
     def forget(self, path: Path) -> None:
         """A file changed on disk: drop what was read from it and every caller answer."""
         path = self.resolved(path)
