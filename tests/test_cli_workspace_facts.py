@@ -196,7 +196,8 @@ def test_with_several_workers_this_process_is_one_of_them(project):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_run_that_the_caller_outlives_frees_the_models_it_built_here(project, monkeypatch, workers):
     """`--watch` and in-process callers run again and again: this process's models go at
-    the run's end (frozen with the rest, they stayed for good: ~50-130 MB a run)."""
+    the run's end (frozen with the rest, they stayed for good: 50 MB a `-j2` run and 128 MB
+    a `-j1` one over 60 of FlyDSL's kernel files)."""
     import weakref
 
     from flydsl_ls import runner
